@@ -1,0 +1,48 @@
+"""tritensor: a torch-free GPU tensor library with PyTorch's names and semantics.
+
+    import tritensor as tt
+    x = tt.randn(4, 3, device="cuda", requires_grad=True)
+    (x * 2 + 1).exp().sum().backward()
+"""
+from __future__ import annotations
+
+from . import _methods  # noqa: F401  (binds Tensor methods and operators)
+from . import autograd, cuda, nn  # noqa: F401
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .dtypes import (  # noqa: F401
+    bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
+    int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
+    can_cast,
+)
+from .ops.copy import clone  # noqa: F401
+from .ops.creation import (  # noqa: F401
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
+    rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
+)
+from .ops.elementwise import (  # noqa: F401
+    abs, add, cos, div, eq, exp, ge, gt, le, log, lt, maximum, minimum, mul, ne, neg, pow, relu,
+    sigmoid, sin, sqrt, sub, tanh, where,
+)
+from .ops.elementwise import div as divide, div as true_divide, mul as multiply, neg as negative, sub as subtract  # noqa: F401
+from .ops.random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: F401
+from .ops.reduce import mean, sum  # noqa: F401
+from .ops.views import (  # noqa: F401
+    flatten, narrow, permute, reshape, select, squeeze, t, transpose, unbind, unflatten, unsqueeze,
+)
+from .runtime.device import device  # noqa: F401
+from .tensor import Size, Tensor  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(t) -> int:
+    return t.numel()
+
+
+def broadcast_shapes(*shapes):
+    from .ops.elementwise import broadcast_shapes as _b
+    return Size(_b(*shapes))

@@ -1,0 +1,145 @@
+"""tt.autograd.Function: user-defined forward/backward pairs recorded as one graph node."""
+from __future__ import annotations
+
+import functools
+
+from .grad_mode import is_grad_enabled, no_grad
+from .graph import Node, SavedTensor, _fit, gradient_edge
+
+
+class FunctionCtx:
+    def __init__(self):
+        self.needs_input_grad = ()
+        self._to_save = ()
+        self._saved = None
+        self._dirty = ()
+        self._non_differentiable = ()
+        self.materialize_grads = True
+        self._node = None
+
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._saved is None:
+            return self._to_save  # inside forward, or a Function that was never recorded
+        return tuple(None if s is None else s.unpack(self._node) for s in self._saved)
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = value
+
+
+class BackwardFunction(Node):
+    """The node of one Function.apply, named after the class (``LinearFunctionBackward``)."""
+
+    def __init__(self, cls, ctx, input_meta, output_meta):
+        super().__init__()
+        self._cls, self.ctx, self._input_meta, self._output_meta = cls, ctx, input_meta, output_meta
+
+    def name(self):
+        return f"{self._cls.__name__}Backward"
+
+    def apply(self, grads):
+        from ..ops import creation
+        grads = list(grads) + [None] * (len(self._output_meta) - len(grads))
+        if self.ctx.materialize_grads:
+            grads = [creation.zeros(m[0], dtype=m[1], device=m[2]) if g is None and m is not None else g
+                     for g, m in zip(grads, self._output_meta)]
+        self.ctx._node = self
+        result = self._cls.backward(self.ctx, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n = len(self._input_meta)
+        if len(result) != n:
+            if len(result) > n and all(r is None for r in result[n:]):
+                result = result[:n]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {n}, got {len(result)})")
+        return tuple(_fit(g, m) for g, m in zip(result, self._input_meta))
+
+    def release_saved(self):
+        if self.ctx._saved is not None:
+            for s in self.ctx._saved:
+                if s is not None:
+                    s.release()
+
+
+class Function:
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``, then call
+    ``apply``. (The newer form, ``forward(*args)`` plus ``setup_context(ctx, inputs, output)``,
+    works too.)"""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..tensor import Tensor
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        separate_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            raw = cls.forward(*args, **kwargs) if separate_setup else cls.forward(ctx, *args, **kwargs)
+        if separate_setup:
+            cls.setup_context(ctx, args, raw)
+        is_tuple = isinstance(raw, tuple)
+        outputs = raw if is_tuple else (raw,)
+        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
+            return raw
+
+        input_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None for a in args)
+        output_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, Tensor) else None for o in outputs)
+        node = BackwardFunction(cls, ctx, input_meta, output_meta)
+        node.next_functions = tuple(gradient_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+        from .anomaly import record_trace
+        record_trace(node)
+
+        dirty = {id(t) for t in ctx._dirty}
+        non_diff = {id(t) for t in ctx._non_differentiable}
+        inputs = {id(a) for a in args if isinstance(a, Tensor)}
+        wrapped = []
+        for i, o in enumerate(outputs):
+            if not isinstance(o, Tensor):
+                wrapped.append(o)
+                continue
+            if id(o) in dirty:
+                if o.is_leaf and o._requires_grad:
+                    raise RuntimeError(
+                        "a leaf Variable that requires grad is being used in an in-place operation.")
+            elif id(o) in inputs:
+                o = o.view_as(o).detach()   # an input returned as is becomes a new output alias
+            if id(o) not in non_diff and o.dtype.is_floating_point:
+                o.grad_fn, o._output_nr, o._requires_grad = node, i, False
+            wrapped.append(o)
+        outputs_ids = {id(o) for o in wrapped if isinstance(o, Tensor)}
+        ctx._saved = tuple(None if t is None else SavedTensor(t, is_output=id(t) in outputs_ids)
+                           for t in ctx._to_save)
+        return tuple(wrapped) if is_tuple else wrapped[0]
+
+
+def once_differentiable(backward):
+    """Run a Function's backward without recording it (it has no double backward)."""
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with no_grad():
+            return backward(ctx, *grads)
+    return wrapper

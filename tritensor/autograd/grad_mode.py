@@ -1,0 +1,68 @@
+"""Grad mode: whether ops record the autograd graph. Thread-local, as in torch."""
+from __future__ import annotations
+
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    return getattr(_state, "enabled", True)
+
+
+def _set_enabled(mode: bool):
+    _state.enabled = bool(mode)
+
+
+class _GradMode:
+    """Sets grad mode to ``mode`` inside a ``with`` block; also usable as a decorator."""
+    mode = True
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set_enabled(self.mode)
+
+    def __exit__(self, *exc):
+        _set_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradMode):
+    mode = False
+
+
+class enable_grad(_GradMode):
+    mode = True
+
+
+class set_grad_enabled:
+    """Sets grad mode as soon as it is called (torch does), and restores it on exit."""
+
+    def __init__(self, mode: bool):
+        self._prev = is_grad_enabled()
+        self.mode = bool(mode)
+        _set_enabled(self.mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _set_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        _set_enabled(self._prev)  # used as a decorator: leave the current mode alone
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper

@@ -1,0 +1,1 @@
+"""Backends: the NumPy reference (cpu) and the Triton launchers (cuda)."""

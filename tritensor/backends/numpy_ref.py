@@ -1,0 +1,103 @@
+"""The NumPy reference: it serves the cpu device and is the oracle the kernels are checked against.
+
+Inputs reach a reference already cast to the op's compute dtype (16-bit floats widened to
+float32, as torch computes them); ``run`` casts the result to the output dtype and writes it into
+the output's memory.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+
+
+def _as_compute(a, compute):
+    from ..tensor import Tensor
+    if isinstance(a, Tensor):
+        return a._host_view().astype(compute.numpy_dtype, copy=False)
+    if isinstance(a, (bool, int, float)):
+        return np.asarray(a, dtype=compute.numpy_dtype)
+    return a
+
+
+def run(reference, out, args, compute, attrs):
+    arrays = [_as_compute(a, compute) for a in args]
+    with np.errstate(all="ignore"):
+        result = np.asarray(reference(*arrays, **attrs))
+    np.copyto(out._host_view(), _cast(result, out.dtype), casting="unsafe")
+
+
+def _cast(result, dtype):
+    if dtype is _dt.bool_:
+        return result != 0
+    if not dtype.is_floating_point and result.dtype.kind == "f":
+        # float -> int truncates toward zero; NaN/inf have no integer value (torch leaves
+        # them undefined); make them 0 rather than let NumPy warn.
+        result = np.where(np.isfinite(result), np.trunc(result), 0)
+    return result
+
+
+# ------------------------------------------------------------------ elementwise references
+def identity(x, **_):
+    return x
+
+
+def relu(x):
+    return np.where(np.isnan(x) | (x > 0), x, np.zeros_like(x)) if x.dtype.kind == "f" else np.maximum(x, 0)
+
+
+def div(x, y):
+    return np.true_divide(x, y)
+
+
+def pow(x, y):
+    if x.dtype.kind in "iu":
+        return np.power(x, y)   # integer power, exact; negative exponents are rejected earlier
+    return np.power(x, y)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def where(cond, a, b):
+    return np.where(cond.astype(bool), a, b)
+
+
+def tanh_backward(grad, y):
+    return grad * (1 - y * y)
+
+
+def relu_backward(grad, x):
+    return np.where(x > 0, grad, np.zeros_like(grad))
+
+
+def maximum(x, y):
+    return np.maximum(x, y)   # propagates NaN, as torch.maximum
+
+
+def minimum(x, y):
+    return np.minimum(x, y)
+
+
+UFUNCS = {
+    "neg": np.negative, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos,
+    "tanh": np.tanh, "sqrt": np.sqrt, "abs": np.abs,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal,
+}
+
+
+def elementwise(name):
+    """The reference of elementwise op ``name``."""
+    return UFUNCS.get(name) or globals()[name]
+
+
+# ------------------------------------------------------------------ reductions
+def reduce(op):
+    fn = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}[op]
+
+    def ref(x, dims):
+        return fn(x, axis=tuple(dims)) if x.ndim else x
+    return ref

@@ -1,0 +1,191 @@
+"""dtype objects under torch's names, torch's promotion rules, and the NumPy mapping.
+
+A dtype's ``str()`` is ``tritensor.float32``: Triton reads the part after the last dot to type a
+pointer argument, so the same object can be handed to Triton's launcher and interpreter.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+
+class dtype:
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "is_complex", "_np", "_rank", "_kind")
+
+    def __init__(self, name, np_dtype, kind, rank):
+        self.name = name
+        self._np = np.dtype(np_dtype)
+        self.itemsize = self._np.itemsize
+        self._kind = kind            # 0 bool, 1 integer, 2 floating: torch's category order
+        self._rank = rank            # order inside a category, for promotion
+        self.is_floating_point = kind == 2
+        self.is_signed = kind != 0
+        self.is_complex = False
+
+    @property
+    def numpy_dtype(self):
+        return self._np
+
+    def to_real(self):
+        return self
+
+    def __repr__(self):
+        return f"tritensor.{self.name}"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+def _by_name(name):
+    return _NAMES[name]
+
+
+bool_ = dtype("bool", np.bool_, 0, 0)
+uint8 = dtype("uint8", np.uint8, 1, 0)
+int8 = dtype("int8", np.int8, 1, 1)
+int16 = dtype("int16", np.int16, 1, 2)
+int32 = dtype("int32", np.int32, 1, 3)
+int64 = dtype("int64", np.int64, 1, 4)
+float16 = dtype("float16", np.float16, 2, 0)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, 1)
+float32 = dtype("float32", np.float32, 2, 2)
+float64 = dtype("float64", np.float64, 2, 3)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+FLOATING = (float16, bfloat16, float32, float64)
+_NAMES = {d.name: d for d in ALL}
+_FROM_NP = {d.numpy_dtype: d for d in ALL}
+
+# torch's aliases
+half, float, double, short, int, long = float16, float32, float64, int16, int32, int64
+
+_default_float = float32
+
+
+def get_default_dtype():
+    return _default_float
+
+
+def set_default_dtype(d):
+    global _default_float
+    if d not in (float32, float64, float16, bfloat16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float = d
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def as_dtype(d) -> dtype:
+    """Accept a tritensor dtype, a NumPy dtype or a Python type, as torch's factories do."""
+    if isinstance(d, dtype):
+        return d
+    if d is _py_float:
+        return float64
+    if d is _py_int:
+        return int64
+    if d is _py_bool:
+        return bool_
+    return from_numpy_dtype(d)
+
+
+_py_float, _py_int, _py_bool = type(1.0), type(1), type(True)
+
+
+def _category(d):
+    return d._kind
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """torch.promote_types for the dtypes we have."""
+    if a is b:
+        return a
+    if a._kind != b._kind:
+        return a if a._kind > b._kind else b
+    if a._kind == 2:
+        # float16 with bfloat16 has no common 16-bit type: torch gives float32.
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a._rank > b._rank else b
+    if a._kind == 1:
+        if uint8 in (a, b):
+            other = b if a is uint8 else a
+            # uint8 with a signed type needs the next wider signed type
+            return int16 if other is int8 else other
+        return a if a._rank > b._rank else b
+    return a
+
+
+def scalar_category(value) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, _py_int):
+        return 1
+    if isinstance(value, _py_float):
+        return 2
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def scalar_default_dtype(value) -> dtype:
+    """The dtype torch.tensor(value) would infer."""
+    return (bool_, int64, get_default_dtype())[scalar_category(value)]
+
+
+def result_type(*operands) -> dtype:
+    """torch.result_type: tensors of dim > 0 outrank 0-d tensors, which outrank Python scalars;
+    a lower-priority operand only matters when its category (bool < int < float) is higher."""
+    from .tensor import Tensor
+
+    dims = [o.dtype for o in operands if isinstance(o, Tensor) and o.dim() > 0]
+    zero_dims = [o.dtype for o in operands if isinstance(o, Tensor) and o.dim() == 0]
+    scalars = [o for o in operands if not isinstance(o, Tensor)]
+
+    def fold(ds):
+        out = None
+        for d in ds:
+            out = d if out is None else promote_types(out, d)
+        return out
+
+    result = fold(dims)
+    zd = fold(zero_dims)
+    if zd is not None:
+        if result is None:
+            result = zd
+        elif zd._kind > result._kind:
+            result = zd
+    if scalars:
+        cat = max(scalar_category(s) for s in scalars)
+        if result is None:
+            result = (bool_, int64, get_default_dtype())[cat]
+        elif cat > result._kind:
+            result = int64 if cat == 1 else get_default_dtype()
+    return result
+
+
+def compute_dtype(d: dtype) -> dtype:
+    """The dtype arithmetic happens in: 16-bit floats are widened to float32, as torch does."""
+    return float32 if d in (float16, bfloat16) else d
+
+
+def can_cast(src: dtype, dst: dtype) -> bool:
+    """torch.can_cast: no cast to a lower category (float -> int, int -> bool)."""
+    return src._kind <= dst._kind
+
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "bool": "Bool"}
+
+
+def type_name(d: dtype) -> str:
+    """torch's scalar-type name, as its error messages print it (Float, Long ...)."""
+    return _TYPE_NAMES[d.name]

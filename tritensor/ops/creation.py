@@ -1,0 +1,262 @@
+"""Factories: tensor, from_numpy, empty/zeros/ones/full, arange, linspace, eye, rand/randn and
+the *_like / new_* families."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..runtime.device import CPU, as_device
+from ..runtime.storage import Storage
+from ..tensor import Tensor
+from . import copy as _copy
+from . import random as _random
+from .dispatch import empty as _empty
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+# --------------------------------------------------------------------------- from data
+def _infer_dtype(data):
+    """torch.tensor's inference: bool if all bools, int64 if all ints, else the default float."""
+    if isinstance(data, np.ndarray):
+        return _dt.from_numpy_dtype(data.dtype)
+    if isinstance(data, Tensor):
+        return data.dtype
+    kinds = set()
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(d)
+        elif isinstance(d, Tensor):
+            kinds.add(d.dtype._kind)
+        elif isinstance(d, np.ndarray) or isinstance(d, np.generic):
+            kinds.add(_dt.from_numpy_dtype(np.asarray(d).dtype)._kind)
+        elif isinstance(d, bool):
+            kinds.add(0)
+        elif isinstance(d, int):
+            kinds.add(1)
+        elif isinstance(d, float):
+            kinds.add(2)
+        else:
+            raise TypeError(f"Could not infer dtype of {type(d).__name__}")
+    k = max(kinds, default=2)
+    return (_dt.bool_, _dt.int64, _dt.get_default_dtype())[k]
+
+
+def _to_numpy(data):
+    if isinstance(data, Tensor):
+        return data.detach()._to_host_array()
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
+        return np.array([_to_numpy(d) for d in data])
+    return np.array(data)   # ragged nesting raises NumPy's ValueError
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    dtype = _dt.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    arr = _to_numpy(data)
+    arr = np.ascontiguousarray(arr.astype(dtype.numpy_dtype, copy=False))
+    return _finish(_from_host_array(arr, dtype, as_device(device)), requires_grad)
+
+
+def _from_host_array(arr, dtype, device):
+    t = _empty(arr.shape, dtype, device)
+    if arr.size:
+        t._storage.copy_from_host(0, arr)
+    return t
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return _copy.to(data, device=device, dtype=dtype)
+    if isinstance(data, np.ndarray) and dtype is None and (device is None or as_device(device) == CPU):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A cpu tensor sharing ``arr``'s memory."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    dtype = _dt.from_numpy_dtype(arr.dtype)
+    itemsize = arr.dtype.itemsize
+    if any(s < 0 for s in arr.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making a "
+            "copy of your array  with array.copy().) ")
+    if any(s % itemsize for s in arr.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    span = 0 if arr.size == 0 else sum((d - 1) * s for d, s in zip(arr.shape, arr.strides)) + itemsize
+    storage = Storage.wrap_host(arr.ctypes.data, span, arr, CPU)
+    return Tensor._make(storage, arr.shape, tuple(s // itemsize for s in arr.strides), 0, dtype)
+
+
+# --------------------------------------------------------------------------- by size
+def _dtype_or_default(dtype):
+    return _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
+          memory_format=None):
+    return _finish(_empty(_size(size), _dtype_or_default(dtype), as_device(device)), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if dtype is None:
+        dtype = _dt.scalar_default_dtype(fill_value) if isinstance(fill_value, (bool, int, float)) \
+            else _dt.get_default_dtype()
+    t = _empty(_size((size,)), _dt.as_dtype(dtype), as_device(device))
+    _copy.fill_into(t, fill_value)
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return full(_size(size), 0, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return full(_size(size), 1, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
+
+
+def _like(x, dtype, device):
+    return (_dt.as_dtype(dtype) if dtype is not None else x.dtype,
+            as_device(device) if device is not None else x.device)
+
+
+def empty_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtype, device = _like(x, dtype, device)
+    return _finish(_empty(x.shape, dtype, device), requires_grad)
+
+
+def full_like(x, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    dtype, device = _like(x, dtype, device)
+    return full(x.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def zeros_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return full_like(x, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return full_like(x, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(x, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
+    dtype, device = _like(x, dtype, device)
+    return rand(x.shape, dtype=dtype, device=device, requires_grad=requires_grad, generator=generator)
+
+
+def randn_like(x, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
+    dtype, device = _like(x, dtype, device)
+    return randn(x.shape, dtype=dtype, device=device, requires_grad=requires_grad, generator=generator)
+
+
+# new_* take their dtype and device from the tensor they are called on
+def new_empty(x, *size, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(x, dtype, device)
+    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_zeros(x, *size, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(x, dtype, device)
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_ones(x, *size, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(x, dtype, device)
+    return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_full(x, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(x, dtype, device)
+    return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_tensor(x, data, *, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(x, dtype, device)
+    return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+# --------------------------------------------------------------------------- ranges
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    values = [start, end, step]
+    if dtype is None:
+        dtype = _dt.int64 if all(isinstance(v, int) for v in values) else _dt.get_default_dtype()
+    n = max(0, math.ceil((end - start) / step))
+    arr = (start + np.arange(n, dtype=np.float64) * step) if not all(isinstance(v, int) for v in values) \
+        else np.arange(start, end, step, dtype=np.int64)
+    dtype = _dt.as_dtype(dtype)
+    return _finish(_from_host_array(np.ascontiguousarray(arr.astype(dtype.numpy_dtype)), dtype, as_device(device)),
+                   requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dtype = _dtype_or_default(dtype)
+    i = np.arange(steps, dtype=np.float64)
+    if steps == 1:
+        arr = np.array([start], dtype=np.float64)
+    else:
+        step = (end - start) / (steps - 1)
+        # torch fills the first half forward from start and the second half back from end
+        arr = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
+    if not dtype.is_floating_point:
+        arr = np.trunc(arr)
+    return _finish(_from_host_array(np.ascontiguousarray(arr.astype(dtype.numpy_dtype)), dtype, as_device(device)),
+                   requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    m = n if m is None else m
+    if n < 0 or m < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m)}")
+    t = zeros(n, m, dtype=dtype, device=device)
+    k = min(n, m)
+    if k:
+        # the diagonal is a strided view with stride m + 1: one fill launch
+        diag = Tensor._make(t._storage, (k,), (m + 1,), 0, t.dtype, t._version)
+        _copy.fill_into(diag, 1)
+    return _finish(t, requires_grad)
+
+
+# --------------------------------------------------------------------------- random
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, out=None):
+    t = empty(*size, dtype=dtype, device=device)
+    _random.uniform_(t, 0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, out=None):
+    t = empty(*size, dtype=dtype, device=device)
+    _random.normal_(t, 0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)

@@ -1,0 +1,162 @@
+"""dispatch(): the one road every primitive op takes.
+
+check inputs (torch's errors) -> shape/dtype rule -> allocate the output -> run the NumPy
+reference (cpu) or the Triton launcher (cuda, real or emulated) -> record the autograd node.
+"""
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..autograd.anomaly import record_trace
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import BackwardContext, OpNode, gradient_edge
+from ..backends import numpy_ref
+from ..runtime.storage import Storage
+from ..tensor import Tensor, contiguous_strides
+from .table import OpDef
+
+
+def common_device(tensors):
+    """The device an op runs on. A 0-d cpu tensor may join a cuda op as a scalar, as in torch."""
+    if not tensors:
+        return None
+    devices = [t.device for t in tensors if not (t.device.type == "cpu" and t.dim() == 0)]
+    if not devices:
+        return tensors[0].device
+    dev = devices[0]
+    for d in devices[1:]:
+        if d != dev:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{dev} and {d}!")
+    return dev
+
+
+def empty(shape, dtype, device) -> Tensor:
+    shape = tuple(int(s) for s in shape)
+    n = 1
+    for s in shape:
+        n *= s
+    storage = Storage(n * dtype.itemsize, device)
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dtype)
+
+
+def _cpu_scalars_to_values(args, dev):
+    """A 0-d cpu tensor used in a cuda op is read as a Python scalar."""
+    if dev is None or dev.type == "cpu":
+        return args
+    return tuple(a.item() if isinstance(a, Tensor) and a.device.type == "cpu" else a for a in args)
+
+
+def run_kernel(op: OpDef, out: Tensor, args, compute, attrs):
+    """Compute op(*args) into ``out`` on out's device; nothing runs for an empty output."""
+    if out.numel() == 0:
+        return
+    if out.device.type == "cpu":
+        numpy_ref.run(op.reference, out, args, compute, attrs)
+    else:
+        op.kernel(out, *args, compute=compute.name, **attrs)
+
+
+def dispatch(op: OpDef, *args, **attrs):
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    dev = common_device(tensors)
+    if op.view is not None:
+        return _dispatch_view(op, args[0], attrs)
+    args = _cpu_scalars_to_values(args, dev)
+    meta = op.rule(*args, **attrs)
+    out = empty(meta.shape, meta.dtype, dev)
+    run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
+    record(op, out, args, attrs)
+    return out
+
+
+def _dispatch_view(op, x, attrs):
+    shape, strides, offset = op.view(x, **attrs)
+    out = Tensor._make(x._storage, shape, strides, offset, x.dtype, x._version)
+    out._base = x._base if x._base is not None else x
+    record(op, out, (x,), attrs)
+    return out
+
+
+def record(op: OpDef, out: Tensor, args, attrs):
+    """Attach the backward node of ``op`` to ``out`` when some input requires grad."""
+    if op.backward is None or not is_grad_enabled():
+        return
+    needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    if not any(needs):
+        return
+    if not out.dtype.is_floating_point:
+        return  # integer and bool results never require grad
+    if not op.differentiable:
+        raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
+    meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None for a in args)
+    ctx = BackwardContext(dict(attrs), needs, meta)
+    for name, a in zip(op.args, args):
+        if not isinstance(a, Tensor):
+            ctx.attrs[name] = a          # scalar operands are read as ctx.<name>
+    node = OpNode(op, ctx, op.grad_name)
+    node.next_functions = tuple(gradient_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+    out.grad_fn = node        # before saving: a saved output remembers that it requires grad
+    out._output_nr = 0
+    for name in op.saves:
+        if name == "out":
+            ctx.save("out", out, is_output=True)
+        else:
+            a = args[op.args.index(name)]
+            if isinstance(a, Tensor):
+                ctx.save(name, a)
+    record_trace(node)
+
+
+# ------------------------------------------------------------------------- in-place
+def check_inplace(t: Tensor):
+    if is_grad_enabled() and t.is_leaf and t.requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
+    """self = op(self, *others), written into self's memory (views see it)."""
+    check_inplace(self)
+    dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
+    others = _cpu_scalars_to_values(others, dev)
+    meta = op.rule(self, *others, **attrs)
+    check_inplace_result(self, meta.shape, meta.dtype)
+    recording = is_grad_enabled() and op.backward is not None and (
+        self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in others))
+    if recording:
+        _rebase_inplace(self, lambda src: dispatch(op, src, *others, **attrs),
+                        needs_old_self=op.args[0] in op.saves)
+    else:
+        run_kernel(op, self, (self,) + tuple(others), meta.compute or meta.dtype, attrs)
+        self._version.value += 1
+    return self
+
+
+def check_inplace_result(self, shape, dtype):
+    if tuple(shape) != tuple(self.shape):
+        raise RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
+    if not _dt.can_cast(dtype, self.dtype):
+        raise RuntimeError(
+            f"result type {_dt.type_name(dtype)} can't be cast to the desired output type "
+            f"{_dt.type_name(self.dtype)}")
+
+
+def _rebase_inplace(self, compute, needs_old_self):
+    """The recorded form of an in-place op: compute out of place (from a snapshot of self when
+    the backward needs self's old value), write the result into self, and give self the
+    result's history, as torch's rebase_history does."""
+    if self._base is not None and self._base.requires_grad:
+        raise NotImplementedError(
+            "tritensor: an in-place operation on a view of a tensor that requires grad is not "
+            "supported yet (torch records it as CopySlices on the base)")
+    src = self.clone() if needs_old_self else self
+    result = compute(src)
+    from . import copy as _copy
+    with no_grad():
+        _copy.copy_into(self, result)
+    self._version.value += 1
+    self.grad_fn = result.grad_fn
+    self._output_nr = result._output_nr
+    self._requires_grad = False

@@ -1,0 +1,312 @@
+"""Elementwise ops: shape rule (broadcasting), dtype rule (torch's result_type), one table entry each.
+
+Every entry shares one generic Triton kernel per arity; the entry names the small jitted
+function the kernel applies (``backends.triton.elementwise(fn, ...)``) and the NumPy ufunc
+that is its reference.
+"""
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..backends import numpy_ref
+from ..backends import triton as tb
+from ..tensor import Tensor
+from .dispatch import dispatch, dispatch_inplace
+from .table import Meta, op
+
+
+# --------------------------------------------------------------------------- rules
+def broadcast_shapes(*shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for idx, s in enumerate(shapes):
+        for i, d in enumerate(s):
+            j = ndim - len(s) + i
+            if d == out[j] or d == 1:
+                continue
+            if out[j] == 1:
+                out[j] = d
+                continue
+            raise RuntimeError(
+                f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at "
+                f"non-singleton dimension {i}")
+    return tuple(out)
+
+
+def _shapes(args):
+    return [a.shape for a in args if isinstance(a, Tensor)]
+
+
+def _check_operands(name, args):
+    for a in args:
+        if not isinstance(a, (Tensor, bool, int, float)):
+            raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, not {type(a).__name__}")
+
+
+def same_type_rule(*args, **_):
+    """Arithmetic: the result has the promoted type; 16-bit floats compute in float32."""
+    dtype = _dt.result_type(*args)
+    return Meta(broadcast_shapes(*_shapes(args)), dtype, _dt.compute_dtype(dtype))
+
+
+def float_rule(*args, **_):
+    """Ops whose result is floating even for integer inputs (exp, log, true division ...)."""
+    dtype = _dt.result_type(*args)
+    if not dtype.is_floating_point:
+        dtype = _dt.get_default_dtype()
+    return Meta(broadcast_shapes(*_shapes(args)), dtype, _dt.compute_dtype(dtype))
+
+
+def compare_rule(*args, **_):
+    dtype = _dt.result_type(*args)
+    return Meta(broadcast_shapes(*_shapes(args)), _dt.bool_, _dt.compute_dtype(dtype))
+
+
+def launcher(fn):
+    """The Triton launch of elementwise function ``fn`` (see backends/triton.py)."""
+    def launch(out, *args, compute, **attrs):
+        tb.elementwise(fn, out, list(args), compute, **attrs)
+    return launch
+
+
+def _elementwise(name, args, rule, backward=None, saves=(), differentiable=True, fn=None):
+    fn = fn or name
+    return op(name, args, rule=rule, reference=numpy_ref.elementwise(fn),
+              kernel=launcher(fn), backward=backward, saves=saves,
+              differentiable=differentiable)
+
+
+# --------------------------------------------------------------------------- entries
+# Backward rules are tritensor ops, so they are differentiable again (create_graph=True).
+ADD = _elementwise("add", ("x", "y"), same_type_rule, lambda ctx, g: (g, g))
+SUB = _elementwise("sub", ("x", "y"), same_type_rule, lambda ctx, g: (g, neg(g)))
+MUL = _elementwise("mul", ("x", "y"), same_type_rule,
+                   lambda ctx, g: (mul(g, ctx.y), mul(g, ctx.x)), saves=("x", "y"))
+DIV = _elementwise("div", ("x", "y"), float_rule,
+                   lambda ctx, g: (div(g, ctx.y), neg(div(mul(g, ctx.out), ctx.y))),
+                   saves=("y", "out"))
+NEG = _elementwise("neg", ("x",), same_type_rule, lambda ctx, g: neg(g))
+EXP = _elementwise("exp", ("x",), float_rule, lambda ctx, g: mul(g, ctx.out), saves=("out",))
+LOG = _elementwise("log", ("x",), float_rule, lambda ctx, g: div(g, ctx.x), saves=("x",))
+SIN = _elementwise("sin", ("x",), float_rule, lambda ctx, g: mul(g, cos(ctx.x)), saves=("x",))
+COS = _elementwise("cos", ("x",), float_rule, lambda ctx, g: neg(mul(g, sin(ctx.x))), saves=("x",))
+SQRT = _elementwise("sqrt", ("x",), float_rule, lambda ctx, g: div(g, mul(ctx.out, 2)), saves=("out",))
+SIGMOID = _elementwise("sigmoid", ("x",), float_rule,
+                       lambda ctx, g: mul(mul(g, ctx.out), sub(1, ctx.out)), saves=("out",))
+
+
+def _tanh_backward_backward(ctx, gg):
+    # d/dgrad [grad * (1 - y^2)] = 1 - y^2 ;  d/dy = -2 * grad * y
+    return tanh_backward(gg, ctx.y), mul(mul(gg, ctx.grad), mul(ctx.y, -2))
+
+
+# tanh's gradient comes from its saved output in one fused kernel: grad * (1 - y*y).
+TANH_BACKWARD = _elementwise("tanh_backward", ("grad", "y"), float_rule, _tanh_backward_backward,
+                             saves=("grad", "y"))
+TANH = _elementwise("tanh", ("x",), float_rule, lambda ctx, g: tanh_backward(g, ctx.out), saves=("out",))
+
+# relu's gradient is one fused kernel: where(x > 0, grad, 0); it is linear in grad.
+RELU_BACKWARD = _elementwise("relu_backward", ("grad", "x"), same_type_rule,
+                             lambda ctx, gg: (relu_backward(gg, ctx.x), None), saves=("x",))
+RELU = _elementwise("relu", ("x",), same_type_rule, lambda ctx, g: relu_backward(g, ctx.x), saves=("x",))
+
+
+def _abs_backward(ctx, g):
+    x = ctx.x
+    return mul(g, sub(gt(x, 0).to(g.dtype), lt(x, 0).to(g.dtype)))  # g * sign(x), sign(0) = 0
+
+
+ABS = _elementwise("abs", ("x",), same_type_rule, _abs_backward, saves=("x",))
+
+
+def _pow_rule(x, y):
+    meta = same_type_rule(x, y)
+    if not meta.dtype.is_floating_point and isinstance(y, int) and not isinstance(y, bool) and y < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return meta
+
+
+def _pow_backward(ctx, g):
+    x, y, out = ctx.x, ctx.y, ctx.out
+    gx = gy = None
+    if ctx.needs_input_grad[0]:
+        if isinstance(y, (int, float)) and y == 0:
+            gx = mul(g, 0)
+        else:
+            gx = mul(mul(g, y), pow(x, sub(y, 1) if isinstance(y, Tensor) else y - 1))
+    if ctx.needs_input_grad[1]:
+        # d/dy x^y = x^y log x, taken as 0 where x == 0 and y >= 0 (torch's convention)
+        safe = where(logical_and_eq0_ge0(x, y), 0.0, log(x) if isinstance(x, Tensor) else _scalar_log(x))
+        gy = mul(mul(g, out), safe)
+    return gx, gy
+
+
+def _scalar_log(x):
+    import math
+    return math.log(x) if x > 0 else (float("-inf") if x == 0 else float("nan"))
+
+
+def logical_and_eq0_ge0(x, y):
+    """(x == 0) & (y >= 0), from elementwise primitives (x or y may be a scalar)."""
+    return mul(eq(x, 0), ge(y, 0)) if isinstance(x, Tensor) else mul(ge(y, 0), x == 0)
+
+
+POW = op("pow", ("x", "y"), rule=_pow_rule, reference=numpy_ref.pow, kernel=launcher("pow"),
+         backward=_pow_backward, saves=("x", "y", "out"))
+
+
+def _max_min_backward(select_self):
+    def backward(ctx, g):
+        x, y = ctx.x, ctx.y
+        # torch splits the gradient evenly between tied inputs
+        win_x = where(eq(x, y), mul(g, 0.5), where(select_self(x, y), g, 0.0))
+        win_y = sub(g, win_x)
+        return win_x, win_y
+    return backward
+
+
+MAXIMUM = _elementwise("maximum", ("x", "y"), same_type_rule, _max_min_backward(lambda a, b: gt(a, b)),
+                       saves=("x", "y"))
+MINIMUM = _elementwise("minimum", ("x", "y"), same_type_rule, _max_min_backward(lambda a, b: lt(a, b)),
+                       saves=("x", "y"))
+
+COMPARISONS = {n: _elementwise(n, ("x", "y"), compare_rule, differentiable=False) for n in
+               ("eq", "ne", "lt", "le", "gt", "ge")}
+
+
+def _where_rule(cond, a, b):
+    if isinstance(cond, Tensor) and cond.dtype is not _dt.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {_dt.type_name(cond.dtype)}")
+    dtype = _dt.result_type(a, b)
+    return Meta(broadcast_shapes(*_shapes((cond, a, b))), dtype, _dt.compute_dtype(dtype))
+
+
+WHERE = op("where", ("condition", "x", "y"), rule=_where_rule, reference=numpy_ref.where,
+           kernel=launcher("where"),
+           backward=lambda ctx, g: (None, where(ctx.condition, g, 0.0), where(ctx.condition, 0.0, g)),
+           saves=("condition",))
+
+
+# --------------------------------------------------------------------------- functions
+def _binary(entry, x, y):
+    _check_operands(entry.name, (x, y))
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        raise TypeError(f"{entry.name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    return dispatch(entry, x, y)
+
+
+def add(input, other, *, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _binary(ADD, input, other)
+
+
+def _both_bool_tensors(a, b):
+    return isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is _dt.bool_ and b.dtype is _dt.bool_
+
+
+def sub(input, other, *, alpha=1):
+    if _dt.result_type(input, other) is _dt.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead." if _both_bool_tensors(input, other) else
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _binary(SUB, input, other)
+
+
+def mul(input, other):
+    return _binary(MUL, input, other)
+
+
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode is not None:
+        raise NotImplementedError("tt.div: rounding_mode='trunc'/'floor' arrives with the elementwise issue")
+    return _binary(DIV, input, other)
+
+
+def pow(input, exponent):
+    return _binary(POW, input, exponent)
+
+
+def maximum(input, other):
+    return _binary(MAXIMUM, input, other)
+
+
+def minimum(input, other):
+    return _binary(MINIMUM, input, other)
+
+
+def neg(input):
+    if input.dtype is _dt.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return dispatch(NEG, input)
+
+
+def _unary(entry):
+    def fn(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{entry.name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return dispatch(entry, input)
+    fn.__name__ = entry.name
+    return fn
+
+
+exp, log, sin, cos, tanh, relu, sqrt, sigmoid, abs = (
+    _unary(e) for e in (EXP, LOG, SIN, COS, TANH, RELU, SQRT, SIGMOID, ABS))
+
+
+def tanh_backward(grad, y):
+    return dispatch(TANH_BACKWARD, grad, y)
+
+
+def relu_backward(grad, x):
+    return dispatch(RELU_BACKWARD, grad, x)
+
+
+def where(condition, input, other):
+    return dispatch(WHERE, condition, input, other)
+
+
+def _compare(name):
+    entry = COMPARISONS[name]
+
+    def fn(input, other):
+        return _binary(entry, input, other)
+    fn.__name__ = name
+    return fn
+
+
+eq, ne, lt, le, gt, ge = (_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+# --------------------------------------------------------------------------- in-place
+def _inplace_binary(entry, self, other):
+    return dispatch_inplace(entry, self, other)
+
+
+def add_(self, other, *, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _inplace_binary(ADD, self, other)
+
+
+def sub_(self, other, *, alpha=1):
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _inplace_binary(SUB, self, other)
+
+
+def mul_(self, other):
+    return _inplace_binary(MUL, self, other)
+
+
+def div_(self, other):
+    return _inplace_binary(DIV, self, other)
+
+
+def pow_(self, other):
+    return _inplace_binary(POW, self, other)

@@ -1,0 +1,59 @@
+"""THE op table: one declarative entry per primitive op.
+
+An entry names
+  rule       the shape/dtype rule: rule(*args, **attrs) -> Meta(shape, dtype, compute)
+  reference  the NumPy reference, run on the cpu device (and by tests against the kernels):
+             reference(*arrays_or_scalars_in_compute_dtype, **attrs) -> array
+  kernel     the Triton launcher: kernel(out, *args, compute=name, **attrs), writes ``out``
+  backward   backward(ctx, grad) -> one gradient (or None) per positional argument, written with
+             tritensor ops so that create_graph=True differentiates it again
+  saves      which tensors the backward needs: names of positional args ("x", "y" ...) in order
+             of the signature, and/or "out"
+  view       for view ops only: view(tensor, **attrs) -> (shape, strides, offset); no kernel
+Adding an op is one entry (plus its kernel and tests); dispatch needs no change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+
+@dataclass(frozen=True)
+class Meta:
+    shape: tuple
+    dtype: object          # dtype of the output
+    compute: object = None  # dtype the arithmetic runs in (defaults to the output's)
+
+
+@dataclass(eq=False)
+class OpDef:
+    name: str
+    args: tuple                           # names of the positional arguments
+    rule: Optional[Callable] = None
+    reference: Optional[Callable] = None
+    kernel: Optional[Callable] = None
+    backward: Optional[Callable] = None
+    saves: tuple = ()
+    view: Optional[Callable] = None
+    grad_name: Optional[str] = None
+    differentiable: bool = True
+    attrs_defaults: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.grad_name is None:
+            camel = "".join(p[:1].upper() + p[1:] for p in self.name.split("_"))
+            self.grad_name = f"{camel}Backward0"
+
+
+TABLE: dict[str, OpDef] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    if op.name in TABLE:
+        raise ValueError(f"op {op.name!r} registered twice")
+    TABLE[op.name] = op
+    return op
+
+
+def op(name, args, **fields) -> OpDef:
+    return register(OpDef(name=name, args=tuple(args), **fields))

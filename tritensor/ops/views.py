@@ -1,0 +1,379 @@
+"""View ops: new shape/strides/offset over the same storage, never a copy.
+
+Each entry's ``view`` computes the new layout; its backward maps the gradient back to the
+input's layout with other tritensor ops (so views are differentiable to any order).
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor, contiguous_strides
+from .dispatch import dispatch
+from .table import op
+
+
+def _wrap(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def infer_size(shape, numel):
+    """Resolve one -1 in a requested shape, with torch's errors."""
+    shape = list(shape)
+    neg = [i for i, d in enumerate(shape) if d == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for d in shape:
+        if d < -1:
+            raise RuntimeError(f"invalid shape dimension {d}")
+    known = _numel([d for d in shape if d != -1])
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def view_strides(old_shape, old_strides, new_shape):
+    """Strides that present ``old`` as ``new_shape`` without copying, or None if impossible
+    (torch's computeStride: the new shape must split/merge only runs of contiguous dims)."""
+    if _numel(old_shape) == 0 or not old_shape:
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and
+                             old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+# --------------------------------------------------------------------------- entries
+def _view_layout(x, shape):
+    shape = infer_size(shape, x.numel())
+    strides = view_strides(x.shape, x.stride(), shape)
+    if strides is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension "
+            "spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return shape, strides, x.storage_offset()
+
+
+VIEW = op("view", ("x",), view=_view_layout,
+          backward=lambda ctx, g: reshape(g, ctx.input_meta[0][0]))
+
+
+def _permute_layout(x, dims):
+    if len(dims) != x.dim():
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+            f"of the desired ordering of dimensions i.e. input.dim() = {x.dim()} is not equal to "
+            f"len(dims) = {len(dims)}".replace("(sparse_coo)", ""))
+    dims = [_wrap(d, x.dim()) for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return tuple(x.shape[d] for d in dims), tuple(x.stride()[d] for d in dims), x.storage_offset()
+
+
+def _inverse(dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d % max(len(dims), 1)] = i
+    return tuple(inv)
+
+
+PERMUTE = op("permute", ("x",), view=_permute_layout,
+             backward=lambda ctx, g: permute(g, _inverse(ctx.dims)))
+
+
+def _transpose_layout(x, dim0, dim1):
+    n = x.dim()
+    d0, d1 = _wrap(dim0, n), _wrap(dim1, n)
+    if n == 0:
+        return x.shape, x.stride(), x.storage_offset()
+    shape, strides = list(x.shape), list(x.stride())
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return tuple(shape), tuple(strides), x.storage_offset()
+
+
+TRANSPOSE = op("transpose", ("x",), view=_transpose_layout,
+               backward=lambda ctx, g: transpose(g, ctx.dim0, ctx.dim1))
+
+
+def _expand_layout(x, shape):
+    shape = tuple(shape)
+    if len(shape) < x.dim():
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{[{', '.join(map(str, x.shape))}]}}, size=[{', '.join(map(str, shape))}]): "
+            "the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})"
+            .format(len(shape), x.dim()))
+    lead = len(shape) - x.dim()
+    out_shape, out_strides = [], []
+    for i, s in enumerate(shape):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}")
+            out_shape.append(s)
+            out_strides.append(0)
+            continue
+        d, st = x.shape[i - lead], x.stride()[i - lead]
+        if s == -1:
+            s = d
+        if d == s:
+            out_shape.append(d)
+            out_strides.append(st)
+        elif d == 1:
+            out_shape.append(s)
+            out_strides.append(0)
+        else:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({d}) at "
+                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, shape))}].  "
+                f"Tensor sizes: [{', '.join(map(str, x.shape))}]")
+    return tuple(out_shape), tuple(out_strides), x.storage_offset()
+
+
+EXPAND = op("expand", ("x",), view=_expand_layout,
+            backward=lambda ctx, g: g.sum_to_size(ctx.input_meta[0][0]))
+
+
+def _squeeze_layout(x, dims):
+    n = x.dim()
+    dims = set(range(n)) if dims is None else {_wrap(d, n) for d in dims}
+    keep = [i for i in range(n) if not (i in dims and x.shape[i] == 1)]
+    return tuple(x.shape[i] for i in keep), tuple(x.stride()[i] for i in keep), x.storage_offset()
+
+
+SQUEEZE = op("squeeze", ("x",), view=_squeeze_layout,
+             backward=lambda ctx, g: reshape(g, ctx.input_meta[0][0]))
+
+
+def _unsqueeze_layout(x, dim):
+    n = x.dim() + 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    dim %= n
+    shape, strides = list(x.shape), list(x.stride())
+    new_stride = strides[dim] * shape[dim] if dim < len(shape) else 1
+    shape.insert(dim, 1)
+    strides.insert(dim, new_stride)
+    return tuple(shape), tuple(strides), x.storage_offset()
+
+
+UNSQUEEZE = op("unsqueeze", ("x",), view=_unsqueeze_layout,
+               backward=lambda ctx, g: reshape(g, ctx.input_meta[0][0]))
+
+
+def _as_strided_layout(x, size, stride, storage_offset):
+    return tuple(size), tuple(stride), storage_offset
+
+
+def _slice_backward(ctx, g):
+    """Gradient of a basic-indexing view: zeros of the input's layout with g written into the
+    same view of them. A table entry of its own, so that it too is differentiable."""
+    return dispatch(SLICE_BACKWARD, g, input_shape=ctx.input_meta[0][0], index=ctx.index)
+
+
+def _basic_index_layout(x, index):
+    """ints, slices (any positive step), None and Ellipsis, as torch's basic indexing."""
+    shape, strides, offset = [], [], x.storage_offset()
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if n_real > x.dim():
+        raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
+    dim = 0
+    for item in index:
+        if item is None:
+            shape.append(1)
+            strides.append(0)
+        elif item is Ellipsis:
+            skip = x.dim() - n_real
+            for _ in range(skip):
+                shape.append(x.shape[dim])
+                strides.append(x.stride()[dim])
+                dim += 1
+        elif isinstance(item, slice):
+            size, st = x.shape[dim], x.stride()[dim]
+            start, stop, step = item.start, item.stop, item.step
+            step = 1 if step is None else step
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start = 0 if start is None else (start + size if start < 0 else start)
+            stop = size if stop is None else (stop + size if stop < 0 else stop)
+            start = min(max(start, 0), size)
+            stop = min(max(stop, start), size)
+            length = (stop - start + step - 1) // step
+            offset += start * st
+            shape.append(length)
+            strides.append(st * step)
+            dim += 1
+        else:
+            i = int(item)
+            size = x.shape[dim]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            offset += (i % size) * x.stride()[dim]
+            dim += 1
+    for d in range(dim, x.dim()):
+        shape.append(x.shape[d])
+        strides.append(x.stride()[d])
+    return tuple(shape), tuple(strides), offset
+
+
+INDEX = op("basic_index", ("x",), view=_basic_index_layout, backward=_slice_backward, grad_name="SliceBackward0")
+
+
+def _slice_backward_rule(g, input_shape, index):
+    from .table import Meta
+    return Meta(tuple(input_shape), g.dtype)
+
+
+def _slice_backward_launch(out, g, *, compute, input_shape, index):
+    from . import copy as _copy
+    _copy.fill_into(out, 0)
+    _copy.copy_into(_raw_index(out, index), g)
+
+
+def _slice_backward_reference(g, input_shape, index):
+    import numpy as np
+    out = np.zeros(input_shape, dtype=g.dtype)
+    out[index] = g
+    return out
+
+
+def _raw_index(t, index):
+    shape, strides, offset = _basic_index_layout(t, index)
+    return Tensor._make(t._storage, shape, strides, offset, t.dtype, t._version)
+
+
+SLICE_BACKWARD = op("slice_backward", ("grad",), rule=_slice_backward_rule,
+                    reference=_slice_backward_reference, kernel=_slice_backward_launch,
+                    backward=lambda ctx, gg: basic_index(gg, ctx.index))
+
+
+# --------------------------------------------------------------------------- functions
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def view(x, *shape):
+    return dispatch(VIEW, x, shape=_shape_args(shape))
+
+
+def reshape(x, *shape):
+    shape = infer_size(_shape_args(shape), x.numel())
+    if view_strides(x.shape, x.stride(), shape) is not None:
+        return dispatch(VIEW, x, shape=shape)
+    return view(x.contiguous(), shape)   # copies only when it must
+
+
+def permute(x, *dims):
+    return dispatch(PERMUTE, x, dims=_shape_args(dims))
+
+
+def transpose(x, dim0, dim1):
+    return dispatch(TRANSPOSE, x, dim0=dim0, dim1=dim1)
+
+
+def t(x):
+    if x.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.dim()}D")
+    return x if x.dim() < 2 else transpose(x, 0, 1)
+
+
+def expand(x, *shape):
+    return dispatch(EXPAND, x, shape=_shape_args(shape))
+
+
+def squeeze(x, dim=None):
+    dims = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else (dim,))
+    return dispatch(SQUEEZE, x, dims=dims)
+
+
+def unsqueeze(x, dim):
+    return dispatch(UNSQUEEZE, x, dim=dim)
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.dim() == 0:
+        return reshape(x, 1)
+    s, e = _wrap(start_dim, x.dim()), _wrap(end_dim, x.dim())
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = x.shape[:s] + (_numel(x.shape[s:e + 1]),) + x.shape[e + 1:]
+    return reshape(x, tuple(shape))
+
+
+def unflatten(x, dim, sizes):
+    d = _wrap(dim, x.dim())
+    sizes = infer_size(tuple(sizes), x.shape[d])
+    return view(x, tuple(x.shape[:d]) + tuple(sizes) + tuple(x.shape[d + 1:]))
+
+
+def basic_index(x, index):
+    return dispatch(INDEX, x, index=index)
+
+
+def narrow(x, dim, start, length):
+    d = _wrap(dim, x.dim())
+    size = x.shape[d]
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return basic_index(x, (slice(None),) * d + (slice(start, start + length),))
+
+
+def select(x, dim, index):
+    d = _wrap(dim, x.dim())
+    return basic_index(x, (slice(None),) * d + (index,))
+
+
+def unbind(x, dim=0):
+    d = _wrap(dim, x.dim())
+    return tuple(select(x, d, i) for i in range(x.shape[d]))
+
+
+def normalize_index(item):
+    """Split a __getitem__ key into basic parts; advanced (tensor/list) indexing is not here yet."""
+    if not isinstance(item, tuple):
+        item = (item,)
+    for i in item:
+        if isinstance(i, Tensor) or isinstance(i, (list,)):
+            raise NotImplementedError(
+                "tritensor: indexing with integer tensors, lists or boolean masks arrives with the "
+                "elementwise/indexing issue; basic indexing (ints, slices, None, ...) works")
+        if not (i is None or i is Ellipsis or isinstance(i, (int, slice)) or hasattr(i, "__index__")):
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                "valid indices (got {})".format(type(i).__name__))
+    if sum(1 for i in item if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    return tuple(i if (i is None or i is Ellipsis or isinstance(i, slice)) else int(i) for i in item)

@@ -1,0 +1,1 @@
+"""Devices, memory and the torch-free Triton launch layer: the only code that talks to CUDA."""

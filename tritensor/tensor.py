@@ -1,0 +1,392 @@
+"""Tensor = storage + shape + strides + offset + dtype (+ device via storage) + autograd fields.
+
+Methods are thin calls into ``tritensor.ops``; the data layout logic lives here only as far as
+reading memory back to the host needs it.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import dtypes as _dt
+from .runtime.device import device as _device
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints."""
+
+    def __new__(cls, dims=()):
+        return super().__new__(cls, (int(d) for d in dims))
+
+    def numel(self):
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __repr__(self):
+        return f"tritensor.Size([{', '.join(str(d) for d in self)}])"
+
+    def __getitem__(self, item):
+        r = super().__getitem__(item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class _Version:
+    """A version counter shared by a tensor and its views (and detach() aliases)."""
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+class Tensor:
+    __hash__ = object.__hash__   # comparison operators are elementwise; identity hashing, as torch
+
+    # ---------------------------------------------------------------- construction
+    def __new__(cls, *args, **kwargs):
+        if args or kwargs:
+            # torch.Tensor(data) / torch.Tensor(*sizes): the legacy float32 constructor.
+            from .ops import creation
+            if len(args) == 1 and not isinstance(args[0], int):
+                return creation.tensor(args[0], dtype=_dt.float32, **kwargs)
+            return creation.empty(*args, dtype=_dt.float32, **kwargs)
+        return super().__new__(cls)
+
+    @classmethod
+    def _make(cls, storage, shape, strides, offset, dtype, version=None):
+        t = object.__new__(cls)
+        t._storage = storage
+        t._shape = Size(shape)
+        t._stride = tuple(strides)
+        t._offset = int(offset)
+        t.dtype = dtype
+        t._version = version if version is not None else _Version()
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        t._output_nr = 0
+        t._base = None
+        t._hooks = {}
+        t._grad_accumulator = None
+        t._retains_grad = False
+        return t
+
+    # ---------------------------------------------------------------- metadata
+    @property
+    def shape(self):
+        return self._shape
+
+    def size(self, dim=None):
+        if dim is None:
+            return self._shape
+        return self._shape[self._wrap_dim(dim)]
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._stride
+        return self._stride[self._wrap_dim(dim)]
+
+    def storage_offset(self):
+        return self._offset
+
+    def data_ptr(self):
+        return self._storage.data_ptr() + self._offset * self.dtype.itemsize
+
+    def untyped_storage(self):
+        return self._storage
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def dim(self):
+        return len(self._shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    def numel(self):
+        return self._shape.numel()
+
+    nelement = numel
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def get_device(self):
+        return self.device.index if self.is_cuda else -1
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def is_contiguous(self, memory_format=None):
+        expected = 1
+        for size, stride in zip(reversed(self._shape), reversed(self._stride)):
+            if size == 0:
+                return True
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def _wrap_dim(self, dim):
+        n = max(self.dim(), 1)
+        if not -n <= dim < n:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+        return dim % n
+
+    def _type_description(self):
+        kind = _dt.type_name(self.dtype)
+        prefix = "torch.cuda." if self.is_cuda else "torch."
+        return f"{prefix}{kind}Tensor [{', '.join(str(d) for d in self._shape)}]"
+
+    # ---------------------------------------------------------------- host access
+    def numpy(self, *, force=False):
+        if self.device.type != "cpu" and not force:
+            raise TypeError(
+                f"can't convert {self.device.type}:{self.device.index} device type tensor to numpy. "
+                "Use Tensor.cpu() to copy the tensor to host memory first.")
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu":
+            return self.cpu().numpy(force=True)
+        return self._host_view()
+
+    def _host_view(self):
+        """NumPy view of a host-backed tensor (cpu, or emulated cuda), sharing its memory."""
+        return self._storage.element_view(self.dtype.numpy_dtype, self._shape, self._stride, self._offset)
+
+    def _to_host_array(self):
+        """A NumPy array with this tensor's values, from any device (a copy unless host-backed)."""
+        if self._storage.host is not None:
+            return self._host_view()
+        src = self if self.is_contiguous() else self.contiguous()
+        raw = src._storage.copy_to_host(src._offset * src.dtype.itemsize, src.numel() * src.dtype.itemsize)
+        return raw.view(src.dtype.numpy_dtype).reshape(src._shape)
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self._to_host_array().reshape(-1)[0].item() if self.dtype is not _dt.bfloat16 \
+            else float(self._to_host_array().reshape(-1)[0])
+
+    def tolist(self):
+        arr = self._to_host_array()
+        if self.dtype is _dt.bfloat16:
+            arr = arr.astype(np.float32)
+        return arr.tolist()
+
+    def __len__(self):
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def _scalar_value(self, what):
+        if self.numel() != 1:
+            raise RuntimeError(f"{what} of Tensor with more than one value is ambiguous" if what == "Boolean value"
+                               else f"only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    def __bool__(self):
+        return bool(self._scalar_value("Boolean value"))
+
+    def __float__(self):
+        return float(self._scalar_value("float"))
+
+    def __int__(self):
+        return int(self._scalar_value("int"))
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype is _dt.bool_ or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __repr__(self):
+        from ._format import format_tensor
+        return format_tensor(self)
+
+    __str__ = __repr__
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.detach().cpu()._host_view()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self.detach().cpu().contiguous()._host_view().copy(), str(self.device), self.requires_grad))
+
+    # ---------------------------------------------------------------- autograd fields
+    @property
+    def requires_grad(self):
+        return self._requires_grad or self.grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+                "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+                "non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return  # leaves keep their grad anyway
+        self._retains_grad = True
+        self.grad_fn._retain[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        handle = _HookHandle()
+        if self.grad_fn is not None:
+            hooks = self.grad_fn._pre_hooks.setdefault(self._output_nr, {})
+        else:
+            hooks = self._hooks
+        hooks[handle.id] = hook
+        handle._dicts = [hooks]
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from . import autograd
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        t = self._alias_detached()
+        t._version = self._version   # detach() shares the version counter, as in torch
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self.grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        t = self._alias_detached()
+        t._version = _Version()   # .data hides changes from autograd: a fresh counter
+        return t
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(other).__name__}")
+        self._storage, self._shape, self._stride, self._offset, self.dtype = (
+            other._storage, other._shape, other._stride, other._offset, other.dtype)
+
+    def _alias_detached(self):
+        t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version)
+        return t
+
+    def _attached_to(self, node, output_nr):
+        t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version)
+        t.grad_fn = node
+        t._output_nr = output_nr
+        return t
+
+
+class _HookHandle:
+    _next = 0
+
+    def __init__(self):
+        _HookHandle._next += 1
+        self.id = _HookHandle._next
+        self._dicts = []
+
+    def remove(self):
+        for d in self._dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _rebuild(array, device, requires_grad):
+    from .ops import creation
+    t = creation.tensor(array, device=device)
+    t.requires_grad_(requires_grad)
+    return t
