@@ -22,9 +22,9 @@ def _as_compute(a, compute):
 
 def run(reference, out, args, compute, attrs):
     arrays = [_as_compute(a, compute) for a in args]
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):   # NaN/inf/overflow follow IEEE, as on the GPU
         result = np.asarray(reference(*arrays, **attrs))
-    np.copyto(out._host_view(), _cast(result, out.dtype), casting="unsafe")
+        np.copyto(out._host_view(), _cast(result, out.dtype), casting="unsafe")
 
 
 def _cast(result, dtype):
@@ -51,9 +51,7 @@ def div(x, y):
 
 
 def pow(x, y):
-    if x.dtype.kind in "iu":
-        return np.power(x, y)   # integer power, exact; negative exponents are rejected earlier
-    return np.power(x, y)
+    return np.power(x, y)   # integer powers stay exact; negative ones are rejected by the rule
 
 
 def sigmoid(x):
@@ -98,6 +96,6 @@ def elementwise(name):
 def reduce(op):
     fn = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}[op]
 
-    def ref(x, dims):
-        return fn(x, axis=tuple(dims)) if x.ndim else x
+    def ref(x, dims, keepdim=False, **_):
+        return fn(x, axis=tuple(dims), keepdims=keepdim) if x.ndim else x
     return ref

@@ -76,7 +76,7 @@ def _to_numpy(data):
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     dtype = _dt.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     arr = _to_numpy(data)
-    arr = np.ascontiguousarray(arr.astype(dtype.numpy_dtype, copy=False))
+    arr = np.require(arr.astype(dtype.numpy_dtype, copy=False), requirements="C")
     return _finish(_from_host_array(arr, dtype, as_device(device)), requires_grad)
 
 
@@ -215,7 +215,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     arr = (start + np.arange(n, dtype=np.float64) * step) if not all(isinstance(v, int) for v in values) \
         else np.arange(start, end, step, dtype=np.int64)
     dtype = _dt.as_dtype(dtype)
-    return _finish(_from_host_array(np.ascontiguousarray(arr.astype(dtype.numpy_dtype)), dtype, as_device(device)),
+    return _finish(_from_host_array(arr.astype(dtype.numpy_dtype), dtype, as_device(device)),
                    requires_grad)
 
 
@@ -232,7 +232,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
         arr = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
     if not dtype.is_floating_point:
         arr = np.trunc(arr)
-    return _finish(_from_host_array(np.ascontiguousarray(arr.astype(dtype.numpy_dtype)), dtype, as_device(device)),
+    return _finish(_from_host_array(arr.astype(dtype.numpy_dtype), dtype, as_device(device)),
                    requires_grad)
 
 

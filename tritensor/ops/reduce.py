@@ -51,7 +51,7 @@ def _contiguous(shape):
 
 
 def _sum_reference(x, dims, keepdim, dtype):
-    return numpy_ref.reduce("sum")(x, dims)
+    return numpy_ref.reduce("sum")(x, dims, keepdim)
 
 
 def _sum_backward(ctx, g):

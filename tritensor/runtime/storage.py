@@ -51,7 +51,7 @@ class Storage:
     # Host transfers. Host-backed storages (cpu, emulated cuda) copy with NumPy; a real GPU
     # goes through CuPy's runtime bindings.
     def copy_from_host(self, byte_offset, src: np.ndarray):
-        src = np.ascontiguousarray(src).view(np.uint8).reshape(-1)
+        src = np.require(src, requirements="C").reshape(-1).view(np.uint8)
         if self.host is not None:
             self.host[byte_offset: byte_offset + src.size] = src
         elif src.size:

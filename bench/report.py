@@ -1,0 +1,106 @@
+"""python -m bench.report: achieved GB/s for each kernel, with torch and CuPy measured in the same run.
+
+Each case counts the fewest bytes the op must move (inputs read once, output written once) and
+divides by the median event-timed duration. The floor is the device-to-device copy bandwidth
+measured first in the same run (CuPy's copy where present, else tritensor's own copy kernel).
+Peers (torch eager, CuPy) run the same op on the same shapes when importable; tritensor never
+needs them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+from .timing import median_ms
+
+
+def _peers():
+    peers = {}
+    try:
+        import torch
+        if torch.cuda.is_available():
+            peers["torch"] = torch
+    except Exception:
+        pass
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            peers["cupy"] = cupy
+    except Exception:
+        pass
+    return peers
+
+
+def cases(n, m):
+    """(name, bytes moved, tritensor thunk factory, peer thunk factory) for each benchmark."""
+    import tritensor as tt
+    f32 = 4
+    x = tt.randn(n, device="cuda")
+    y = tt.randn(n, device="cuda")
+    a = tt.randn(m, m, device="cuda")
+    row = tt.randn(m, device="cuda")
+    col = tt.randn(m, 1, device="cuda")
+    at = tt.randn(m, m, device="cuda").t()
+    host = {k: v.cpu().numpy() for k, v in dict(x=x, y=y, a=a, row=row, col=col, at=at.contiguous()).items()}
+
+    def peer(lib, fn):
+        def make():
+            if lib.__name__ == "torch":
+                t = {k: lib.from_numpy(np.ascontiguousarray(v)).cuda() for k, v in host.items()}
+                t["at"] = t["at"].t().contiguous().t()   # same transposed layout
+            else:
+                t = {k: lib.asarray(v) for k, v in host.items()}
+                t["at"] = lib.ascontiguousarray(t["at"].T).T
+            return lambda: fn(t)
+        return make
+
+    return [
+        ("copy (contiguous)", 2 * n * f32, lambda: x.clone(), lambda lib: peer(lib, lambda t: t["x"].copy() if lib.__name__ == "cupy" else t["x"].clone())()),
+        ("add contiguous", 3 * n * f32, lambda: x + y, lambda lib: peer(lib, lambda t: t["x"] + t["y"])()),
+        ("add matrix + row", (2 * m * m + m) * f32, lambda: a + row, lambda lib: peer(lib, lambda t: t["a"] + t["row"])()),
+        ("add matrix + column", (2 * m * m + m) * f32, lambda: a + col, lambda lib: peer(lib, lambda t: t["a"] + t["col"])()),
+        ("add transposed", 3 * m * m * f32, lambda: a + at, lambda lib: peer(lib, lambda t: t["a"] + t["at"])()),
+        ("exp contiguous", 2 * n * f32, lambda: x.exp(), lambda lib: peer(lib, lambda t: lib.exp(t["x"]))()),
+        ("sum (all)", n * f32, lambda: x.sum(), lambda lib: peer(lib, lambda t: t["x"].sum())()),
+    ]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--numel", type=int, default=1 << 26, help="elements of the 1-D cases")
+    p.add_argument("--side", type=int, default=8192, help="side of the 2-D cases")
+    p.add_argument("--rep", type=int, default=50)
+    args = p.parse_args(argv)
+    import tritensor as tt
+    if not tt.cuda.is_available():
+        os.environ["TRITENSOR_EMULATE_CUDA"] = "1"
+    emulated = tt.cuda.is_emulated()
+    if emulated:
+        args.numel, args.side, args.rep = min(args.numel, 1 << 12), min(args.side, 64), min(args.rep, 3)
+        print("NOTE: emulated device (Triton interpreter): absolute figures mean nothing.\n")
+    print(f"device: {tt.cuda.get_device_name()}")
+    peers = {} if emulated else _peers()
+    sync = tt.cuda.synchronize
+    rows = []
+    for name, nbytes, ours, theirs in cases(args.numel, args.side):
+        ms = median_ms(ours, rep=args.rep, sync=sync)
+        row = {"case": name, "tritensor GB/s": nbytes / ms / 1e6}
+        for pname, lib in peers.items():
+            pms = median_ms(theirs(lib), rep=args.rep, sync=sync)
+            row[f"{pname} GB/s"] = nbytes / pms / 1e6
+            row[f"vs {pname}"] = pms / ms
+        rows.append(row)
+    floor = rows[0].get("cupy GB/s", rows[0]["tritensor GB/s"])
+    cols = ["case", "tritensor GB/s"] + [c for c in rows[0] if c not in ("case", "tritensor GB/s")] + ["of copy BW"]
+    print(" | ".join(cols))
+    for r in rows:
+        r["of copy BW"] = r["tritensor GB/s"] / floor
+        print(" | ".join(f"{r[c]:.2f}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""pytest-benchmark suites: `pytest bench --benchmark-enable` (meaningful on a real GPU only).
+
+Each benchmark synchronises the device inside the timed call so host timers see the whole
+kernel; `python -m bench.report` gives event-timed GB/s against peers instead."""
+import pytest
+
+import tritensor as tt
+
+N = 1 << 24 if tt.cuda.is_available() and not tt.cuda.is_emulated() else 1 << 10
+SIDE = 4096 if N > 1 << 10 else 32
+
+
+def _timed(fn):
+    def run():
+        out = fn()
+        tt.cuda.synchronize()
+        return out
+    return run
+
+
+@pytest.fixture(scope="module")
+def data():
+    tt.manual_seed(0)
+    return {
+        "x": tt.randn(N, device="cuda"), "y": tt.randn(N, device="cuda"),
+        "a": tt.randn(SIDE, SIDE, device="cuda"), "row": tt.randn(SIDE, device="cuda"),
+        "col": tt.randn(SIDE, 1, device="cuda"), "at": tt.randn(SIDE, SIDE, device="cuda").t(),
+    }
+
+
+@pytest.mark.parametrize("case", ["copy", "add", "add_row", "add_col", "add_transposed", "exp", "sum"])
+def test_kernel(benchmark, data, case):
+    d = data
+    fn = {
+        "copy": lambda: d["x"].clone(), "add": lambda: d["x"] + d["y"],
+        "add_row": lambda: d["a"] + d["row"], "add_col": lambda: d["a"] + d["col"],
+        "add_transposed": lambda: d["a"] + d["at"], "exp": lambda: d["x"].exp(),
+        "sum": lambda: d["x"].sum(),
+    }[case]
+    out = benchmark(_timed(fn))
+    assert out.device.type == "cuda"

@@ -1,0 +1,38 @@
+"""Timing that means something on a GPU: CUDA events around the region, median of many runs.
+
+On the emulated device there are no events; host time is reported and means nothing but ratios
+between tritensor's own kernels under the interpreter."""
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def _cupy_real():
+    import tritensor as tt
+    return tt.cuda.is_available() and not tt.cuda.is_emulated()
+
+
+def median_ms(fn, warmup=5, rep=50, sync=None):
+    """Median milliseconds of ``fn()``; ``sync`` waits for the device before reading a host clock."""
+    for _ in range(warmup):
+        fn()
+    if _cupy_real():
+        import cupy
+        times = []
+        for _ in range(rep):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, end))
+        return statistics.median(times)
+    times = []
+    for _ in range(rep):
+        t0 = time.perf_counter()
+        fn()
+        if sync:
+            sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
