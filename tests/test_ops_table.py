@@ -35,7 +35,7 @@ BINARY = {
 }
 TERNARY = {"where"}
 # ops tested through their own suites (views: test_views; copies/reductions/backward helpers below)
-OTHER = {"view", "permute", "transpose", "expand", "squeeze", "unsqueeze", "basic_index",
+OTHER = {"view", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze", "basic_index",
          "slice_backward", "clone", "to_copy", "device_copy", "sum"}
 
 LAYOUTS = {

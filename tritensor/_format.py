@@ -8,19 +8,30 @@ from . import dtypes as _dt
 _DEFAULT_SHOWN = {_dt.int64, _dt.bool_}
 
 
-def _formatter(arr, dtype):
+def _special(v):
+    return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _element_format(arr, dtype):
+    """The per-element text torch uses: '1.' for integral floats, 4 decimals otherwise,
+    scientific when magnitudes are very large or small."""
     if dtype is _dt.bool_:
-        return {"bool": lambda v: "True" if v else "False"}
+        return lambda v: "True" if v else "False"
     if not dtype.is_floating_point:
-        return None
+        return lambda v: str(int(v))
     finite = arr[np.isfinite(arr)]
+    nonzero = np.abs(finite[finite != 0])
     if finite.size and np.all(finite == np.trunc(finite)) and np.abs(finite).max() < 1e8:
-        # torch prints integral floats as "1."
-        return {"float_kind": lambda v: f"{v:.0f}." if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))}
-    big = finite.size and (np.abs(finite).max() >= 1e8 or (np.abs(finite[finite != 0]).min() < 1e-4 if np.any(finite != 0) else False))
-    if big:
-        return {"float_kind": lambda v: f"{v:.4e}"}
-    return {"float_kind": lambda v: f"{v:.4f}" if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))}
+        return lambda v: f"{v:.0f}." if np.isfinite(v) else _special(v)
+    if nonzero.size and (nonzero.max() >= 1e8 or nonzero.min() < 1e-4 or nonzero.max() / nonzero.min() > 1e3):
+        return lambda v: f"{v:.4e}" if np.isfinite(v) else _special(v)
+    return lambda v: f"{v:.4f}" if np.isfinite(v) else _special(v)
+
+
+def _formatter(arr, dtype):
+    fmt = _element_format(arr, dtype)
+    width = max((len(fmt(v)) for v in arr.reshape(-1)), default=0)   # right-aligned columns
+    return {"all": lambda v: fmt(v).rjust(width)}
 
 
 def format_tensor(t) -> str:
@@ -36,6 +47,7 @@ def format_tensor(t) -> str:
     else:
         body = np.array2string(arr, separator=", ", prefix="tensor(", formatter=_formatter(arr, t.dtype),
                                threshold=1000, edgeitems=3, max_line_width=80)
+        body = body.replace(", ..., ", ",  ..., ")   # torch's elision entry is " ..."
     if t.dtype is not _dt.get_default_dtype() and t.dtype not in _DEFAULT_SHOWN:
         suffix.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:

@@ -218,8 +218,9 @@ class Tensor:
 
     def _scalar_value(self, what):
         if self.numel() != 1:
-            raise RuntimeError(f"{what} of Tensor with more than one value is ambiguous" if what == "Boolean value"
-                               else f"only one element tensors can be converted to Python scalars")
+            if what == "Boolean value":
+                raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
     def __bool__(self):
@@ -257,6 +258,8 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         if self.grad_fn is not None:
+            if value:
+                return   # a non-leaf in a graph requires grad already
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "

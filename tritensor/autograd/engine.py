@@ -202,10 +202,13 @@ def _leaf(node, g, inputs, results, capture, accumulate, create_graph):
 
 
 def _accumulate(t, g, create_graph):
-    """``t.grad += g``; the sum keeps its graph only under create_graph, as in torch."""
+    """``t.grad += g``; the sum keeps its graph only under create_graph, as in torch.
+
+    The first gradient is cloned: what arrives may be a broadcast view, the seed the user passed
+    or a buffer another leaf also received, and ``.grad`` must be a dense tensor of its own."""
     if not create_graph:
         g = g.detach()
-    new = g if t._grad is None else t._grad + g
+    new = g.clone() if t._grad is None else t._grad + g
     t._grad = new if create_graph else new.detach()
 
 

@@ -53,7 +53,10 @@ class BackwardFunction(Node):
             grads = [creation.zeros(m[0], dtype=m[1], device=m[2]) if g is None and m is not None else g
                      for g, m in zip(grads, self._output_meta)]
         self.ctx._node = self
-        result = self._cls.backward(self.ctx, *grads)
+        try:
+            result = self._cls.backward(self.ctx, *grads)
+        finally:
+            self.ctx._node = None   # no node <-> ctx cycle outlives the call
         if not isinstance(result, tuple):
             result = (result,)
         n = len(self._input_meta)
@@ -133,6 +136,7 @@ class Function:
         outputs_ids = {id(o) for o in wrapped if isinstance(o, Tensor)}
         ctx._saved = tuple(None if t is None else SavedTensor(t, is_output=id(t) in outputs_ids)
                            for t in ctx._to_save)
+        ctx._to_save = ()   # the raw references would make output -> node -> ctx -> output a cycle
         return tuple(wrapped) if is_tuple else wrapped[0]
 
 

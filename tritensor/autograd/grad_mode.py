@@ -16,8 +16,20 @@ def _set_enabled(mode: bool):
 
 
 class _GradMode:
-    """Sets grad mode to ``mode`` inside a ``with`` block; also usable as a decorator."""
+    """Sets grad mode to ``mode`` inside a ``with`` block; also a decorator, with or without
+    parentheses (``@no_grad()`` and ``@no_grad``), as in torch."""
     mode = True
+
+    def __new__(cls, orig_func=None):
+        self = super().__new__(cls)
+        if orig_func is not None:
+            if not callable(orig_func):
+                raise TypeError(f"{cls.__name__}() takes no arguments")
+            return self(orig_func)
+        return self
+
+    def __init__(self, orig_func=None):
+        pass
 
     def __enter__(self):
         self._prev = is_grad_enabled()

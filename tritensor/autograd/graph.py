@@ -104,8 +104,11 @@ class OpNode(Node):
         return self._name
 
     def apply(self, grads):
-        self.ctx._node = self
-        outs = self.op.backward(self.ctx, *grads)
+        self.ctx._node = self          # saved outputs unpack attached to this node ...
+        try:
+            outs = self.op.backward(self.ctx, *grads)
+        finally:
+            self.ctx._node = None      # ... and no node <-> ctx cycle outlives the call
         if not isinstance(outs, tuple):
             outs = (outs,)
         return tuple(_fit(g, m) for g, m in zip(outs, self.ctx.input_meta))

@@ -21,8 +21,8 @@ def _as_compute(a, compute):
 
 
 def run(reference, out, args, compute, attrs):
-    arrays = [_as_compute(a, compute) for a in args]
     with np.errstate(all="ignore"):   # NaN/inf/overflow follow IEEE, as on the GPU
+        arrays = [_as_compute(a, compute) for a in args]
         result = np.asarray(reference(*arrays, **attrs))
         np.copyto(out._host_view(), _cast(result, out.dtype), casting="unsafe")
 

@@ -43,26 +43,25 @@ def _infer_dtype(data):
         return _dt.from_numpy_dtype(data.dtype)
     if isinstance(data, Tensor):
         return data.dtype
-    kinds = set()
+    # Python numbers count by category (bool, int64, the default float); tensors and NumPy
+    # values by their own dtype; all of them promote together.
+    result = None
     stack = [data]
     while stack:
         d = stack.pop()
         if isinstance(d, (list, tuple)):
             stack.extend(d)
-        elif isinstance(d, Tensor):
-            kinds.add(d.dtype._kind)
-        elif isinstance(d, np.ndarray) or isinstance(d, np.generic):
-            kinds.add(_dt.from_numpy_dtype(np.asarray(d).dtype)._kind)
-        elif isinstance(d, bool):
-            kinds.add(0)
-        elif isinstance(d, int):
-            kinds.add(1)
-        elif isinstance(d, float):
-            kinds.add(2)
+            continue
+        if isinstance(d, Tensor):
+            dt = d.dtype
+        elif isinstance(d, (np.ndarray, np.generic)):
+            dt = _dt.from_numpy_dtype(np.asarray(d).dtype)
+        elif isinstance(d, (bool, int, float)):
+            dt = _dt.scalar_default_dtype(d)
         else:
             raise TypeError(f"Could not infer dtype of {type(d).__name__}")
-    k = max(kinds, default=2)
-    return (_dt.bool_, _dt.int64, _dt.get_default_dtype())[k]
+        result = dt if result is None else _dt.promote_types(result, dt)
+    return result if result is not None else _dt.get_default_dtype()
 
 
 def _to_numpy(data):
@@ -76,7 +75,8 @@ def _to_numpy(data):
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     dtype = _dt.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     arr = _to_numpy(data)
-    arr = np.require(arr.astype(dtype.numpy_dtype, copy=False), requirements="C")
+    with np.errstate(over="ignore"):   # out-of-range values become inf, as in torch
+        arr = np.require(arr.astype(dtype.numpy_dtype, copy=False), requirements="C")
     return _finish(_from_host_array(arr, dtype, as_device(device)), requires_grad)
 
 

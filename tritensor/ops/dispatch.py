@@ -41,10 +41,19 @@ def empty(shape, dtype, device) -> Tensor:
 
 
 def _cpu_scalars_to_values(args, dev):
-    """A 0-d cpu tensor used in a cuda op is read as a Python scalar."""
+    """A 0-d cpu tensor used in a cuda op is read as a Python scalar; one that requires grad
+    is copied to the device instead, so its gradient flows back to it."""
     if dev is None or dev.type == "cpu":
         return args
-    return tuple(a.item() if isinstance(a, Tensor) and a.device.type == "cpu" else a for a in args)
+
+    def convert(a):
+        if not (isinstance(a, Tensor) and a.device.type == "cpu"):
+            return a
+        if a.requires_grad and is_grad_enabled():
+            from .copy import to_device
+            return to_device(a, dev)
+        return a.item()
+    return tuple(convert(a) for a in args)
 
 
 def run_kernel(op: OpDef, out: Tensor, args, compute, attrs):
@@ -62,8 +71,8 @@ def dispatch(op: OpDef, *args, **attrs):
     dev = common_device(tensors)
     if op.view is not None:
         return _dispatch_view(op, args[0], attrs)
+    meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
     args = _cpu_scalars_to_values(args, dev)
-    meta = op.rule(*args, **attrs)
     out = empty(meta.shape, meta.dtype, dev)
     run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
     record(op, out, args, attrs)
@@ -94,7 +103,7 @@ def record(op: OpDef, out: Tensor, args, attrs):
     for name, a in zip(op.args, args):
         if not isinstance(a, Tensor):
             ctx.attrs[name] = a          # scalar operands are read as ctx.<name>
-    node = OpNode(op, ctx, op.grad_name)
+    node = OpNode(op, ctx, op.node_name(args, attrs))
     node.next_functions = tuple(gradient_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
     out.grad_fn = node        # before saving: a saved output remembers that it requires grad
     out._output_nr = 0
@@ -110,17 +119,23 @@ def record(op: OpDef, out: Tensor, args, attrs):
 
 # ------------------------------------------------------------------------- in-place
 def check_inplace(t: Tensor):
-    if is_grad_enabled() and t.is_leaf and t.requires_grad:
+    if not is_grad_enabled():
+        return
+    if t.is_leaf and t.requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation.")
+    base = t._base
+    if base is not None and base.is_leaf and base.requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     """self = op(self, *others), written into self's memory (views see it)."""
     check_inplace(self)
     dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
-    others = _cpu_scalars_to_values(others, dev)
     meta = op.rule(self, *others, **attrs)
+    others = _cpu_scalars_to_values(others, dev)
     check_inplace_result(self, meta.shape, meta.dtype)
     recording = is_grad_enabled() and op.backward is not None and (
         self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in others))

@@ -68,21 +68,37 @@ def launcher(fn):
     return launch
 
 
-def _elementwise(name, args, rule, backward=None, saves=(), differentiable=True, fn=None):
+def _elementwise(name, args, rule, backward=None, saves=(), differentiable=True, fn=None, grad_name=None):
     fn = fn or name
     return op(name, args, rule=rule, reference=numpy_ref.elementwise(fn),
               kernel=launcher(fn), backward=backward, saves=saves,
-              differentiable=differentiable)
+              differentiable=differentiable, grad_name=grad_name)
+
+
+def _by_scalar_position(base):
+    """torch numbers overloads: Tensor-Scalar 0, Tensor-Tensor 1, Scalar-Tensor 2 (PowBackward2)."""
+    def name(args, attrs):
+        x, y = args
+        return f"{base}{0 if not isinstance(y, Tensor) else (1 if isinstance(x, Tensor) else 2)}"
+    return name
 
 
 # --------------------------------------------------------------------------- entries
 # Backward rules are tritensor ops, so they are differentiable again (create_graph=True).
 ADD = _elementwise("add", ("x", "y"), same_type_rule, lambda ctx, g: (g, g))
-SUB = _elementwise("sub", ("x", "y"), same_type_rule, lambda ctx, g: (g, neg(g)))
+SUB = _elementwise("sub", ("x", "y"), same_type_rule, lambda ctx, g: (g, neg(g)),
+                   grad_name=lambda args, attrs: "RsubBackward1" if not isinstance(args[0], Tensor) else "SubBackward0")
+def _needed(ctx, *grads):
+    """Only the gradients some input needs are computed: each is a thunk."""
+    return tuple(fn() if need else None for fn, need in zip(grads, ctx.needs_input_grad))
+
+
 MUL = _elementwise("mul", ("x", "y"), same_type_rule,
-                   lambda ctx, g: (mul(g, ctx.y), mul(g, ctx.x)), saves=("x", "y"))
+                   lambda ctx, g: _needed(ctx, lambda: mul(g, ctx.y), lambda: mul(g, ctx.x)),
+                   saves=("x", "y"))
 DIV = _elementwise("div", ("x", "y"), float_rule,
-                   lambda ctx, g: (div(g, ctx.y), neg(div(mul(g, ctx.out), ctx.y))),
+                   lambda ctx, g: _needed(ctx, lambda: div(g, ctx.y),
+                                          lambda: neg(div(mul(g, ctx.out), ctx.y))),
                    saves=("y", "out"))
 NEG = _elementwise("neg", ("x",), same_type_rule, lambda ctx, g: neg(g))
 EXP = _elementwise("exp", ("x",), float_rule, lambda ctx, g: mul(g, ctx.out), saves=("out",))
@@ -151,7 +167,7 @@ def logical_and_eq0_ge0(x, y):
 
 
 POW = op("pow", ("x", "y"), rule=_pow_rule, reference=numpy_ref.pow, kernel=launcher("pow"),
-         backward=_pow_backward, saves=("x", "y", "out"))
+         backward=_pow_backward, saves=("x", "y", "out"), grad_name=_by_scalar_position("PowBackward"))
 
 
 def _max_min_backward(select_self):

@@ -101,6 +101,7 @@ def _fill_random(t, kind, a, b, generator):
 
 
 def uniform_(t, a=0.0, b=1.0, *, generator=None):
+    check_inplace(t)
     with no_grad():
         return _fill_random(t, "uniform", a, b, generator)
 
@@ -108,5 +109,6 @@ def uniform_(t, a=0.0, b=1.0, *, generator=None):
 def normal_(t, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    check_inplace(t)
     with no_grad():
         return _fill_random(t, "normal", mean, std, generator)

@@ -30,7 +30,7 @@ def reduced_shape(shape, dims, keepdim):
     return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
-def _sum_rule(x, dims, keepdim, dtype):
+def _sum_rule(x, dims, keepdim, dtype, **_):
     out = dtype or (_dt.int64 if not x.dtype.is_floating_point else x.dtype)
     return Meta(reduced_shape(x.shape, dims, keepdim), out, _dt.compute_dtype(out))
 
@@ -50,7 +50,7 @@ def _contiguous(shape):
     return contiguous_strides(shape)
 
 
-def _sum_reference(x, dims, keepdim, dtype):
+def _sum_reference(x, dims, keepdim, dtype, **_):
     return numpy_ref.reduce("sum")(x, dims, keepdim)
 
 
@@ -63,14 +63,15 @@ def _sum_backward(ctx, g):
 
 
 SUM = op("sum", ("x",), rule=_sum_rule, reference=_sum_reference, kernel=_reduce_launcher("sum"),
-         backward=_sum_backward)
+         backward=_sum_backward,
+         grad_name=lambda args, attrs: "SumBackward1" if attrs.get("dim_given") else "SumBackward0")
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     dims = normalize_dims(input, dim)
     if dtype is not None:
         dtype = _dt.as_dtype(dtype)
-    return dispatch(SUM, input, dims=dims, keepdim=keepdim, dtype=dtype)
+    return dispatch(SUM, input, dims=dims, keepdim=keepdim, dtype=dtype, dim_given=dim is not None)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):

@@ -35,9 +35,12 @@ class OpDef:
     backward: Optional[Callable] = None
     saves: tuple = ()
     view: Optional[Callable] = None
-    grad_name: Optional[str] = None
+    grad_name: Optional[object] = None    # a name, or name(args, attrs) for torch's overloads (PowBackward0/1/2)
     differentiable: bool = True
     attrs_defaults: dict = field(default_factory=dict)
+
+    def node_name(self, args, attrs):
+        return self.grad_name(args, attrs) if callable(self.grad_name) else self.grad_name
 
     def __post_init__(self):
         if self.grad_name is None:

@@ -129,9 +129,9 @@ def _expand_layout(x, shape):
     shape = tuple(shape)
     if len(shape) < x.dim():
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{[{', '.join(map(str, x.shape))}]}}, size=[{', '.join(map(str, shape))}]): "
-            "the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})"
-            .format(len(shape), x.dim()))
+            f"expand({x._type_description().split(' ')[0]}{{[{', '.join(map(str, x.shape))}]}}, "
+            f"size=[{', '.join(map(str, shape))}]): the number of sizes provided ({len(shape)}) must be "
+            f"greater or equal to the number of dimensions in the tensor ({x.dim()})")
     lead = len(shape) - x.dim()
     out_shape, out_strides = [], []
     for i, s in enumerate(shape):
@@ -161,6 +161,10 @@ def _expand_layout(x, shape):
 
 EXPAND = op("expand", ("x",), view=_expand_layout,
             backward=lambda ctx, g: g.sum_to_size(ctx.input_meta[0][0]))
+
+
+T = op("t", ("x",), view=lambda x: _transpose_layout(x, 0, -1) if x.dim() == 2 else
+       (x.shape, x.stride(), x.storage_offset()), backward=lambda ctx, g: t(g))
 
 
 def _squeeze_layout(x, dims):
@@ -245,7 +249,19 @@ def _basic_index_layout(x, index):
     return tuple(shape), tuple(strides), offset
 
 
-INDEX = op("basic_index", ("x",), view=_basic_index_layout, backward=_slice_backward, grad_name="SliceBackward0")
+def _index_node_name(args, attrs):
+    """torch applies an index one step at a time; the node is named after the last real step."""
+    for item in reversed(attrs["index"]):
+        if isinstance(item, int):
+            return "SelectBackward0"
+        if item is None:
+            return "UnsqueezeBackward0"
+        if isinstance(item, slice) and item != slice(None):
+            return "SliceBackward0"
+    return "AliasBackward0"
+
+
+INDEX = op("basic_index", ("x",), view=_basic_index_layout, backward=_slice_backward, grad_name=_index_node_name)
 
 
 def _slice_backward_rule(g, input_shape, index):
@@ -305,7 +321,7 @@ def transpose(x, dim0, dim1):
 def t(x):
     if x.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.dim()}D")
-    return x if x.dim() < 2 else transpose(x, 0, 1)
+    return dispatch(T, x)
 
 
 def expand(x, *shape):

@@ -45,6 +45,8 @@ class Storage:
     def element_view(self, np_dtype, shape, strides, offset):
         """A NumPy array over this host-backed storage (strides and offset in elements)."""
         itemsize = np.dtype(np_dtype).itemsize
+        if any(s == 0 for s in shape):
+            return np.empty(shape, dtype=np_dtype)   # touches no memory: its offset may be past the end
         return np.ndarray(shape, dtype=np_dtype, buffer=self.host, offset=offset * itemsize,
                           strides=tuple(s * itemsize for s in strides))
 
