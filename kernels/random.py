@@ -1,0 +1,49 @@
+"""Random fills with Triton's Philox: uniform U[a, b) and normal (mean a, std b).
+
+Stream position p = offset + i (i the row-major linear index of the element) selects Philox4x32
+counter p // 4 and lane p % 4: one Philox call gives four 32-bit words, which become four
+uniforms, or four normals through two Box-Muller pairs. So the same (seed, offset) gives the same
+numbers, element i depends only on (seed, offset + i), and a launch split in pieces (or an
+offset advanced by numel) continues the same stream.
+"""
+import triton
+import triton.language as tl
+
+from .strided import scalar_value, store_cast, strided_offset
+
+
+@triton.jit
+def _interleave4(a, b, c, d):
+    """[a0, b0, c0, d0, a1, b1, c1, d1, ...] from four blocks of equal size."""
+    x = tl.join(tl.join(a, c), tl.join(b, d))   # x[j, k, l]: l picks (a|c) vs (b|d), k picks (a|b) vs (c|d)
+    return tl.reshape(x, [a.shape[0] * 4])
+
+
+@triton.jit(do_not_specialize=["seed", "counter0", "a_bits", "b_bits"])
+def random_kernel(out_ptr, n, seed, counter0, a_bits, b_bits, shape, strides,
+                  SHIFT: tl.constexpr, NORMAL: tl.constexpr, COMPUTE: tl.constexpr,
+                  RANK: tl.constexpr, BLOCK: tl.constexpr):
+    """Element i gets stream position p = 4 * counter0 + SHIFT + i (the launcher passes
+    counter0 = offset // 4 and SHIFT = offset % 4; SHIFT is 0 whenever offsets advance in fours,
+    which keeps the stores aligned and vectorized)."""
+    pid = tl.program_id(0).to(tl.int64)
+    counter = counter0.to(tl.int64) + pid * (BLOCK // 4) + tl.arange(0, BLOCK // 4)
+    c0 = (counter & 0xFFFFFFFF).to(tl.uint32)
+    c1 = (counter >> 32).to(tl.uint32)
+    zero = tl.zeros_like(c0)
+    r0, r1, r2, r3 = tl.philox(seed, c0, c1, zero, zero)
+    u0 = tl.uint_to_uniform_float(r0)
+    u1 = tl.uint_to_uniform_float(r1)
+    u2 = tl.uint_to_uniform_float(r2)
+    u3 = tl.uint_to_uniform_float(r3)
+    a = scalar_value(a_bits, 2, COMPUTE)
+    b = scalar_value(b_bits, 2, COMPUTE)
+    if NORMAL:
+        n0, n1 = tl.pair_uniform_to_normal(u0, u1)
+        n2, n3 = tl.pair_uniform_to_normal(u2, u3)
+        v = a + b * _interleave4(n0, n1, n2, n3).to(COMPUTE)
+    else:
+        v = a + (b - a) * _interleave4(u0, u1, u2, u3).to(COMPUTE)
+    i = pid * BLOCK + tl.arange(0, BLOCK) - SHIFT     # linear index of each stream position
+    mask = (i >= 0) & (i < n)
+    store_cast(out_ptr + strided_offset(i, shape, strides, RANK), v, mask)

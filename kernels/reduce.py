@@ -1,0 +1,99 @@
+"""Reductions (sum, prod, amax, amin) over any set of dims, read in place.
+
+The launcher splits x's dims into kept dims (those of the output, coalesced) and reduced dims
+(coalesced; innermost = smallest stride). A program owns BLOCK_OUT output elements and loops over
+one chunk of the reduced index range in a fixed order, combining [BLOCK_OUT, BLOCK_RED] tiles
+elementwise into an accumulator of the compute dtype, then reduces the accumulator's rows. No
+atomics: when there are few outputs and much to reduce, the launcher runs a first pass over
+chunks into a [n_out, n_chunks] buffer and a second pass over that, so results are bit-identical
+run after run.
+"""
+import triton
+import triton.language as tl
+
+from .strided import convert, store_cast, strided_offset
+
+
+@triton.jit
+def combine_sum(a, b):
+    return a + b
+
+
+@triton.jit
+def combine_prod(a, b):
+    return a * b
+
+
+@triton.jit
+def combine_max(a, b):
+    if a.dtype.is_floating():
+        r = tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)   # NaN wins, as in NumPy
+    else:
+        r = tl.maximum(a, b)
+    return r
+
+
+@triton.jit
+def combine_min(a, b):
+    if a.dtype.is_floating():
+        r = tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+    else:
+        r = tl.minimum(a, b)
+    return r
+
+
+@triton.jit
+def combine(a, b, OP: tl.constexpr):
+    """a OP b elementwise; OP is "sum", "prod", "amax" or "amin"."""
+    if OP == "sum":
+        r = combine_sum(a, b)
+    elif OP == "prod":
+        r = combine_prod(a, b)
+    elif OP == "amax":
+        r = combine_max(a, b)
+    else:
+        r = combine_min(a, b)
+    return r
+
+
+@triton.jit
+def reduce_rows(acc, OP: tl.constexpr):
+    """OP over axis 1 of the 2-D block ``acc`` (a tree in a fixed order: deterministic).
+    tl.reduce needs the combine function itself, not a constexpr holding it, hence the branches;
+    tl.max / tl.min would drop NaN."""
+    if OP == "sum":
+        r = tl.reduce(acc, 1, combine_sum)
+    elif OP == "prod":
+        r = tl.reduce(acc, 1, combine_prod)
+    elif OP == "amax":
+        r = tl.reduce(acc, 1, combine_max)
+    else:
+        r = tl.reduce(acc, 1, combine_min)
+    return r
+
+
+@triton.jit
+def reduce_kernel(x_ptr, out_ptr, n_out, R, CHUNK, kshape, kstrides, rshape, rstrides,
+                  out_kstride, out_cstride,
+                  OP: tl.constexpr, IDENTITY: tl.constexpr, COMPUTE: tl.constexpr,
+                  KRANK: tl.constexpr, RRANK: tl.constexpr,
+                  BLOCK_OUT: tl.constexpr, BLOCK_RED: tl.constexpr):
+    """out[k * out_kstride + c * out_cstride] = OP over r in chunk c of x[k, r], where
+    k = 0..n_out-1 indexes the kept dims (kshape/kstrides) and r = 0..R-1 the reduced dims
+    (rshape/rstrides); chunk c (program_id 1) covers r in [c * CHUNK, (c + 1) * CHUNK)."""
+    kidx = tl.program_id(0).to(tl.int64) * BLOCK_OUT + tl.arange(0, BLOCK_OUT)
+    chunk = tl.program_id(1).to(tl.int64)
+    kmask = kidx < n_out
+    koff = strided_offset(kidx, kshape, kstrides, KRANK)
+    r_start = chunk * CHUNK
+    r_end = tl.minimum(r_start + CHUNK, R)
+    acc = tl.full([BLOCK_OUT, BLOCK_RED], IDENTITY, COMPUTE)
+    for r0 in range(r_start, r_end, BLOCK_RED):
+        ridx = r0 + tl.arange(0, BLOCK_RED)
+        rmask = ridx < r_end
+        roff = strided_offset(ridx, rshape, rstrides, RRANK)
+        mask = kmask[:, None] & rmask[None, :]
+        v = convert(tl.load(x_ptr + (koff[:, None] + roff[None, :]), mask=mask, other=0), COMPUTE)
+        acc = combine(acc, tl.where(mask, v, IDENTITY), OP)   # masked lanes add the identity
+    result = reduce_rows(acc, OP)
+    store_cast(out_ptr + (kidx * out_kstride + chunk * out_cstride), result, kmask)

@@ -1,0 +1,770 @@
+"""The Triton launchers (tritensor/backends/triton.py) and kernels (kernels/) on their own.
+
+The launchers run on small NumPy-backed stand-in tensors (just the attributes a launcher reads:
+shape, stride(), _offset, _storage.data_ptr(), dtype, numel()) under Triton's interpreter, and are
+checked against NumPy: shapes that cross block boundaries, transposed / sliced / broadcast
+(stride 0) operands, non-contiguous outputs, 0-d, size-0 and size-1 dims, ranks past MAX_RANK,
+every dtype, NaN and inf. The interpreter costs ~1 ms per launch plus ~0.35 ms per program, so the
+shapes are small and the interpreter's block sizes (INTERPRETER_SETTINGS) are small too.
+"""
+import math
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+# Host-memory stand-ins need the interpreter. Triton decides interpreted-or-compiled when the kernel
+# modules are decorated (on the launchers' first call), so this has to happen before any launch.
+if os.environ.get("TRITENSOR_EMULATE_CUDA", "").strip().lower() not in ("", "0", "false", "no", "off"):
+    os.environ["TRITON_INTERPRET"] = "1"
+if os.environ.get("TRITON_INTERPRET") != "1":
+    pytest.skip("standalone kernel tests run under Triton's interpreter (set TRITON_INTERPRET=1)",
+                allow_module_level=True)
+
+from tritensor.backends import triton as tb  # noqa: E402
+
+if not type(tb._kernels().elementwise.unary_kernel).__name__.startswith("Interpreted"):
+    pytest.skip("the kernels were already imported compiled in this process", allow_module_level=True)
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+INTS = ["int32", "int64", "int16", "int8", "uint8"]
+ALL = ["bool"] + INTS + FLOATS
+
+
+# --------------------------------------------------------------------------- stand-in tensors
+def np_dtype(name):
+    return BF16 if name == "bfloat16" else np.dtype(name)
+
+
+class FakeDType:
+    """Get one with fake_dtype(name): Triton caches a pointer argument's type by id(arg.dtype), so
+    dtype objects must be long-lived singletons, as tritensor's are."""
+
+    def __init__(self, name):
+        self.name = name
+        self.itemsize = np_dtype(name).itemsize
+        self.is_floating_point = name in FLOATS
+
+    def __str__(self):
+        return "tritensor." + self.name
+
+
+_FAKE_DTYPES = {}
+
+
+def fake_dtype(name):
+    if name not in _FAKE_DTYPES:
+        _FAKE_DTYPES[name] = FakeDType(name)
+    return _FAKE_DTYPES[name]
+
+
+class FakeStorage:
+    def __init__(self, ptr):
+        self._ptr = ptr
+
+    def data_ptr(self):
+        return self._ptr
+
+
+class FT:
+    """A tensor stand-in viewing a NumPy array (any strides, including 0 and negative)."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.shape = tuple(arr.shape)
+        self._strides = tuple(s // arr.itemsize for s in arr.strides)
+        self._offset = 0
+        self._storage = FakeStorage(arr.ctypes.data)
+        self.dtype = fake_dtype(arr.dtype.name)
+
+    def stride(self):
+        return self._strides
+
+    def numel(self):
+        return int(np.prod(self.shape))
+
+
+def values(shape, name, rng, special=True, lo=-4.0, hi=4.0):
+    """Random values of dtype ``name``; floats include nan/inf/-0.0 when ``special``."""
+    if name == "bool":
+        return rng.random(shape) < 0.5
+    if name in INTS:
+        info = np.iinfo(name)
+        return rng.integers(max(info.min, -50), min(info.max, 50), size=shape, endpoint=True).astype(name)
+    v = rng.uniform(lo, hi, size=shape)
+    if special and v.size >= 8:
+        flat = v.reshape(-1)
+        flat[rng.choice(flat.size, 5, replace=False)] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    return v.astype(np_dtype(name))
+
+
+def layout(arr, how):
+    """``arr``'s values in another memory layout (same logical shape)."""
+    if how == "contiguous":
+        return np.array(arr, order="C")
+    if how == "transposed":   # memory in reversed dim order
+        return np.array(arr.transpose(), order="C").transpose()
+    if how == "sliced":       # every other element of a bigger buffer, plus an offset
+        buf = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1] + 1,), arr.dtype)
+        view = buf[..., 1::2]
+        view[...] = arr
+        return view
+    raise ValueError(how)
+
+
+def widen(a):
+    return a.astype(np.float32) if a.dtype in (BF16, np.float16) else a
+
+
+def cast_like_kernel(result, name):
+    """The kernels' cast into dtype ``name``: bool is != 0, float -> int truncates (through int64)."""
+    result = np.asarray(result)
+    if name == "bool":
+        return result != 0
+    if name in INTS and result.dtype.kind == "f":
+        result = np.where(np.isfinite(result), np.trunc(result), 0).astype(np.int64)
+    with np.errstate(all="ignore"):
+        return result.astype(np_dtype(name))
+
+
+def compute_of(name):
+    return "float32" if name in ("float16", "bfloat16") else name
+
+
+def assert_same(got, expected, name, rtol=None):
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    if name in FLOATS:
+        default = {"float32": 2e-6, "float64": 1e-13, "float16": 1e-3, "bfloat16": 8e-3}[name]
+        np.testing.assert_allclose(widen(got).astype(np.float64), widen(expected).astype(np.float64),
+                                   rtol=rtol or default, atol=(rtol or default) * 1e-3, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
+
+
+# --------------------------------------------------------------------------- references
+def _relu(x):
+    return np.where(np.isnan(x) | (x > 0), x, 0).astype(x.dtype) if x.dtype.kind == "f" else np.maximum(x, 0)
+
+
+UNARY = {
+    "identity": lambda x: x, "neg": np.negative, "exp": np.exp, "log": np.log, "sin": np.sin,
+    "cos": np.cos, "tanh": np.tanh, "relu": _relu, "sqrt": np.sqrt, "abs": np.abs,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+}
+
+
+def _int_pow(x, y):
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    out = np.empty(x.shape, x.dtype)
+    for i in np.ndindex(x.shape):
+        b, e = int(x[i]), int(y[i])
+        if e >= 0:
+            r = b ** e
+        else:
+            r = 1 if b == 1 else ((-1 if e % 2 else 1) if b == -1 else 0)
+        bits = 8 * x.dtype.itemsize
+        r &= (1 << bits) - 1
+        if x.dtype.kind == "i" and r >= 1 << (bits - 1):
+            r -= 1 << bits
+        out[i] = r
+    return out
+
+
+BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "pow": lambda x, y: np.power(x, y) if np.asarray(x).dtype.kind == "f" else _int_pow(x, y),
+    "maximum": np.maximum, "minimum": np.minimum, "eq": np.equal, "ne": np.not_equal,
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "tanh_backward": lambda g, y: g * (1 - y * y),
+    "relu_backward": lambda g, x: np.where(x > 0, g, np.zeros_like(g)),
+}
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def reference(fn, inputs, compute, out_name):
+    ops = [np.asarray(widen(x) if isinstance(x, np.ndarray) else x).astype(np_dtype(compute))
+           for x in inputs]
+    with np.errstate(all="ignore"):
+        if fn == "where":
+            r = np.where(ops[0] != 0, ops[1], ops[2])
+        elif len(ops) == 1:
+            r = UNARY[fn](ops[0])
+        else:
+            r = BINARY[fn](*ops)
+    return cast_like_kernel(r, out_name)
+
+
+def run_elementwise(fn, inputs, out_name, compute=None, out_layout="contiguous", shape=None):
+    compute = compute or compute_of(out_name)
+    arrays = [x for x in inputs if isinstance(x, np.ndarray)]
+    shape = shape if shape is not None else np.broadcast_shapes(*(a.shape for a in arrays))
+    out = layout(np.zeros(shape, np_dtype(out_name)), out_layout)
+    tb.elementwise(fn, FT(out), [FT(x) if isinstance(x, np.ndarray) else x for x in inputs], compute)
+    return out, reference(fn, inputs, compute, out_name)
+
+
+# --------------------------------------------------------------------------- machinery
+def test_coalesce_and_pieces():
+    assert tb.coalesce((4, 5, 6), [(30, 6, 1)]) == ([120], [[1]])
+    assert tb.coalesce((4, 5, 6), [(1, 4, 20)]) == ([4, 5, 6], [[1, 4, 20]])
+    assert tb.coalesce((4, 1, 6), [(6, 99, 1), (0, 0, 1)]) == ([4, 6], [[6, 1], [0, 1]])
+    assert tb.coalesce((4, 5, 6), [(30, 6, 1), (0, 6, 1)]) == ([4, 30], [[30, 1], [0, 1]])
+    assert tb.coalesce((), [()]) == ([], [[]])
+    assert tb.broadcast_strides(FT(np.zeros((5, 1))), (3, 5, 7)) == (0, 1, 0)
+    with pytest.raises(ValueError):
+        tb.broadcast_strides(FT(np.zeros((5, 2))), (5, 3))
+    shape = [2, 3, 2, 2, 2, 2, 2, 5]
+    strides = [[1000, 100, 50, 25, 12, 6, 3, 1]]
+    got = list(tb.pieces(shape, strides))
+    assert len(got) == 6 and all(p[0] == (2, 2, 2, 2, 2, 5) for p in got)
+    assert [p[2][0] for p in got] == [0, 100, 200, 1000, 1100, 1200]
+    assert [p[3] for p in got] == [i * 160 for i in range(6)]
+
+
+def test_zero_size_launches_nothing(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("a kernel was launched for a zero-size tensor")
+    monkeypatch.setattr(tb, "_run", fail)
+    e = np.zeros((3, 0, 2), np.float32)
+    tb.elementwise("add", FT(e), [FT(e), 1.0], "float32")
+    tb.elementwise("exp", FT(e), [FT(e)], "float32")
+    tb.elementwise("where", FT(e), [FT(e.astype(bool)), FT(e), 0.0], "float32")
+    tb.copy(FT(e), FT(np.zeros((0, 2), np.float64)))
+    tb.fill(FT(e), 3.0)
+    tb.random(FT(e), "normal", 1, 0, 0.0, 1.0)
+    tb.reduce("sum", FT(np.zeros((3, 0), np.float32)), FT(e), (2,), "float32")
+
+
+# --------------------------------------------------------------------------- elementwise
+@pytest.mark.parametrize("fn", sorted(UNARY))
+@pytest.mark.parametrize("name", FLOATS)
+def test_unary_float(fn, name, rng):
+    x = layout(values((7, 50), name, rng), "transposed")   # 350 elements: 3 blocks of 128
+    if fn in ("exp", "sigmoid", "tanh", "sin", "cos"):
+        x[0, :8] = np.array([1e-5, -3e-4, 0.05, -0.07, 0.5, 20.0, -20.0, 100.0], dtype=x.dtype)
+    out, expected = run_elementwise(fn, [x], name, out_layout="sliced")
+    rtol = {"tanh": 3e-6 if name == "float32" else None}.get(fn)
+    assert_same(out, expected, name, rtol)
+
+
+@pytest.mark.parametrize("fn", ["identity", "neg", "abs", "relu"])
+@pytest.mark.parametrize("name", INTS)
+def test_unary_int(fn, name, rng):
+    x = layout(values((3, 1, 70), name, rng), "sliced")
+    out, expected = run_elementwise(fn, [x], name)
+    assert_same(out, expected, name)
+
+
+@pytest.mark.parametrize("fn", sorted(BINARY))
+@pytest.mark.parametrize("name", ["float32", "float64", "bfloat16", "int32", "int64"])
+def test_binary(fn, name, rng):
+    if fn == "div" and name in INTS:
+        pytest.skip("true division computes in a float dtype (tested below)")
+    a = layout(values((3, 1, 50), name, rng), "transposed")
+    b = layout(values((4, 50), name, rng), "sliced")
+    if fn == "pow" and name in INTS:
+        b = np.abs(b) % 5
+    if name in FLOATS and fn in ("maximum", "minimum"):
+        a[0, 0, :3] = [np.nan, 1.0, np.nan]
+    out_name = "bool" if fn in COMPARE else name
+    out, expected = run_elementwise(fn, [a, b], out_name, compute=compute_of(name))
+    assert out.shape == (3, 4, 50)
+    assert_same(out, expected, out_name)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("scalar", [2, -3, 2.5, True, 1, 0.1])
+@pytest.mark.parametrize("fn", ["add", "mul", "sub", "pow", "lt", "maximum"])
+def test_binary_scalar_operand(fn, scalar, side, rng):
+    x = values((9, 31), "float64", rng)
+    inputs = [x, scalar] if side == "right" else [scalar, x]
+    if fn == "pow" and side == "left":
+        inputs = [abs(scalar) if not isinstance(scalar, bool) else scalar, x]
+    out_name = "bool" if fn in COMPARE else "float64"
+    out, expected = run_elementwise(fn, inputs, out_name, compute="float64")
+    assert_same(out, expected, out_name)
+
+
+def test_float64_scalars_are_not_rounded_to_float32(rng):
+    x = np.zeros(5)
+    out, _ = run_elementwise("add", [x, 0.1], "float64", compute="float64")
+    assert (out == 0.1).all()
+    out, _ = run_elementwise("add", [np.zeros(5, np.int64), 2 ** 40 + 1], "int64")
+    assert (out == 2 ** 40 + 1).all()
+
+
+def test_mixed_input_dtypes_cast_to_compute(rng):
+    a = values((5, 40), "bfloat16", rng)
+    b = values((40,), "float64", rng)
+    out, expected = run_elementwise("mul", [a, b], "float64", compute="float64")
+    assert_same(out, expected, "float64")
+    i = values((5, 40), "int32", rng)
+    out, expected = run_elementwise("div", [i, np.array(3, np.int64)], "float32", compute="float32")
+    assert_same(out, expected, "float32")
+    out, expected = run_elementwise("add", [i, b], "float16", compute="float32")
+    assert_same(out, expected, "float16")
+
+
+def test_bool_compute_is_logical(rng):
+    a = layout(values((6, 30), "bool", rng), "transposed")
+    b = values((30,), "bool", rng)
+    for fn, np_fn in [("add", np.logical_or), ("mul", np.logical_and), ("maximum", np.logical_or),
+                      ("minimum", np.logical_and), ("lt", np.less), ("ge", np.greater_equal)]:
+        out, _ = run_elementwise(fn, [a, b], "bool", compute="bool")
+        np.testing.assert_array_equal(out, np_fn(a, b), err_msg=fn)
+    out, _ = run_elementwise("add", [a, True], "int64", compute="int64")
+    np.testing.assert_array_equal(out, a.astype(np.int64) + 1)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+def test_pow_special_values(name):
+    bases = np.array([-np.inf, -3, -2, -1, -0.5, -0.0, 0.0, 0.5, 1, 2, 3, 10, np.inf, np.nan])
+    exps = np.array([-np.inf, -3, -2.5, -2, -1, -0.5, 0, 0.5, 1, 2, 2.5, 3, 7, 64, 65, 100.5, np.inf, np.nan])
+    x, y = np.meshgrid(bases, exps, indexing="ij")
+    x, y = x.astype(name), y.astype(name)
+    out, expected = run_elementwise("pow", [x, y], name)
+    with np.errstate(all="ignore"):
+        expected = np.power(x, y)
+    np.testing.assert_array_equal(np.signbit(out) | np.isnan(out), np.signbit(expected) | np.isnan(expected))
+    np.testing.assert_allclose(out, expected, rtol=2e-6 if name == "float32" else 1e-13, equal_nan=True)
+    # small integer exponents are exact (repeated squaring), as in NumPy
+    v = np.array([3.0, -7.0, 1.1, 123.0], name)
+    for e in (2, 3, 5):
+        out, _ = run_elementwise("pow", [v, e], name)
+        np.testing.assert_array_equal(out, np.power(v, np.array(e, name)))
+
+
+@pytest.mark.parametrize("name", ["int32", "int64", "int8", "uint8"])
+def test_pow_integer(name, rng):
+    signed = name != "uint8"
+    x = np.arange(-5 if signed else 0, 6).astype(name)
+    e = np.arange(-3 if signed else 0, 12).astype(name)
+    x2, e2 = np.meshgrid(x, e, indexing="ij")
+    out, expected = run_elementwise("pow", [x2, e2], name)
+    assert_same(out, expected, name)
+    out, expected = run_elementwise("pow", [np.array([3, 7], name), 40], name)  # wraps like C
+    assert_same(out, expected, name)
+
+
+def test_where(rng):
+    cond = values((4, 1, 33), "bool", rng)
+    a = layout(values((4, 5, 33), "float32", rng), "transposed")
+    b = values((33,), "float64", rng)
+    out, expected = run_elementwise("where", [cond, a, b], "float64", compute="float64")
+    assert_same(out, expected, "float64")
+    out, expected = run_elementwise("where", [cond, a, 0.0], "float32")
+    assert_same(out, expected, "float32")
+    out, expected = run_elementwise("where", [cond, 1, -2], "int64")
+    assert_same(out, expected, "int64")
+    out, expected = run_elementwise("where", [True, a, b], "float32")
+    assert_same(out, expected, "float32")
+    out, expected = run_elementwise("where", [cond, True, False], "bool", compute="bool")
+    assert_same(out, expected, "bool")
+
+
+def test_signed_zeros():
+    z = np.array([0.0, -0.0], np.float32)
+    out, _ = run_elementwise("neg", [z], "float32")
+    assert list(np.signbit(out)) == [True, False]
+    out, _ = run_elementwise("abs", [z], "float32")
+    assert list(np.signbit(out)) == [False, False]
+    out, _ = run_elementwise("tanh", [z], "float32")
+    assert list(np.signbit(out)) == [False, True]
+
+
+def test_relu_keeps_nan_and_maximum_propagates_nan():
+    x = np.array([np.nan, -1.0, -0.0, 0.0, 2.0], np.float32)
+    out, _ = run_elementwise("relu", [x], "float32")
+    assert np.isnan(out[0]) and list(out[1:]) == [0, 0, 0, 2] and not np.signbit(out[2])
+    out, _ = run_elementwise("maximum", [x, np.float32(0.0) + np.zeros(5, np.float32)], "float32")
+    assert np.isnan(out[0]) and list(out[1:]) == [0, 0, 0, 2]
+    out, _ = run_elementwise("minimum", [np.zeros(5, np.float32), x], "float32")
+    assert np.isnan(out[0])
+
+
+def test_out_views_and_untouched_neighbours(rng):
+    buf = np.full((6, 41), 7.0, np.float32)
+    out = buf[:, 1::2]                      # writes through a strided view
+    x = values((6, 20), "float32", rng, special=False)
+    tb.elementwise("neg", FT(out), [FT(x)], "float32")
+    np.testing.assert_array_equal(out, -x)
+    assert (buf[:, 0::2] == 7.0).all()
+    x = values((5, 3), "float64", rng)      # in place: out is the input
+    expected = np.exp(x)
+    tb.elementwise("exp", FT(x), [FT(x)], "float64")
+    assert_same(x, expected, "float64")
+
+
+def test_zero_dim_and_size_one_dims(rng):
+    x = np.array(2.5, np.float32)
+    out, expected = run_elementwise("sqrt", [x], "float32")
+    assert out.shape == () and out == np.float32(np.sqrt(2.5))
+    out, expected = run_elementwise("add", [x, np.ones((1, 3, 1), np.float32)], "float32")
+    assert_same(out, expected, "float32")
+    a = values((1, 5, 1, 7), "int64", rng)
+    out, expected = run_elementwise("mul", [a, values((5, 1), "int64", rng)], "int64")
+    assert out.shape == (1, 5, 5, 7)
+    assert_same(out, expected, "int64")
+
+
+def test_rank_past_max_rank(rng):
+    shape = (2, 3, 2, 2, 3, 2, 2, 3)        # rank 8; reversed memory order: no dims merge
+    a = layout(values(shape, "float32", rng), "transposed")
+    b = values(shape[3:], "float32", rng)   # broadcast over the 3 leading dims
+    out = layout(np.zeros(shape, np.float32), "sliced")
+    tb.elementwise("sub", FT(out), [FT(a), FT(b)], "float32")
+    assert_same(out, a - b, "float32")
+    c = np.broadcast_to(values((1,) * 7 + (3,), "bool", rng), shape)
+    out2, expected = run_elementwise("where", [c, a, b], "float32")
+    assert_same(out2, expected, "float32")
+
+
+def test_elementwise_rejects_unknown_names():
+    x = np.zeros(3, np.float32)
+    with pytest.raises(ValueError):
+        tb.elementwise("nope", FT(x), [FT(x)], "float32")
+    with pytest.raises(ValueError):
+        tb.elementwise("add", FT(x), [FT(x)], "float32")     # add is binary
+    with pytest.raises(TypeError):
+        tb.elementwise("add", FT(x), [FT(x), 1], "float32", alpha=2)
+
+
+# --------------------------------------------------------------------------- copy and fill
+@pytest.mark.parametrize("src_name", ALL)
+def test_copy_casts(src_name, rng):
+    src = values((5, 29), src_name, rng, special=False, lo=-100, hi=100)
+    if src_name in FLOATS:
+        src.reshape(-1)[:4] = np.array([-3.7, 3.7, -0.5, 0.5]).astype(np_dtype(src_name))
+    src = layout(src, "transposed")
+    for dst_name in ALL:
+        out = np.zeros((5, 29), np_dtype(dst_name))
+        tb.copy(FT(out), FT(src))
+        expected = cast_like_kernel(widen(src) if src_name == "bfloat16" and dst_name != "bfloat16" else src,
+                                    dst_name)
+        if dst_name == "bfloat16" and src_name not in ("float32", "bfloat16", "bool"):
+            expected = src.astype(np.float64).astype(BF16)   # one rounding, to nearest even
+        np.testing.assert_array_equal(widen(out), widen(expected), err_msg=f"{src_name} -> {dst_name}")
+
+
+def test_copy_rounding_to_16_bit_floats_is_nearest_even(rng):
+    x64 = rng.standard_normal(600) * 10.0 ** rng.integers(-45, 45, 600)
+    x64[:6] = [np.nan, np.inf, -np.inf, 3.5e38, -1e-300, 1.0 + 2 ** -8]
+    with np.errstate(over="ignore"):
+        x32 = x64.astype(np.float32)
+    for src in (x64, x32):
+        for dst in (BF16, np.dtype(np.float16)):
+            out = np.zeros(600, dst)
+            tb.copy(FT(out), FT(src))
+            with np.errstate(all="ignore"):
+                expected = src.astype(dst)
+            same = (out.view(np.uint16) == expected.view(np.uint16)) | (np.isnan(out) & np.isnan(expected))
+            assert same.all(), (src.dtype, dst, src[~same][:5])
+
+
+def test_copy_layouts(rng):
+    src = values((3, 1, 40), "float64", rng)
+    out = layout(np.zeros((2, 3, 5, 40), np.float32), "transposed")   # broadcast into a strided out
+    tb.copy(FT(out), FT(src))
+    assert_same(out, np.broadcast_to(src, out.shape).astype(np.float32), "float32")
+    scalar = np.array(-2.75, np.float64)
+    out = np.zeros((3, 50), np.int32)
+    tb.copy(FT(out), FT(scalar))
+    assert (out == -2).all()
+    out0 = np.zeros((), np.int8)
+    tb.copy(FT(out0), FT(np.array(300, np.int64)))
+    assert out0 == np.int8(44)
+    rev = np.arange(200, dtype=np.int16)[::-1]                        # a negative stride
+    out = np.zeros(200, np.int64)
+    tb.copy(FT(out), FT(rev))
+    np.testing.assert_array_equal(out, rev)
+    shape = (2, 2, 3, 2, 2, 3, 2, 2)
+    src8 = layout(values(shape, "int32", rng), "transposed")
+    out8 = layout(np.zeros(shape, np.float64), "sliced")
+    tb.copy(FT(out8), FT(src8))
+    np.testing.assert_array_equal(out8, src8)
+
+
+@pytest.mark.parametrize("name,value,expected", [
+    ("float32", 0.1, np.float32(0.1)), ("float64", 0.1, 0.1), ("float16", 1e9, np.inf),
+    ("bfloat16", 0.1, ml_dtypes.bfloat16(0.1)), ("float32", float("nan"), np.nan),
+    ("int64", 2 ** 40 + 3, 2 ** 40 + 3), ("int32", -3.9, -3), ("uint8", -1, 255), ("int8", 200, -56),
+    ("bool", 0.5, True), ("bool", 0, False), ("float64", True, 1.0), ("int16", True, 1),
+])
+def test_fill(name, value, expected):
+    buf = np.zeros((4, 70), np_dtype(name))
+    out = buf[:, ::2]
+    tb.fill(FT(out), value)
+    np.testing.assert_array_equal(widen(out), widen(np.full(out.shape, expected, np_dtype(name))))
+    assert (buf[:, 1::2] == 0).all()
+    zero_d = np.zeros((), np_dtype(name))
+    tb.fill(FT(zero_d), value)
+    np.testing.assert_array_equal(widen(zero_d), widen(np.array(expected, np_dtype(name))))
+
+
+# --------------------------------------------------------------------------- reductions
+NP_REDUCE = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}
+
+
+def reduce_compute(name):
+    return "int64" if name in INTS + ["bool"] else compute_of(name)
+
+
+def run_reduce(op, x, dims, out_name=None, compute=None):
+    out_name = out_name or ("int64" if x.dtype.kind in "biu" and op in ("sum", "prod") else x.dtype.name)
+    compute = compute or reduce_compute(x.dtype.name)
+    shape = tuple(s for d, s in enumerate(x.shape) if d not in dims)
+    out = np.full(shape, 99, np_dtype(out_name))
+    tb.reduce(op, FT(out), FT(x), dims, compute)
+    with np.errstate(all="ignore"):
+        ref = NP_REDUCE[op](widen(x).astype(np_dtype(compute)), axis=tuple(dims)) if dims else \
+            widen(x).astype(np_dtype(compute))
+    return out, cast_like_kernel(ref, out_name), out_name
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "amax", "amin"])
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "int32", "int64", "bool", "uint8"])
+def test_reduce_ops_and_dtypes(op, name, rng):
+    x = layout(values((6, 5, 7), name, rng, special=False), "transposed")
+    if op == "prod" and name in FLOATS:
+        x = (x.astype(np.float64) / 4 + 1).astype(x.dtype)   # keep products finite
+    for dims in [(1,), (0, 2), (0, 1, 2)]:
+        out, expected, out_name = run_reduce(op, x, dims)
+        assert_same(out, expected, out_name, rtol={"float16": 4e-3, "bfloat16": 2e-2}.get(out_name))
+
+
+@pytest.mark.parametrize("op", ["amax", "amin", "sum"])
+def test_reduce_nan_propagates(op, rng):
+    x = values((4, 40), "float32", rng, special=False)
+    x[1, 7] = np.nan
+    x[3, 39] = np.nan
+    out, expected, _ = run_reduce(op, x, (1,))
+    assert np.isnan(out[1]) and np.isnan(out[3]) and not np.isnan(out[[0, 2]]).any()
+    assert_same(out, expected, "float32", rtol=1e-5)
+    x[2, 3] = np.inf
+    out, _, _ = run_reduce(op, x, (0, 1))
+    assert np.isnan(out)
+
+
+def test_reduce_layouts_and_split_paths(rng):
+    cases = [
+        ((3, 500), (1,), "contiguous"),   # few outputs, long rows: two passes over chunks
+        ((500, 7), (0,), "contiguous"),   # kept dim contiguous (column sums), chunked
+        ((9, 300), (1,), "transposed"),
+        ((40, 33), (0,), "sliced"),
+        ((2, 3, 4, 5), (0, 2), "transposed"),
+        ((1, 7, 1), (0, 2), "contiguous"),   # size-1 dims only reduced
+        ((5, 1, 4), (1,), "contiguous"),
+    ]
+    for shape, dims, how in cases:
+        x = layout(values(shape, "float64", rng, special=False), how)
+        out, expected, _ = run_reduce("sum", x, dims)
+        assert_same(out, expected, "float64", rtol=1e-12)
+    x = np.broadcast_to(values((1, 50), "float32", rng, special=False), (30, 50))   # stride 0
+    out, expected, _ = run_reduce("sum", x, (0,))
+    assert_same(out, expected, "float32", rtol=1e-5)
+
+
+def test_reduce_is_deterministic(rng):
+    x = values((3, 2000), "float32", rng, special=False)
+    outs = [run_reduce("sum", x, (0, 1))[0] for _ in range(2)]
+    assert outs[0].tobytes() == outs[1].tobytes()
+    np.testing.assert_allclose(outs[0], x.astype(np.float64).sum(), rtol=1e-5)
+
+
+def test_reduce_edge_cases(rng):
+    x = values((3, 0, 4), "float32", rng)
+    out, _, _ = run_reduce("sum", x, (1,))
+    assert out.shape == (3, 4) and (out == 0).all()
+    out, _, _ = run_reduce("prod", x, (1,))
+    assert (out == 1).all()
+    with pytest.raises(ValueError):
+        run_reduce("amax", x, (1,))
+    z = np.array(3.5, np.float16)                          # 0-d input, no dims
+    out, expected, _ = run_reduce("sum", z, ())
+    assert out.shape == () and out == np.float16(3.5)
+    x = layout(values((4, 6), "int32", rng), "transposed")  # no dims: a cast copy
+    out, expected, _ = run_reduce("sum", x, ())
+    assert_same(out, expected, "int64")
+    out, expected, _ = run_reduce("sum", values((7,), "float16", rng), (0,), out_name="float64", compute="float64")
+    assert_same(out, expected, "float64")
+
+
+def test_reduce_rank_past_max_rank(rng):
+    # Strides 1, 3, 9 ... on dims of size 2 never merge: 7 reduced dims, then 7 kept dims.
+    buf = values((3 * 3 ** 7,), "float32", rng, special=False)
+    strides = tuple(3 ** i * 4 for i in range(7))
+    x = np.lib.stride_tricks.as_strided(buf, (3,) + (2,) * 7, (3 ** 7 * 4,) + strides)
+    out, expected, _ = run_reduce("sum", x, tuple(range(1, 8)))
+    assert_same(out, expected, "float32", rtol=1e-5)
+    x = np.lib.stride_tricks.as_strided(buf, (2,) * 7 + (3,), strides + (3 ** 7 * 4,))
+    out, expected, _ = run_reduce("amax", x, (7,))
+    assert_same(out, expected, "float32")
+    out, expected, _ = run_reduce("prod", x, (0, 2, 4, 7))
+    assert_same(out, expected, "float32", rtol=1e-5)
+
+
+# --------------------------------------------------------------------------- random
+def run_random(shape, kind, seed, offset, a, b, name="float32", how="contiguous"):
+    out = layout(np.zeros(shape, np_dtype(name)), how)
+    tb.random(FT(out), kind, seed, offset, a, b)
+    return out
+
+
+@pytest.mark.parametrize("name", FLOATS)
+def test_random_distributions(name):
+    u = widen(run_random((2048,), "uniform", 7, 0, -2.0, 3.0, name)).astype(np.float64)
+    assert u.min() >= -2.0 and u.max() <= 3.0 and abs(u.mean() - 0.5) < 0.15
+    assert abs(u.std() - 5 / math.sqrt(12)) < 0.1
+    n = widen(run_random((2048,), "normal", 7, 0, 1.5, 2.0, name)).astype(np.float64)
+    assert abs(n.mean() - 1.5) < 0.15 and abs(n.std() - 2.0) < 0.15
+    if name in ("float32", "float64"):
+        assert len(np.unique(n)) == n.size
+
+
+def test_random_stream_positions():
+    base = run_random((700,), "normal", 42, 0, 0.0, 1.0)
+    np.testing.assert_array_equal(base, run_random((700,), "normal", 42, 0, 0.0, 1.0))
+    assert not np.array_equal(base, run_random((700,), "normal", 43, 0, 0.0, 1.0))
+    for shift in (4, 1, 7):   # element i draws from stream position offset + i
+        shifted = run_random((700 - shift,), "normal", 42, shift, 0.0, 1.0)
+        np.testing.assert_array_equal(shifted, base[shift:])
+    big = run_random((64,), "uniform", 42, 2 ** 34 + 4, 0.0, 1.0)   # counters past 32 bits
+    assert 0 <= big.min() and big.max() < 1 and len(np.unique(big)) == 64
+
+
+def test_random_layouts():
+    shape = (2, 3, 2, 3, 2, 3, 2, 3)
+    flat = run_random(shape, "uniform", 5, 12, 0.0, 1.0, "float64")
+    for how in ("transposed", "sliced"):   # position i goes to row-major element i
+        np.testing.assert_array_equal(run_random(shape, "uniform", 5, 12, 0.0, 1.0, "float64", how), flat)
+    zero_d = run_random((), "normal", 5, 12, 0.0, 1.0, "float64")
+    assert zero_d == flat.reshape(-1)[0] or np.isfinite(zero_d)
+    with pytest.raises(TypeError):
+        run_random((3,), "uniform", 5, 0, 0.0, 1.0, "int32")
+
+
+# --------------------------------------------------------------------------- compiled for a GPU
+_COMPILE_SCRIPT = r'''
+import os, sys
+import numpy as np
+from triton.backends.compiler import GPUTarget
+from triton.runtime.driver import driver
+
+
+class TargetOnlyDriver:   # no GPU needed: compile for sm_90, launch nothing
+    def get_current_target(self):
+        return GPUTarget("cuda", 90, 32)
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+
+driver.set_active(TargetOnlyDriver())
+from tritensor.backends import triton as tb
+
+count = [0]
+
+
+def warmup(kernel, grid, *args, **meta):
+    compiled = kernel.warmup(*args, grid=grid, **meta)
+    assert "cubin" in compiled.asm
+    count[0] += 1
+
+
+def host_scratch(like, shape, dtype):
+    buffer = tb._HostBuffer(max(tb._prod(shape) * dtype.itemsize, 1))
+    return tb._View(shape, tb._contiguous_strides(shape), 0, buffer, dtype)
+
+
+tb._run, tb._scratch = warmup, host_scratch
+''' + "\n".join(__import__("inspect").getsource(c) for c in (FakeDType, FakeStorage, FT)) + r'''
+_D = {}
+
+
+def fake_dtype(name):
+    return _D.setdefault(name, FakeDType(name))
+
+
+def np_dtype(name):
+    import ml_dtypes
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+
+
+def T(shape, name, transposed=False):
+    a = np.zeros(shape[::-1] if transposed else shape, np_dtype(name))
+    return FT(a.T if transposed else a)
+
+
+k = tb._kernels()
+for fn in k.elementwise.UNARY:   # every FN once, plus the integer and float64 flavours
+    tb.elementwise(fn, T((5, 40), "float32"), [T((5, 40), "float32", True)], "float32")
+for fn, c in [("neg", "int64"), ("abs", "int8"), ("relu", "uint8"), ("identity", "bool"), ("tanh", "float64")]:
+    tb.elementwise(fn, T((5, 40), c), [T((5, 40), c, True)], c)
+tb.elementwise("exp", T((64,), "bfloat16"), [T((64,), "float16")], "float32")
+for fn in k.elementwise.BINARY:
+    out = "bool" if fn in ("eq", "ne", "lt", "le", "gt", "ge") else "float32"
+    tb.elementwise(fn, T((5, 40), out), [T((5, 40), "float32"), T((40,), "float32")], "float32")
+for fn, c in [("pow", "int32"), ("pow", "uint8"), ("pow", "float64"), ("add", "bool"), ("maximum", "int64"),
+              ("lt", "int8"), ("relu_backward", "int64")]:
+    out = "bool" if fn == "lt" else c
+    tb.elementwise(fn, T((5, 40), out), [T((5, 40), c), T((40,), c)], c)
+tb.elementwise("mul", T((5, 40), "float64"), [2.5, T((5, 40), "float64", True)], "float64")
+tb.elementwise("sub", T((5, 40), "int64"), [T((5, 40), "int32", True), 3], "int64")
+tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")
+tb.elementwise("where", T((5, 40), "int64"), [T((5, 1), "bool"), 1, True], "int64")
+for s, d in [("bool", "bfloat16"), ("uint8", "float64"), ("int64", "int8"), ("float16", "bool"),
+             ("bfloat16", "int32"), ("float32", "bfloat16"), ("float64", "float16"), ("float64", "bfloat16"),
+             ("bfloat16", "float64")]:
+    tb.copy(T((5, 40), d), T((5, 40), s, True))
+for d, v in [("bfloat16", 1.5), ("int16", 3), ("bool", True)]:
+    tb.fill(T((5, 40), d, True), v)
+for op, name, c in [("sum", "float32", "float32"), ("prod", "float64", "float64"), ("amax", "bfloat16", "float32"),
+                    ("amin", "int32", "int64"), ("sum", "bool", "int64")]:
+    out = "int64" if c == "int64" else name
+    tb.reduce(op, T((7,), out), T((7, 5000), name), (1,), c)       # rows, two passes
+    tb.reduce(op, T((3000,), out), T((70, 3000), name), (0,), c)   # columns
+for name in FLOATS:
+    tb.random(T((5, 40), name, True), "normal" if name != "float16" else "uniform", 123, 2 ** 33 + 4, -1.0, 2.0)
+tb.random(T((64,), "float32"), "uniform", 123, 5, 0.0, 1.0)
+for r in range(1, 9):   # every rank a launch can have
+    shape = ((2, 3) * 4)[:r]
+    tb.elementwise("add", T(shape, "float32", True), [T(shape, "float32"), T(shape[1:], "float32", True)], "float32")
+    tb.copy(T(shape, "float32", True), T(shape, "float64"))
+    tb.reduce("sum", T(shape[1:], "float32"), T(shape, "float32", True), (0,), "float32")
+print("compiled", count[0])
+'''
+
+
+@pytest.mark.skipif(os.environ.get("TRITENSOR_COMPILE_CHECK", "1") == "0", reason="TRITENSOR_COMPILE_CHECK=0")
+def test_kernels_compile_for_sm90(tmp_path):
+    """The interpreter runs Python: some errors only show when Triton compiles (constexpr rules,
+    what tl.reduce accepts, tl.dot block sizes ...). Compile a representative set of launch
+    variants to sm_90 cubin in a fresh process (kernels here are already interpreted), no GPU needed."""
+    import subprocess
+    import sys
+    try:
+        import triton.backends.nvidia as nvidia
+    except ImportError:
+        pytest.skip("this Triton build has no NVIDIA backend")
+    if not os.path.exists(os.path.join(os.path.dirname(nvidia.__file__), "bin", "ptxas")):
+        pytest.skip("this Triton build has no bundled ptxas")
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITENSOR_EMULATE_CUDA")}
+    env["TRITON_CACHE_DIR"] = str(tmp_path)
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    done = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "compiled" in done.stdout

@@ -1,0 +1,515 @@
+"""The Triton launchers: they turn tensors into pointers, shapes and strides and call kernels/.
+
+From a tensor a launcher uses only ``shape``, ``stride()``, ``_offset``, ``_storage.data_ptr()``,
+``dtype`` (``name``, ``itemsize``, ``is_floating_point``) and ``numel()``; kernel pointers come
+from ``runtime.launch.pointer``. Every launcher
+
+- returns at once for a zero-size output (no kernel is launched);
+- broadcasts each input's strides to the output's shape (stride 0 on broadcast dims) and reads
+  every operand in place, whatever its strides;
+- coalesces dims across all operands (size-1 dims dropped, neighbours merged where every operand
+  is contiguous across them), so contiguous tensors become rank 1 with stride 1, a value Triton
+  specialises to a constant and vectorizes;
+- passes at most ``MAX_RANK`` dims per launch, looping in Python over leading dims beyond that
+  (each piece gets pointers offset to its first element).
+
+Compute dtypes arrive as tritensor dtype names. Two of them compute in a wider type (the result
+is the same as computing in the named type and rounding once): ``bool`` computes in int32 with
+0/1 values (Triton's int1 arithmetic wraps: True + True would be False), and ``float16`` /
+``bfloat16`` compute in float32 (Triton's math functions take only float32/float64).
+
+Reductions with few outputs and a long reduced range run in two deterministic passes through a
+scratch buffer (``_scratch``: the caching allocator on a GPU, host memory under the interpreter).
+
+Dtype objects handed to Triton (``tensor.dtype``) must be long-lived singletons: Triton caches a
+pointer argument's type by ``id(arg.dtype)``, so a dtype object created per call can be mistaken
+for a dead one of another type that had the same id.
+
+The kernel modules are imported on first use, not with this module: Triton decides between
+compiled and interpreted kernels when they are decorated, and the runtime sets
+``TRITON_INTERPRET`` (emulated device) before the first launch.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+import os
+import struct
+
+import numpy as np
+
+from ..runtime.launch import pointer
+
+MAX_RANK = 6   # dims per launch (kernels/strided.py says the same)
+
+# Launch settings. On a GPU: 1024-element blocks for the memory-bound elementwise kernels, reduction
+# tiles of 4096 elements. Under the interpreter every program costs ~0.35 ms of Python, so small
+# blocks keep the test shapes (a few hundred elements) crossing block boundaries with few programs.
+GPU_SETTINGS = {
+    "elementwise_block": 1024, "elementwise_warps": 4,
+    "copy_block": 1024, "copy_warps": 4,
+    "random_block": 1024, "random_warps": 4,
+    "reduce_tile": 4096,            # elements of one [BLOCK_OUT, BLOCK_RED] tile
+    "reduce_max_block_out": 256,    # kept-contiguous tiles are at least this wide in BLOCK_OUT
+    "reduce_warps": 8,
+    "reduce_target_programs": 528,  # split the reduced range when fewer programs than this ...
+    "reduce_min_iters": 4,          # ... into chunks of at least this many tiles
+}
+INTERPRETER_SETTINGS = {
+    "elementwise_block": 128, "elementwise_warps": 4,
+    "copy_block": 128, "copy_warps": 4,
+    "random_block": 128, "random_warps": 4,
+    "reduce_tile": 64,
+    "reduce_max_block_out": 16,
+    "reduce_warps": 4,
+    "reduce_target_programs": 4,
+    "reduce_min_iters": 2,
+}
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def settings() -> dict:
+    return INTERPRETER_SETTINGS if interpreting() else GPU_SETTINGS
+
+
+# --------------------------------------------------------------------------- lazy kernel import
+class _Kernels:
+    pass
+
+
+_K = None
+
+
+def _kernels():
+    global _K
+    if _K is None:
+        import triton.language as tl
+
+        from tritensor.kernels import copy as copy_k
+        from tritensor.kernels import elementwise as ew_k
+        from tritensor.kernels import random as random_k
+        from tritensor.kernels import reduce as reduce_k
+        from tritensor.kernels.strided import MAX_RANK as kernel_max_rank
+        assert kernel_max_rank == MAX_RANK
+        k = _Kernels()
+        k.tl, k.elementwise, k.copy, k.reduce, k.random = tl, ew_k, copy_k, reduce_k, random_k
+        k.compute = {
+            "bool": tl.int32, "uint8": tl.uint8, "int8": tl.int8, "int16": tl.int16,
+            "int32": tl.int32, "int64": tl.int64, "float16": tl.float32, "bfloat16": tl.float32,
+            "float32": tl.float32, "float64": tl.float64,
+        }
+        _K = k
+    return _K
+
+
+def _run(kernel, grid, *args, **meta):
+    if interpreting():
+        # The interpreter computes with NumPy: inf/nan arithmetic is expected, not worth a warning.
+        with np.errstate(all="ignore"):
+            kernel[grid](*args, **meta)
+    else:
+        kernel[grid](*args, **meta)
+
+
+# --------------------------------------------------------------------------- shapes and strides
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def _next_pow2(n):
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+def _prod(xs):
+    return math.prod(int(x) for x in xs)
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(int(s), 1)
+    return tuple(reversed(strides))
+
+
+def _is_tensor(x):
+    return not isinstance(x, (numbers.Number, np.generic))
+
+
+def broadcast_strides(t, out_shape):
+    """``t``'s strides for reading it as ``out_shape`` (right-aligned; stride 0 on new and size-1 dims)."""
+    shape, strides = tuple(t.shape), tuple(t.stride())
+    lead = len(out_shape) - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot broadcast shape {shape} to {tuple(out_shape)}")
+    result = []
+    for j, size in enumerate(out_shape):
+        i = j - lead
+        if i < 0 or (shape[i] == 1 and size != 1):
+            result.append(0)
+        elif shape[i] == size:
+            result.append(int(strides[i]))
+        else:
+            raise ValueError(f"cannot broadcast shape {shape} to {tuple(out_shape)}")
+    return tuple(result)
+
+
+def coalesce(shape, strides_list):
+    """Drop size-1 dims and merge dims i, i+1 wherever every operand has
+    stride[i] == stride[i+1] * shape[i+1]. Returns (shape, [strides per operand]); row-major
+    order is preserved, so a linear index means the same element before and after."""
+    new_shape, new_strides = [], [[] for _ in strides_list]
+    for d, size in enumerate(shape):
+        size = int(size)
+        if size == 1:
+            continue
+        if new_shape and all(ns[-1] == int(s[d]) * size for ns, s in zip(new_strides, strides_list)):
+            new_shape[-1] *= size
+            for ns, s in zip(new_strides, strides_list):
+                ns[-1] = int(s[d])
+        else:
+            new_shape.append(size)
+            for ns, s in zip(new_strides, strides_list):
+                ns.append(int(s[d]))
+    return new_shape, new_strides
+
+
+def pieces(shape, strides_list):
+    """Split a coalesced problem into launches of rank 1..MAX_RANK. Yields
+    (shape, [strides per operand], [element offset per operand], linear index of the first element)."""
+    if not shape:   # 0-d (or all size-1): one element
+        yield (1,), [(0,) for _ in strides_list], [0] * len(strides_list), 0
+        return
+    lead = len(shape) - MAX_RANK
+    if lead <= 0:
+        yield tuple(shape), [tuple(s) for s in strides_list], [0] * len(strides_list), 0
+        return
+    inner_shape = tuple(shape[lead:])
+    inner_strides = [tuple(s[lead:]) for s in strides_list]
+    inner_n = _prod(inner_shape)
+    for linear, idx in enumerate(itertools.product(*(range(s) for s in shape[:lead]))):
+        offsets = [sum(i * st for i, st in zip(idx, s[:lead])) for s in strides_list]
+        yield inner_shape, inner_strides, offsets, linear * inner_n
+
+
+# --------------------------------------------------------------------------- scalars
+INT_SCALAR, FLOAT_SCALAR = 1, 2   # operand kinds; 0 is a tensor
+
+
+def _float_bits(v):
+    """The int64 bit pattern of float64(v): Triton would type a Python float argument float32."""
+    return struct.unpack("<q", struct.pack("<d", float(v)))[0]
+
+
+def _scalar_arg(v):
+    if isinstance(v, (bool, np.bool_)):
+        return INT_SCALAR, int(bool(v))
+    if isinstance(v, numbers.Integral):
+        return INT_SCALAR, int(v)
+    if isinstance(v, numbers.Real):
+        return FLOAT_SCALAR, _float_bits(v)
+    raise TypeError(f"unsupported scalar operand {v!r} of type {type(v).__name__}")
+
+
+# --------------------------------------------------------------------------- scratch memory
+class _DType:
+    """A dtype stand-in for scratch buffers in a compute dtype. Get one with ``_dtype(name)``:
+    Triton's argument specialization caches a pointer's type by ``id(arg.dtype)``, so dtype
+    objects must live forever (one per name), never be created per call."""
+    _ITEMSIZE = {"bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8,
+                 "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+
+    def __init__(self, name):
+        self.name = name
+        self.itemsize = self._ITEMSIZE[name]
+        self.is_floating_point = name.startswith(("float", "bfloat"))
+
+    def __str__(self):
+        return f"tritensor.{self.name}"
+
+
+_DTYPES: dict = {}
+
+
+def _dtype(name):
+    d = _DTYPES.get(name)
+    if d is None:
+        d = _DTYPES[name] = _DType(name)
+    return d
+
+
+class _HostBuffer:
+    def __init__(self, nbytes):
+        raw = np.empty(nbytes + 256, dtype=np.uint8)
+        start = (-raw.ctypes.data) % 256
+        self.host = raw[start:start + nbytes]
+        self._ptr = raw.ctypes.data + start
+
+    def data_ptr(self):
+        return self._ptr
+
+
+class _View:
+    """Just what the launchers read from a tensor: for scratch buffers and permuted views."""
+
+    def __init__(self, shape, strides, offset, storage, dtype):
+        self.shape = tuple(int(s) for s in shape)
+        self._strides = tuple(int(s) for s in strides)
+        self._offset = int(offset)
+        self._storage = storage
+        self.dtype = dtype
+
+    def stride(self):
+        return self._strides
+
+    def numel(self):
+        return _prod(self.shape)
+
+
+def _scratch(like, shape, dtype):
+    """A contiguous buffer on ``like``'s device (host memory under the interpreter)."""
+    nbytes = max(_prod(shape) * dtype.itemsize, 1)
+    if interpreting():
+        storage = _HostBuffer(nbytes)
+    else:
+        from ..runtime.storage import Storage
+        storage = Storage(nbytes, like._storage.device)
+    return _View(shape, _contiguous_strides(shape), 0, storage, dtype)
+
+
+# --------------------------------------------------------------------------- elementwise
+def elementwise(fn, out, inputs, compute, **scalars):
+    """out[...] = FN(*inputs), computed in dtype ``compute`` (a dtype name) and cast to out's dtype.
+
+    ``inputs``: 1-3 operands, each a tensor broadcastable to ``out.shape`` or a Python
+    bool/int/float (passed as a kernel scalar). ``out`` may have any strides (in-place ops write
+    through views). ``fn`` names a function of kernels/elementwise.py (UNARY, BINARY, TERNARY).
+    No FN takes extra scalar attributes yet: passing any is an error.
+    """
+    if scalars:
+        raise TypeError(f"elementwise({fn!r}): unexpected attributes {sorted(scalars)}")
+    k = _kernels()
+    inputs = list(inputs)
+    table = {1: k.elementwise.UNARY, 2: k.elementwise.BINARY, 3: k.elementwise.TERNARY}.get(len(inputs))
+    if table is None or fn not in table:
+        raise ValueError(f"elementwise: no {len(inputs)}-operand function named {fn!r}")
+    if not any(_is_tensor(x) for x in inputs):
+        raise ValueError(f"elementwise({fn!r}): at least one operand must be a tensor")
+    if out.numel() == 0:
+        return
+    out_shape = tuple(out.shape)
+    tensors = [x for x in inputs if _is_tensor(x)]
+    strides = [tuple(out.stride())] + [broadcast_strides(x, out_shape) for x in tensors]
+    shape, strides = coalesce(out_shape, strides)
+    # operand kind (0 tensor, 1 int, 2 float bits) and scalar value, per input
+    kinds = [(0, 0) if _is_tensor(x) else _scalar_arg(x) for x in inputs]
+    if len(inputs) == 1 and kinds[0][0] != 0:
+        raise ValueError(f"elementwise({fn!r}): the operand must be a tensor")
+    kernel = {1: k.elementwise.unary_kernel, 2: k.elementwise.binary_kernel,
+              3: k.elementwise.ternary_kernel}[len(inputs)]
+    cfg = settings()
+    block = cfg["elementwise_block"]
+    meta = dict(FN=table[fn], COMPUTE=k.compute[compute], BLOCK=block, num_warps=cfg["elementwise_warps"])
+    if len(inputs) > 1:
+        meta.update(zip(("A_KIND", "B_KIND", "C_KIND"), (kind for kind, _ in kinds)))
+    for p_shape, p_strides, p_offsets, _ in pieces(shape, strides):
+        n = _prod(p_shape)
+        out_ptr = pointer(out, p_offsets[0])
+        operands, operand_strides = [], []
+        t = 1   # index of the next tensor operand in p_strides / p_offsets
+        for x, (kind, value) in zip(inputs, kinds):
+            if kind == 0:
+                operands += [pointer(x, p_offsets[t])] + ([0] if len(inputs) > 1 else [])
+                operand_strides.append(p_strides[t])
+                t += 1
+            else:   # a scalar: the pointer slot is unused (any pointer will do)
+                operands += [out_ptr, value]
+                operand_strides.append((0,) * len(p_shape))
+        _run(kernel, (_cdiv(n, block),), out_ptr, *operands, n, p_shape, p_strides[0], *operand_strides,
+             RANK=len(p_shape), **meta)
+
+
+# --------------------------------------------------------------------------- copy and fill
+def copy(out, src):
+    """out[...] = src (broadcast to out.shape, cast to out's dtype); both may have any strides.
+    float -> int truncates toward zero, anything -> bool is != 0, bool -> number is 0/1."""
+    if not _is_tensor(src):
+        return fill(out, src)
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    out_shape = tuple(out.shape)
+    shape, strides = coalesce(out_shape, [tuple(out.stride()), broadcast_strides(src, out_shape)])
+    cfg = settings()
+    block = cfg["copy_block"]
+    for p_shape, p_strides, p_offsets, _ in pieces(shape, strides):
+        n = _prod(p_shape)
+        _run(k.copy.copy_kernel, (_cdiv(n, block),), pointer(out, p_offsets[0]), pointer(src, p_offsets[1]),
+             n, p_shape, p_strides[0], p_strides[1], RANK=len(p_shape), BLOCK=block,
+             num_warps=cfg["copy_warps"])
+
+
+def _fill_arg(dtype, value):
+    """(kind, kernel argument) storing ``value`` into a tensor of ``dtype`` as torch's fill_ does."""
+    if dtype.name == "bool":
+        return INT_SCALAR, int(bool(value))
+    if dtype.is_floating_point:
+        return FLOAT_SCALAR, _float_bits(value)
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    else:
+        v = float(value)
+        v = int(v) if math.isfinite(v) else 0     # truncate toward zero; nan/inf have no integer
+    bits = dtype.itemsize * 8
+    v &= (1 << bits) - 1                            # wrap into the dtype's range like a C cast
+    if dtype.name != "uint8" and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return INT_SCALAR, v
+
+
+def fill(out, value):
+    """out[...] = value (a Python bool/int/float); ``out`` may have any strides."""
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    kind, arg = _fill_arg(out.dtype, value)
+    shape, strides = coalesce(tuple(out.shape), [tuple(out.stride())])
+    cfg = settings()
+    block = cfg["copy_block"]
+    for p_shape, p_strides, p_offsets, _ in pieces(shape, strides):
+        n = _prod(p_shape)
+        _run(k.copy.fill_kernel, (_cdiv(n, block),), pointer(out, p_offsets[0]), arg, n, p_shape,
+             p_strides[0], KIND=kind, RANK=len(p_shape), BLOCK=block, num_warps=cfg["copy_warps"])
+
+
+# --------------------------------------------------------------------------- reductions
+_STORAGE_OF_COMPUTE = {"bool": "int32", "float16": "float32", "bfloat16": "float32"}
+
+
+def _identity(op, compute):
+    if op == "sum":
+        return 0
+    if op == "prod":
+        return 1
+    name = _STORAGE_OF_COMPUTE.get(compute, compute)
+    if name.startswith("float"):
+        return float("-inf") if op == "amax" else float("inf")
+    info = np.iinfo(name)
+    return int(info.min) if op == "amax" else int(info.max)
+
+
+def reduce(op, out, x, dims, compute):
+    """out = OP of x over ``dims`` (sorted non-negative ints; empty = a cast copy; all = a 0-d out),
+    op in sum/prod/amax/amin, accumulated in dtype ``compute``. ``out`` is contiguous with x's
+    shape minus ``dims``; x may have any strides and is read in place. Deterministic: no atomics,
+    every run adds in the same order. An empty reduced range gives the identity (0 / 1); amax/amin
+    of an empty range is an error the caller raises first."""
+    if op not in ("sum", "prod", "amax", "amin"):
+        raise ValueError(f"reduce: unknown op {op!r}")
+    dims = tuple(sorted({int(d) for d in dims}))
+    xshape, xstrides = tuple(int(s) for s in x.shape), tuple(int(s) for s in x.stride())
+    kept = [d for d in range(len(xshape)) if d not in dims]
+    kept_shape = tuple(xshape[d] for d in kept)
+    if tuple(out.shape) != kept_shape:
+        raise ValueError(f"reduce: out has shape {tuple(out.shape)}, expected {kept_shape}")
+    n_out = _prod(kept_shape)
+    if n_out == 0:
+        return
+    if any(st != cs for st, cs, s in zip(out.stride(), _contiguous_strides(kept_shape), kept_shape) if s != 1):
+        raise ValueError("reduce: out must be contiguous")
+    R = _prod(xshape[d] for d in dims)
+    if R == 0:
+        if op in ("amax", "amin"):
+            raise ValueError(f"reduce: {op} of an empty range has no identity")
+        return fill(out, 0 if op == "sum" else 1)
+    kshape, (kstrides,) = coalesce([xshape[d] for d in kept], [[xstrides[d] for d in kept]])
+    # Reduced dims in order of decreasing stride: the innermost reduced index walks memory fastest.
+    red = sorted((d for d in dims if xshape[d] != 1), key=lambda d: -abs(xstrides[d]))
+    rshape, (rstrides,) = coalesce([xshape[d] for d in red], [[xstrides[d] for d in red]])
+    if len(kshape) > MAX_RANK or len(rshape) > MAX_RANK:
+        # Too many dims for one launch: copy x once, kept dims first, reduced dims last, so that
+        # each group is one contiguous run.
+        perm = kept + red
+        view = _View([xshape[d] for d in perm], [xstrides[d] for d in perm], x._offset, x._storage, x.dtype)
+        x = _scratch(x, view.shape, x.dtype)
+        copy(x, view)
+        kshape, kstrides = ([n_out], [R]) if n_out > 1 else ([], [])
+        rshape, rstrides = ([R], [1]) if R > 1 else ([], [])
+    _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute)
+
+
+def _reduce_blocks(n_out, R, kinner, rinner, cfg):
+    """(BLOCK_OUT, BLOCK_RED) for a [kept, reduced] problem: the tile's long side is the index
+    that walks memory fastest (smallest stride), so that loads are coalesced."""
+    tile = cfg["reduce_tile"]
+    if kinner < rinner:   # kept index contiguous (e.g. column sums)
+        block_red = min(_next_pow2(R), max(1, tile // cfg["reduce_max_block_out"]))
+        block_out = min(_next_pow2(n_out), max(1, tile // block_red))
+    else:                 # reduced index contiguous (e.g. row sums)
+        block_red = min(_next_pow2(R), tile)
+        block_out = min(_next_pow2(n_out), max(1, tile // block_red))
+    return block_out, block_red
+
+
+def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute):
+    k = _kernels()
+    cfg = settings()
+    compute_tl = k.compute[compute]
+    ident = _identity(op, compute)
+    kinner = abs(kstrides[-1]) if kshape else math.inf
+    rinner = abs(rstrides[-1]) if rshape else math.inf
+    kshape, kstrides = (tuple(kshape), tuple(kstrides)) if kshape else ((1,), (0,))
+    rshape, rstrides = (tuple(rshape), tuple(rstrides)) if rshape else ((1,), (0,))
+    block_out, block_red = _reduce_blocks(n_out, R, kinner, rinner, cfg)
+    n_blocks = _cdiv(n_out, block_out)
+    chunks, chunk = 1, R
+    if n_blocks < cfg["reduce_target_programs"] and R > block_red * cfg["reduce_min_iters"]:
+        chunks = min(_cdiv(R, block_red * cfg["reduce_min_iters"]), _cdiv(cfg["reduce_target_programs"], n_blocks))
+        chunk = _cdiv(_cdiv(R, chunks), block_red) * block_red
+        chunks = _cdiv(R, chunk)
+    meta = dict(OP=op, IDENTITY=ident, COMPUTE=compute_tl, num_warps=cfg["reduce_warps"])
+    if chunks == 1:
+        _run(k.reduce.reduce_kernel, (n_blocks, 1), pointer(x), pointer(out), n_out, R, R,
+             kshape, kstrides, rshape, rstrides, 1, 0, KRANK=len(kshape), RRANK=len(rshape),
+             BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta)
+        return
+    # Pass 1: partial[k, c] = OP over chunk c of x[k, :]. Pass 2: out[k] = OP over c of partial[k, c].
+    partial = _scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
+    _run(k.reduce.reduce_kernel, (n_blocks, chunks), pointer(x), pointer(partial), n_out, R, chunk,
+         kshape, kstrides, rshape, rstrides, chunks, 1, KRANK=len(kshape), RRANK=len(rshape),
+         BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta)
+    block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg)
+    _run(k.reduce.reduce_kernel, (_cdiv(n_out, block_out), 1), pointer(partial), pointer(out), n_out,
+         chunks, chunks, (n_out,), (chunks,), (chunks,), (1,), 1, 0, KRANK=1, RRANK=1,
+         BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta)
+
+
+# --------------------------------------------------------------------------- random
+def random(out, kind, seed, offset, a, b):
+    """Fill ``out`` (float dtype, any strides) from Philox stream (seed, offset): the element at
+    row-major position i gets the number at stream position offset + i. kind "uniform": U[a, b);
+    "normal": mean a, std b. The caller advances its offset past numel numbers."""
+    if kind not in ("uniform", "normal"):
+        raise ValueError(f"random: unknown kind {kind!r}")
+    if not out.dtype.is_floating_point:
+        raise TypeError(f"random: {kind} needs a floating point tensor, got {out.dtype}")
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    tl = k.tl
+    compute = tl.float64 if out.dtype.name == "float64" else tl.float32
+    shape, strides = coalesce(tuple(out.shape), [tuple(out.stride())])
+    cfg = settings()
+    block = max(4, cfg["random_block"])
+    seed, offset = int(seed), int(offset)
+    for p_shape, p_strides, p_offsets, base in pieces(shape, strides):
+        n = _prod(p_shape)
+        start = offset + base    # stream position of this piece's first element
+        _run(k.random.random_kernel, (_cdiv(n + start % 4, block),), pointer(out, p_offsets[0]), n, seed,
+             start // 4, _float_bits(a), _float_bits(b), p_shape, p_strides[0], SHIFT=start % 4,
+             NORMAL=(kind == "normal"), COMPUTE=compute, RANK=len(p_shape), BLOCK=block,
+             num_warps=cfg["random_warps"])
