@@ -98,7 +98,7 @@ def main(argv=None):
     print(" | ".join(cols))
     for r in rows:
         r["of copy BW"] = r["tritensor GB/s"] / floor
-        print(" | ".join(f"{r[c]:.2f}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols))
+        print(" | ".join(f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols))
     return 0
 
 

@@ -27,7 +27,7 @@ def main() -> int:
     import numpy as np
 
     import tritensor as tt
-    print(f"tritensor {tt.__version__}: cuda is {kind}: {tt.cuda.get_device_name()}")
+    print(f"tritensor {tt.__version__}; cuda: {tt.cuda.get_device_name()} ({kind})")
     tt.manual_seed(0)
     x_cpu = tt.randn(64, 33, requires_grad=True)
     w_cpu = tt.randn(33, requires_grad=True)
