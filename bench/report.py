@@ -68,11 +68,48 @@ def cases(n, m):
     ]
 
 
+def reduction_cases(n, m, softmax_rows=4096, softmax_cols=(1024, 4096, 16384)):
+    """Issue 4: the sum of n float32 values (the report's default --reduce-numel is 2**28), row and
+    column sums of an m x m matrix (16384 in the report), softmax of rows x N."""
+    import tritensor as tt
+    f32 = 4
+    big = tt.randn(n, device="cuda")
+    a = tt.randn(m, m, device="cuda")
+    sms = [(c, tt.randn(softmax_rows, c, device="cuda")) for c in softmax_cols]
+    host = {"big": big.cpu().numpy(), "a": a.cpu().numpy()}
+    host.update({f"sm{c}": s.cpu().numpy() for c, s in sms})
+
+    def peer(lib, fn):
+        if lib.__name__ == "torch":
+            t = {k: lib.from_numpy(v).cuda() for k, v in host.items()}
+        else:
+            t = {k: lib.asarray(v) for k, v in host.items()}
+        return lambda: fn(t)
+
+    def softmax_peer(lib, c):
+        if lib.__name__ == "torch":
+            return peer(lib, lambda t: lib.softmax(t[f"sm{c}"], -1))
+        return peer(lib, lambda t: (lambda e: e / e.sum(-1, keepdims=True))(
+            lib.exp(t[f"sm{c}"] - t[f"sm{c}"].max(-1, keepdims=True))))
+
+    out = [
+        (f"sum of {n} values", n * f32, lambda: big.sum(), lambda lib: peer(lib, lambda t: t["big"].sum())),
+        (f"row sums {m}x{m}", (m * m + m) * f32, lambda: a.sum(1), lambda lib: peer(lib, lambda t: t["a"].sum(1))),
+        (f"column sums {m}x{m}", (m * m + m) * f32, lambda: a.sum(0), lambda lib: peer(lib, lambda t: t["a"].sum(0))),
+    ]
+    for c, s in sms:
+        out.append((f"softmax {softmax_rows}x{c}", 2 * softmax_rows * c * f32, (lambda s=s: s.softmax(-1)),
+                    (lambda lib, c=c: softmax_peer(lib, c))))
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--numel", type=int, default=1 << 26, help="elements of the 1-D cases")
     p.add_argument("--side", type=int, default=8192, help="side of the 2-D cases")
     p.add_argument("--rep", type=int, default=50)
+    p.add_argument("--reduce-numel", type=int, default=1 << 28, help="elements of the big sum")
+    p.add_argument("--reduce-side", type=int, default=16384, help="side of the row/column sums")
     args = p.parse_args(argv)
     import tritensor as tt
     if not tt.cuda.is_available():
@@ -85,7 +122,12 @@ def main(argv=None):
     peers = {} if emulated else _peers()
     sync = tt.cuda.synchronize
     rows = []
-    for name, nbytes, ours, theirs in cases(args.numel, args.side):
+    all_cases = cases(args.numel, args.side)
+    if emulated:
+        all_cases += reduction_cases(args.numel, args.side, softmax_rows=8, softmax_cols=(16, 64, 256))
+    else:              # the issue's sizes (2**28 values, 16384^2, 4096 x N)
+        all_cases += reduction_cases(args.reduce_numel, args.reduce_side)
+    for name, nbytes, ours, theirs in all_cases:
         ms = median_ms(ours, rep=args.rep, sync=sync)
         row = {"case": name, "tritensor GB/s": nbytes / ms / 1e6}
         for pname, lib in peers.items():

@@ -8,6 +8,10 @@ import tritensor as tt
 
 N = 1 << 24 if tt.cuda.is_available() and not tt.cuda.is_emulated() else 1 << 10
 SIDE = 4096 if N > 1 << 10 else 32
+REAL = N > 1 << 10
+# issue 4 sizes: the sum of 2**28 values, row/column sums of 16384^2, softmax of 4096 x N
+BIG_N, BIG_SIDE = (1 << 28, 16384) if REAL else (1 << 10, 32)
+SOFTMAX_ROWS, SOFTMAX_COLS = (4096, (1024, 4096, 16384)) if REAL else (4, (16, 64, 128))
 
 
 def _timed(fn):
@@ -39,3 +43,24 @@ def test_kernel(benchmark, data, case):
     }[case]
     out = benchmark(_timed(fn))
     assert out.device.type == "cuda"
+
+
+@pytest.fixture(scope="module")
+def big():
+    tt.manual_seed(0)
+    return {"x": tt.randn(BIG_N, device="cuda"), "a": tt.randn(BIG_SIDE, BIG_SIDE, device="cuda")}
+
+
+@pytest.mark.parametrize("case", ["sum_all", "row_sums", "column_sums"])
+def test_reduction(benchmark, big, case):
+    fn = {"sum_all": lambda: big["x"].sum(), "row_sums": lambda: big["a"].sum(1),
+          "column_sums": lambda: big["a"].sum(0)}[case]
+    out = benchmark(_timed(fn))
+    assert out.device.type == "cuda"
+
+
+@pytest.mark.parametrize("cols", SOFTMAX_COLS)
+def test_softmax(benchmark, cols):
+    x = tt.randn(SOFTMAX_ROWS, cols, device="cuda")
+    out = benchmark(_timed(lambda: x.softmax(-1)))
+    assert out.shape == (SOFTMAX_ROWS, cols)

@@ -97,3 +97,59 @@ def reduce_kernel(x_ptr, out_ptr, n_out, R, CHUNK, kshape, kstrides, rshape, rst
         acc = combine(acc, tl.where(mask, v, IDENTITY), OP)   # masked lanes add the identity
     result = reduce_rows(acc, OP)
     store_cast(out_ptr + (kidx * out_kstride + chunk * out_cstride), result, kmask)
+
+
+# --------------------------------------------------------------------------- argmax / argmin
+@triton.jit
+def _better_max(v1, i1, v2, i2):
+    """(value, index) of the winner between candidates 1 and 2 for argmax: the larger value,
+    NaN beating any number, the smaller index on ties (so the first occurrence wins)."""
+    nan1 = v1 != v1
+    nan2 = v2 != v2
+    better = (v2 > v1) | (nan2 & (v1 == v1))
+    tie = (v2 == v1) | (nan1 & nan2)
+    take = better | (tie & (i2 < i1))
+    return tl.where(take, v2, v1), tl.where(take, i2, i1)
+
+
+@triton.jit
+def _better_min(v1, i1, v2, i2):
+    nan1 = v1 != v1
+    nan2 = v2 != v2
+    better = (v2 < v1) | (nan2 & (v1 == v1))
+    tie = (v2 == v1) | (nan1 & nan2)
+    take = better | (tie & (i2 < i1))
+    return tl.where(take, v2, v1), tl.where(take, i2, i1)
+
+
+@triton.jit
+def arg_reduce_kernel(x_ptr, out_ptr, n_out, R, kshape, kstrides, rshape, rstrides,
+                      IS_MAX: tl.constexpr, IDENTITY: tl.constexpr, COMPUTE: tl.constexpr,
+                      KRANK: tl.constexpr, RRANK: tl.constexpr,
+                      BLOCK_OUT: tl.constexpr, BLOCK_RED: tl.constexpr):
+    """out[k] = the row-major index r (0..R-1) of the max (IS_MAX) or min of x[k, r]; NaN wins,
+    the first index wins ties. The winner is unique under a total order (value, then index), so
+    the result does not depend on the order of combination: deterministic."""
+    kidx = tl.program_id(0).to(tl.int64) * BLOCK_OUT + tl.arange(0, BLOCK_OUT)
+    kmask = kidx < n_out
+    koff = strided_offset(kidx, kshape, kstrides, KRANK)
+    NONE: tl.constexpr = 0x3FFFFFFFFFFFFFFF     # index of a lane that has seen nothing: loses ties
+    best_v = tl.full([BLOCK_OUT, BLOCK_RED], IDENTITY, COMPUTE)
+    best_i = tl.full([BLOCK_OUT, BLOCK_RED], NONE, tl.int64)
+    for r0 in range(0, R, BLOCK_RED):
+        ridx = r0 + tl.arange(0, BLOCK_RED).to(tl.int64)
+        rmask = ridx < R
+        roff = strided_offset(ridx, rshape, rstrides, RRANK)
+        mask = kmask[:, None] & rmask[None, :]
+        v = convert(tl.load(x_ptr + (koff[:, None] + roff[None, :]), mask=mask, other=0), COMPUTE)
+        v = tl.where(mask, v, IDENTITY)
+        i = tl.where(mask, ridx[None, :], NONE)
+        if IS_MAX:
+            best_v, best_i = _better_max(best_v, best_i, v, i)
+        else:
+            best_v, best_i = _better_min(best_v, best_i, v, i)
+    if IS_MAX:
+        _, idx = tl.reduce((best_v, best_i), 1, _better_max)
+    else:
+        _, idx = tl.reduce((best_v, best_i), 1, _better_min)
+    tl.store(out_ptr + kidx, idx, mask=kmask)

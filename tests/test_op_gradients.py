@@ -11,6 +11,7 @@ import tritensor as tt
 from tritensor.autograd import gradcheck, gradgradcheck
 from tritensor.ops import TABLE
 from tritensor.ops import elementwise as ew
+from tritensor.ops import reduce as reduce_ops
 from tritensor.ops import views
 
 RNG = np.random.default_rng(1234)
@@ -73,6 +74,17 @@ CASES = {
                           (_t(RNG.integers(-8, 8, (2, 3)) / 16, d),), {"eps": 2 ** -10, "atol": 1e-7}),
     "device_copy": lambda d: (lambda x: x.to(_other(d)), (_randn((2, 3), d),), {}),
     "sum": lambda d: (lambda x: x.sum(1) + x.sum(0, keepdim=True).sum() + x.sum(), (_randn((3, 4), d),), {}),
+    "prod": lambda d: (lambda x: x.prod(1) + x.prod(), (_randn((3, 4), d, away_from=0),), {}),
+    "amax": lambda d: (lambda x: x.amax(1) + x.amax((0, 1), keepdim=True), (_randn((3, 4), d),), {}),
+    "amin": lambda d: (lambda x: x.amin(0), (_randn((3, 4), d),), {}),
+    "cumsum": lambda d: (lambda x: x.cumsum(1) + x.cumsum(0), (_randn((3, 4), d),), {}),
+    "cumprod": lambda d: (lambda x: x.cumprod(-1), (_randn((3, 4), d, away_from=0),), {}),
+    "softmax": lambda d: (lambda x: x.softmax(1) + x.softmax(0), (_randn((3, 4), d),), {}),
+    "log_softmax": lambda d: (lambda x: x.log_softmax(-1), (_randn((3, 4), d),), {}),
+    "softmax_backward": lambda d: (lambda g, x: reduce_ops.softmax_backward(g, x.softmax(1), 1),
+                                   (_randn((3, 4), d), _randn((3, 4), d)), {}),
+    "log_softmax_backward": lambda d: (lambda g, x: reduce_ops.log_softmax_backward(g, x.log_softmax(0), 0),
+                                       (_randn((3, 4), d), _randn((3, 4), d)), {}),
 }
 
 

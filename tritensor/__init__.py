@@ -26,6 +26,10 @@ from .ops.elementwise import (  # noqa: F401
 from .ops.elementwise import div as divide, div as true_divide, mul as multiply, neg as negative, sub as subtract  # noqa: F401
 from .ops.random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: F401
 from .ops.reduce import mean, sum  # noqa: F401
+from .ops.reduce import (  # noqa: F401
+    all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, log_softmax, logsumexp, max,
+    min, norm, prod, return_types, softmax, std, var,
+)
 from .ops.views import (  # noqa: F401
     flatten, narrow, permute, reshape, select, squeeze, t, transpose, unbind, unflatten, unsqueeze,
 )

@@ -30,6 +30,11 @@ _PLAIN = {
     "add_": _ew.add_, "sub_": _ew.sub_, "mul_": _ew.mul_, "div_": _ew.div_, "pow_": _ew.pow_,
     # reductions
     "sum": _reduce.sum, "mean": _reduce.mean, "sum_to_size": _reduce.sum_to_size,
+    "prod": _reduce.prod, "amax": _reduce.amax, "amin": _reduce.amin, "max": _reduce.max,
+    "min": _reduce.min, "argmax": _reduce.argmax, "argmin": _reduce.argmin, "var": _reduce.var,
+    "std": _reduce.std, "norm": _reduce.norm, "logsumexp": _reduce.logsumexp, "all": _reduce.all,
+    "any": _reduce.any, "count_nonzero": _reduce.count_nonzero, "cumsum": _reduce.cumsum,
+    "cumprod": _reduce.cumprod, "softmax": _reduce.softmax, "log_softmax": _reduce.log_softmax,
     # views
     "view": _views.view, "reshape": _views.reshape, "permute": _views.permute,
     "transpose": _views.transpose, "swapaxes": _views.transpose, "t": _views.t,

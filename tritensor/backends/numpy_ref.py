@@ -99,3 +99,56 @@ def reduce(op):
     def ref(x, dims, keepdim=False, **_):
         return fn(x, axis=tuple(dims), keepdims=keepdim) if x.ndim else x
     return ref
+
+
+def arg_reduce(op):
+    """argmax / argmin: the first index of the max (min); NaN counts as the max and the min."""
+    fn = {"argmax": np.argmax, "argmin": np.argmin}[op]
+
+    def ref(x, dim=None, keepdim=False, **_):
+        if dim is None:
+            r = fn(x.reshape(-1)) if x.ndim else np.int64(0)
+            return np.reshape(r, (1,) * x.ndim) if keepdim else r
+        if x.ndim == 0:
+            return np.int64(0)
+        return fn(x, axis=dim, keepdims=keepdim)
+    return ref
+
+
+def _row_axis(x, dim):
+    return x.reshape(1) if x.ndim == 0 else x, (0 if x.ndim == 0 else dim)
+
+
+def softmax(x, dim, **_):
+    a, ax = _row_axis(x, dim)
+    e = np.exp(a - np.max(a, axis=ax, keepdims=True))
+    return (e / e.sum(axis=ax, keepdims=True)).reshape(x.shape)
+
+
+def log_softmax(x, dim, **_):
+    a, ax = _row_axis(x, dim)
+    sh = a - np.max(a, axis=ax, keepdims=True)
+    return (sh - np.log(np.exp(sh).sum(axis=ax, keepdims=True))).reshape(x.shape)
+
+
+def softmax_backward(grad, y, dim, **_):
+    g, ax = _row_axis(grad, dim)
+    yy = y.reshape(g.shape)
+    return (yy * (g - (g * yy).sum(axis=ax, keepdims=True))).reshape(grad.shape)
+
+
+def log_softmax_backward(grad, y, dim, **_):
+    g, ax = _row_axis(grad, dim)
+    yy = y.reshape(g.shape)
+    return (g - np.exp(yy) * g.sum(axis=ax, keepdims=True)).reshape(grad.shape)
+
+
+def scan(op):
+    fn = {"sum": np.cumsum, "prod": np.cumprod}[op]
+
+    def ref(x, dim, reverse=False, **_):
+        a, ax = _row_axis(x, dim)
+        if reverse:
+            return np.flip(fn(np.flip(a, ax), axis=ax), ax).reshape(x.shape)
+        return fn(a, axis=ax).reshape(x.shape)
+    return ref

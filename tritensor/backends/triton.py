@@ -55,6 +55,10 @@ GPU_SETTINGS = {
     "reduce_warps": 8,
     "reduce_target_programs": 528,  # split the reduced range when fewer programs than this ...
     "reduce_min_iters": 4,          # ... into chunks of at least this many tiles
+    "row_tile": 4096,               # softmax / scan: elements of one [BLOCK_M, BLOCK_N] tile ...
+    "row_max_block_n": 4096,        # ... whose row chunk is at most this long
+    "scan_max_block_n": 1024,
+    "row_warps": 8,
 }
 INTERPRETER_SETTINGS = {
     "elementwise_block": 128, "elementwise_warps": 4,
@@ -65,6 +69,10 @@ INTERPRETER_SETTINGS = {
     "reduce_warps": 4,
     "reduce_target_programs": 4,
     "reduce_min_iters": 2,
+    "row_tile": 64,
+    "row_max_block_n": 32,
+    "scan_max_block_n": 16,
+    "row_warps": 4,
 }
 
 
@@ -93,10 +101,13 @@ def _kernels():
         from tritensor.kernels import elementwise as ew_k
         from tritensor.kernels import random as random_k
         from tritensor.kernels import reduce as reduce_k
+        from tritensor.kernels import scan as scan_k
+        from tritensor.kernels import softmax as softmax_k
         from tritensor.kernels.strided import MAX_RANK as kernel_max_rank
         assert kernel_max_rank == MAX_RANK
         k = _Kernels()
         k.tl, k.elementwise, k.copy, k.reduce, k.random = tl, ew_k, copy_k, reduce_k, random_k
+        k.softmax, k.scan = softmax_k, scan_k
         k.compute = {
             "bool": tl.int32, "uint8": tl.uint8, "int8": tl.int8, "int16": tl.int16,
             "int32": tl.int32, "int64": tl.int64, "float16": tl.float32, "bfloat16": tl.float32,
@@ -486,6 +497,114 @@ def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, com
     _run(k.reduce.reduce_kernel, (_cdiv(n_out, block_out), 1), pointer(partial), pointer(out), n_out,
          chunks, chunks, (n_out,), (chunks,), (chunks,), (1,), 1, 0, KRANK=1, RRANK=1,
          BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta)
+
+
+# --------------------------------------------------------------------------- argmax / argmin
+def arg_reduce(op, out, x, dim, compute):
+    """out = the index of the max (op "argmax") or min ("argmin") of x along ``dim`` (an int), or
+    over all of x in row-major order (dim None; out is then 0-d). ``out`` is int64, contiguous,
+    with x's shape minus ``dim``; x may have any strides and is read in place. NaN wins, the first
+    index wins ties (torch's rules). The caller rejects an empty reduced range."""
+    if op not in ("argmax", "argmin"):
+        raise ValueError(f"arg_reduce: unknown op {op!r}")
+    k = _kernels()
+    cfg = settings()
+    xshape, xstrides = tuple(int(s) for s in x.shape), tuple(int(s) for s in x.stride())
+    red = list(range(len(xshape))) if dim is None else [int(dim)]
+    kept = [d for d in range(len(xshape)) if d not in red]
+    n_out = _prod(xshape[d] for d in kept)
+    R = _prod(xshape[d] for d in red)
+    if n_out == 0 or out.numel() == 0:
+        return
+    if R == 0:
+        raise ValueError(f"arg_reduce: {op} of an empty range")
+    kshape, (kstrides,) = coalesce([xshape[d] for d in kept], [[xstrides[d] for d in kept]])
+    rshape, (rstrides,) = coalesce([xshape[d] for d in red], [[xstrides[d] for d in red]])  # row-major
+    if len(kshape) > MAX_RANK or len(rshape) > MAX_RANK:
+        perm = kept + red
+        view = _View([xshape[d] for d in perm], [xstrides[d] for d in perm], x._offset, x._storage, x.dtype)
+        x = _scratch(x, view.shape, x.dtype)
+        copy(x, view)
+        kshape, kstrides = ([n_out], [R]) if n_out > 1 else ([], [])
+        rshape, rstrides = ([R], [1]) if R > 1 else ([], [])
+    kinner = abs(kstrides[-1]) if kshape else math.inf
+    rinner = abs(rstrides[-1]) if rshape else math.inf
+    kshape, kstrides = (tuple(kshape), tuple(kstrides)) if kshape else ((1,), (0,))
+    rshape, rstrides = (tuple(rshape), tuple(rstrides)) if rshape else ((1,), (0,))
+    block_out, block_red = _reduce_blocks(n_out, R, kinner, rinner, cfg)
+    _run(k.reduce.arg_reduce_kernel, (_cdiv(n_out, block_out),), pointer(x), pointer(out), n_out, R,
+         kshape, kstrides, rshape, rstrides, IS_MAX=(op == "argmax"),
+         IDENTITY=_identity("amax" if op == "argmax" else "amin", compute), COMPUTE=k.compute[compute],
+         KRANK=len(kshape), RRANK=len(rshape), BLOCK_OUT=block_out, BLOCK_RED=block_red,
+         num_warps=cfg["reduce_warps"])
+
+
+# --------------------------------------------------------------------------- softmax and scans
+def _row_problem(shape, dim, operands):
+    """Split ``shape`` into rows (every dim but ``dim``, coalesced jointly over the operands) and
+    the dim of length N. Returns (kshape, [kept strides per operand], N, [dim stride per operand])."""
+    shape = tuple(int(s) for s in shape)
+    strides = [broadcast_strides(t, shape) for t in operands]
+    if not shape:                       # 0-d: one row of one element
+        shape, strides, dim = (1,), [(0,) for _ in operands], 0
+    kept = [d for d in range(len(shape)) if d != dim]
+    kshape, kstrides = coalesce([shape[d] for d in kept], [[st[d] for d in kept] for st in strides])
+    return kshape, kstrides, shape[dim], [st[dim] for st in strides]
+
+
+def _row_blocks(M, N, max_block_n, cfg):
+    block_n = min(_next_pow2(N), max_block_n)
+    block_m = min(_next_pow2(M), max(1, cfg["row_tile"] // block_n))
+    return block_m, block_n
+
+
+_SOFTMAX_MODES = {"softmax": 0, "log_softmax": 1, "softmax_backward": 2, "log_softmax_backward": 3}
+
+
+def softmax(mode, out, x, dim, compute, grad=None):
+    """Fused softmax family along ``dim`` (non-negative int), computed in ``compute``:
+    "softmax" / "log_softmax": out = f(x); "softmax_backward" / "log_softmax_backward": x is the
+    forward's output y and ``grad`` the incoming gradient; out = y * (grad - sum(grad * y)) or
+    grad - exp(y) * sum(grad). Every operand may have any strides; all are read in place."""
+    m = _SOFTMAX_MODES[mode]
+    if out.numel() == 0:
+        return
+    if (grad is None) != (m < 2):
+        raise ValueError(f"softmax({mode!r}): grad is {'missing' if grad is None else 'unexpected'}")
+    k = _kernels()
+    cfg = settings()
+    operands = [x, out] + ([grad] if grad is not None else [])
+    kshape, kstrides, N, nstrides = _row_problem(out.shape, dim, operands)
+    if grad is None:
+        kstrides.append(kstrides[0])
+        nstrides.append(nstrides[0])
+    for p_shape, p_strides, p_offsets, _ in pieces(kshape, kstrides):
+        M = _prod(p_shape)
+        block_m, block_n = _row_blocks(M, N, cfg["row_max_block_n"], cfg)
+        g_ptr = pointer(grad, p_offsets[2]) if grad is not None else pointer(x, p_offsets[0])
+        _run(k.softmax.softmax_kernel, (_cdiv(M, block_m),), pointer(x, p_offsets[0]), g_ptr,
+             pointer(out, p_offsets[1]), M, N, p_shape, p_strides[0], p_strides[2], p_strides[1],
+             nstrides[0], nstrides[2], nstrides[1], MODE=m, COMPUTE=k.compute[compute],
+             KRANK=len(p_shape), BLOCK_M=block_m, BLOCK_N=block_n, num_warps=cfg["row_warps"])
+
+
+def scan(op, out, x, dim, compute, reverse=False):
+    """out = inclusive cumsum (op "sum") or cumprod ("prod") of x along ``dim``, from the end when
+    ``reverse``, accumulated in ``compute``. Any strides, read in place; deterministic."""
+    if op not in ("sum", "prod"):
+        raise ValueError(f"scan: unknown op {op!r}")
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    cfg = settings()
+    kshape, kstrides, N, nstrides = _row_problem(out.shape, dim, [x, out])
+    for p_shape, p_strides, p_offsets, _ in pieces(kshape, kstrides):
+        M = _prod(p_shape)
+        block_m, block_n = _row_blocks(M, N, cfg["scan_max_block_n"], cfg)
+        _run(k.scan.scan_kernel, (_cdiv(M, block_m),), pointer(x, p_offsets[0]), pointer(out, p_offsets[1]),
+             M, N, p_shape, p_strides[0], p_strides[1], nstrides[0], nstrides[1], OP=op,
+             REVERSE=bool(reverse), IDENTITY=_identity(op, compute), COMPUTE=k.compute[compute],
+             KRANK=len(p_shape), BLOCK_M=block_m, BLOCK_N=block_n, num_warps=cfg["row_warps"])
 
 
 # --------------------------------------------------------------------------- random

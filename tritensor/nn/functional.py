@@ -1,2 +1,3 @@
-"""tt.nn.functional: activations available today."""
+"""tt.nn.functional: activations and the softmax family available today."""
 from ..ops.elementwise import relu, sigmoid, tanh  # noqa: F401
+from ..ops.reduce import log_softmax, softmax  # noqa: F401

@@ -1,6 +1,8 @@
 """Reductions over any set of dims, read in place: sum (primitive); mean and sum_to_size on top."""
 from __future__ import annotations
 
+import builtins as _builtins
+
 from .. import dtypes as _dt
 from ..backends import numpy_ref
 from ..backends import triton as tb
@@ -94,9 +96,460 @@ def sum_to_size(x, *shape):
     if tuple(x.shape) == shape:
         return x
     lead = x.dim() - len(shape)
-    if lead < 0 or any(s != 1 and s != x.shape[lead + i] for i, s in enumerate(shape)):
+    if lead < 0 or _builtins.any(s != 1 and s != x.shape[lead + i] for i, s in enumerate(shape)):
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(x.shape)}}}.")
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
                                       if s == 1 and x.shape[lead + i] != 1)
     out = sum(x, dims, keepdim=True) if dims else x
     return out.view(shape) if lead else out
+
+
+# =========================================================================== issue 4: the rest
+import collections as _collections
+import math as _math
+
+from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
+from . import elementwise as _ew
+
+
+def _check_tensor(name, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def _check_nonempty(name, x, dims):
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _expand_back(g, ctx):
+    """g (the reduced shape) unsqueezed back to keepdim form and expanded to the input's shape."""
+    shape = ctx.input_meta[0][0]
+    if not ctx.keepdim:
+        for d in ctx.dims:
+            g = g.unsqueeze(d)
+    return g.expand(shape)
+
+
+def _keep(t, ctx):
+    """An output of the reduced shape, in keepdim form (broadcastable against the input)."""
+    if not ctx.keepdim:
+        for d in ctx.dims:
+            t = t.unsqueeze(d)
+    return t
+
+
+# ------------------------------------------------------------------ prod
+def _prod_reference(x, dims, keepdim, dtype, **_):
+    return numpy_ref.reduce("prod")(x, dims, keepdim)
+
+
+def _prod_backward(ctx, g):
+    x, out = ctx.x, _keep(ctx.out, ctx)
+    g = _expand_back(g, ctx)
+    if x.dtype is not g.dtype:
+        x = x.to(g.dtype)
+    zero = _ew.eq(x, 0)
+    dims = ctx.dims
+    n_zero = sum(zero, dims, keepdim=True)
+    # no zero: out / x; exactly one zero: at the zero, the product of the others; else 0
+    others = prod(_ew.where(zero, 1.0, x), dims, keepdim=True)
+    at_zero = _ew.where(_ew.eq(n_zero, 1), others, 0.0)
+    return _ew.mul(g, _ew.where(zero, at_zero, _ew.div(out, _ew.where(zero, 1.0, x))))
+
+
+PROD = op("prod", ("x",), rule=_sum_rule, reference=_prod_reference, kernel=_reduce_launcher("prod"),
+          backward=_prod_backward, saves=("x", "out"),
+          grad_name=lambda args, attrs: "ProdBackward1" if attrs.get("dim_given") else "ProdBackward0")
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    _check_tensor("prod", input)
+    dims = normalize_dims(input, dim)
+    if dtype is not None:
+        dtype = _dt.as_dtype(dtype)
+    return dispatch(PROD, input, dims=dims, keepdim=keepdim, dtype=dtype, dim_given=dim is not None)
+
+
+# ------------------------------------------------------------------ amax / amin
+def _same_rule(x, dims, keepdim, **_):
+    return Meta(reduced_shape(x.shape, dims, keepdim), x.dtype, _dt.compute_dtype(x.dtype))
+
+
+def _extremum_backward(ctx, g):
+    """torch's amax/amin rule: the gradient is split evenly among the elements equal to the result."""
+    x, out = ctx.x, _keep(ctx.out, ctx)
+    hit = _ew.eq(x, out).to(g.dtype)
+    count = sum(hit, ctx.dims, keepdim=True)
+    return _ew.mul(_expand_back(g, ctx), _ew.div(hit, count))
+
+
+def _amax_ref(name):
+    def ref(x, dims, keepdim, **_):
+        return numpy_ref.reduce(name)(x, dims, keepdim)
+    return ref
+
+
+AMAX = op("amax", ("x",), rule=_same_rule, reference=_amax_ref("amax"), kernel=_reduce_launcher("amax"),
+          backward=_extremum_backward, saves=("x", "out"))
+AMIN = op("amin", ("x",), rule=_same_rule, reference=_amax_ref("amin"), kernel=_reduce_launcher("amin"),
+          backward=_extremum_backward, saves=("x", "out"))
+
+
+def amax(input, dim=(), keepdim=False):
+    _check_tensor("amax", input)
+    dims = normalize_dims(input, dim)
+    _check_nonempty("amax", input, dims)
+    return dispatch(AMAX, input, dims=dims, keepdim=keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    _check_tensor("amin", input)
+    dims = normalize_dims(input, dim)
+    _check_nonempty("amin", input, dims)
+    return dispatch(AMIN, input, dims=dims, keepdim=keepdim)
+
+
+# ------------------------------------------------------------------ argmax / argmin
+def _arg_rule(x, dim, keepdim, **_):
+    if dim is None:
+        shape = (1,) * x.dim() if keepdim else ()
+    else:
+        shape = reduced_shape(x.shape, (dim,) if x.dim() else (), keepdim)
+    return Meta(shape, _dt.int64, _dt.compute_dtype(x.dtype))
+
+
+def _arg_launcher(name):
+    def launch(out, x, *, compute, dim, keepdim, **_):
+        d = None if (dim is None or x.dim() == 0) else dim
+        flat_shape = () if d is None else reduced_shape(x.shape, (d,), False)
+        flat = Tensor._make(out._storage, flat_shape, _contiguous(flat_shape), out._offset, out.dtype)
+        tb.arg_reduce(name, flat, x, d, compute)
+    return launch
+
+
+ARGMAX = op("argmax", ("x",), rule=_arg_rule, reference=numpy_ref.arg_reduce("argmax"),
+            kernel=_arg_launcher("argmax"), differentiable=False)
+ARGMIN = op("argmin", ("x",), rule=_arg_rule, reference=numpy_ref.arg_reduce("argmin"),
+            kernel=_arg_launcher("argmin"), differentiable=False)
+
+
+def _arg(entry, name, input, dim, keepdim):
+    _check_tensor(name, input)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+    else:
+        dim = _wrap(dim, input.dim())
+        if input.dim():
+            _check_nonempty(name, input, (dim,))
+    return dispatch(entry, input, dim=dim, keepdim=keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg(ARGMAX, "argmax", input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _arg(ARGMIN, "argmin", input, dim, keepdim)
+
+
+# ------------------------------------------------------------------ max / min
+class _ReturnTypes:
+    """torch.return_types: named tuples (values, indices)."""
+    max = _collections.namedtuple("max", ["values", "indices"])
+    min = _collections.namedtuple("min", ["values", "indices"])
+
+
+return_types = _ReturnTypes
+for _rt in (return_types.max, return_types.min):
+    _rt.__module__ = "tritensor.return_types"
+
+
+def _max_min(name, input, dim, keepdim, other_fn, whole_fn, arg_fn):
+    _check_tensor(name, input)
+    if isinstance(dim, Tensor):                     # torch.max(a, b) is maximum
+        return other_fn(input, dim)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.")
+        return whole_fn(input)
+    dim = _wrap(dim, input.dim())
+    tuple_type = getattr(return_types, name)
+    if input.dim() == 0:
+        return tuple_type(input.clone(), _zeros_index(input))
+    _check_nonempty(name, input, (dim,))
+    indices = arg_fn(input, dim, keepdim)
+    if input.requires_grad and _grad_enabled() and input.dtype.is_floating_point:
+        # the value at the index, as a differentiable selection: the gradient goes to the index
+        from .creation import arange
+        n = input.shape[dim]
+        pos = arange(n, device=input.device).view((n,) + (1,) * (input.dim() - 1 - dim))
+        idx = indices if keepdim else indices.unsqueeze(dim)
+        picked = _ew.where(_ew.eq(pos, idx), input, 0.0)
+        values = sum(picked, dim, keepdim, dtype=input.dtype)
+    else:
+        values = (amax if name == "max" else amin)(input, dim, keepdim)
+    return tuple_type(values, indices)
+
+
+def _zeros_index(x):
+    from .creation import zeros
+    return zeros((), dtype=_dt.int64, device=x.device)
+
+
+def max(input, dim=None, keepdim=False):
+    return _max_min("max", input, dim, keepdim, _ew.maximum, amax, argmax)
+
+
+def min(input, dim=None, keepdim=False):
+    return _max_min("min", input, dim, keepdim, _ew.minimum, amin, argmin)
+
+
+# ------------------------------------------------------------------ var / std
+def _float_only(name, x):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): input dtype should be either floating point or complex dtypes. "
+                           f"Got {_dt.type_name(x.dtype)} instead.")
+
+
+def _widen(x):
+    return x.to(_dt.float32) if x.dtype in (_dt.float16, _dt.bfloat16) else x
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_tensor("var", input)
+    if isinstance(dim, bool):          # var(x, unbiased)
+        dim, unbiased = None, dim
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    dims = normalize_dims(input, dim)
+    n = 1
+    for d in dims:
+        n *= input.shape[d]
+    x = _widen(input)
+    centered = _ew.sub(x, mean(x, dims, keepdim=True))
+    out = _ew.div(sum(_ew.mul(centered, centered), dims, keepdim), _builtins.max(n - correction, 0))
+    return out.to(input.dtype) if out.dtype is not input.dtype else out
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _ew.sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+# ------------------------------------------------------------------ norm / logsumexp
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    _check_tensor("norm", input)
+    if dtype is not None:
+        input = input.to(_dt.as_dtype(dtype))
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_dt.type_name(input.dtype).replace('torch.', '').capitalize()}")
+    if p == "nuc":
+        raise NotImplementedError("tt.norm: p='nuc' needs the linear algebra issue")
+    dims = normalize_dims(input, dim)
+    x = _widen(input)
+    if p == "fro" or p == 2:
+        out = _ew.sqrt(sum(_ew.mul(x, x), dims, keepdim))
+    elif p == 1:
+        out = sum(_ew.abs(x), dims, keepdim)
+    elif p == _math.inf:
+        _check_nonempty("linalg.vector_norm", input, dims)
+        out = amax(_ew.abs(x), dims, keepdim)
+    elif p == -_math.inf:
+        _check_nonempty("linalg.vector_norm", input, dims)
+        out = amin(_ew.abs(x), dims, keepdim)
+    elif p == 0:
+        out = sum(_ew.ne(x, 0), dims, keepdim, dtype=x.dtype)
+    else:
+        out = _ew.pow(sum(_ew.pow(_ew.abs(x), p), dims, keepdim), 1.0 / p)
+    return out.to(input.dtype) if out.dtype is not input.dtype else out
+
+
+def logsumexp(input, dim, keepdim=False):
+    _check_tensor("logsumexp", input)
+    x = input if input.dtype.is_floating_point else input.to(_dt.get_default_dtype())
+    xw = _widen(x)
+    dims = normalize_dims(x, dim)
+    if _builtins.any(x.shape[d] == 0 for d in dims):
+        out = _ew.log(sum(_ew.exp(xw), dims, keepdim))
+    else:
+        m = amax(xw.detach(), dims, keepdim=True)
+        m = _ew.where(_ew.eq(_ew.abs(m), _math.inf), 0.0, m)     # all -inf (or inf): no shift
+        out = _ew.log(sum(_ew.exp(_ew.sub(xw, m)), dims, keepdim))
+        out = _ew.add(out, m if keepdim else m.view(out.shape))
+    return out.to(x.dtype) if out.dtype is not x.dtype else out
+
+
+# ------------------------------------------------------------------ all / any / count_nonzero
+def all(input, dim=None, keepdim=False):
+    _check_tensor("all", input)
+    return _ew.eq(sum(_ew.eq(input, 0), dim, keepdim), 0)
+
+
+def any(input, dim=None, keepdim=False):
+    _check_tensor("any", input)
+    return _ew.ne(sum(_ew.ne(input, 0), dim, keepdim), 0)
+
+
+def count_nonzero(input, dim=None):
+    _check_tensor("count_nonzero", input)
+    return sum(_ew.ne(input, 0), dim)
+
+
+# ------------------------------------------------------------------ cumsum / cumprod
+def _scan_rule(x, dim, reverse, dtype, **_):
+    out = dtype or (_dt.int64 if not x.dtype.is_floating_point else x.dtype)
+    return Meta(tuple(x.shape), out, _dt.compute_dtype(out))
+
+
+def _scan_launcher(name):
+    def launch(out, x, *, compute, dim, reverse, **_):
+        tb.scan(name, out, x, dim, compute, reverse)
+    return launch
+
+
+def _scan_reference(name):
+    ref = numpy_ref.scan(name)
+
+    def reference(x, dim, reverse, **_):
+        return ref(x, dim, reverse)
+    return reference
+
+
+def _cumsum_backward(ctx, g):
+    return dispatch(CUMSUM, g, dim=ctx.dim, reverse=not ctx.reverse, dtype=None)
+
+
+def _cumprod_backward(ctx, g):
+    x, out = ctx.x, ctx.out
+    if x.dtype is not g.dtype:
+        x = x.to(g.dtype)
+    if _ew.eq(x, 0).any().item():
+        raise NotImplementedError("tritensor: the gradient of cumprod at inputs equal to 0 is not "
+                                  "implemented yet")
+    # d out_j / d x_i = out_j / x_i for j >= i: a reverse cumsum of g * out, over x
+    return _ew.div(dispatch(CUMSUM, _ew.mul(g, out), dim=ctx.dim, reverse=not ctx.reverse, dtype=None), x)
+
+
+CUMSUM = op("cumsum", ("x",), rule=_scan_rule, reference=_scan_reference("sum"), kernel=_scan_launcher("sum"),
+            backward=_cumsum_backward)
+CUMPROD = op("cumprod", ("x",), rule=_scan_rule, reference=_scan_reference("prod"),
+             kernel=_scan_launcher("prod"), backward=_cumprod_backward, saves=("x", "out"))
+
+
+def _scan(entry, name, input, dim, dtype):
+    _check_tensor(name, input)
+    dim = _wrap(dim, input.dim())
+    if dtype is not None:
+        dtype = _dt.as_dtype(dtype)
+        if input.dtype is not dtype:
+            input = input.to(dtype)
+    return dispatch(entry, input, dim=dim, reverse=False, dtype=dtype)
+
+
+def cumsum(input, dim, *, dtype=None):
+    return _scan(CUMSUM, "cumsum", input, dim, dtype)
+
+
+def cumprod(input, dim, *, dtype=None):
+    return _scan(CUMPROD, "cumprod", input, dim, dtype)
+
+
+# ------------------------------------------------------------------ softmax family
+def _softmax_rule(x, dim, **_):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f'"softmax" not implemented for \'{_dt.type_name(x.dtype).replace("torch.", "").capitalize()}\'')
+    return Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype))
+
+
+def _softmax_backward_rule(grad, y, dim, **_):
+    dtype = _dt.result_type(grad, y)
+    return Meta(tuple(y.shape), dtype, _dt.compute_dtype(dtype))
+
+
+def _row_launcher(mode):
+    def launch(out, *args, compute, dim, **_):
+        if len(args) == 1:
+            tb.softmax(mode, out, args[0], dim, compute)
+        else:
+            grad, y = args
+            tb.softmax(mode, out, y, dim, compute, grad=grad)
+    return launch
+
+
+def _softmax_backward_backward(ctx, gg):
+    grad, y, dim = ctx.grad, ctx.y, ctx.dim
+    gg_grad = gg_y = None
+    if ctx.needs_input_grad[0]:
+        gg_grad = softmax_backward(gg, y, dim)
+    if ctx.needs_input_grad[1]:
+        s = sum(_ew.mul(grad, y), dim, keepdim=True)
+        gg_y = _ew.sub(_ew.mul(gg, _ew.sub(grad, s)), _ew.mul(grad, sum(_ew.mul(gg, y), dim, keepdim=True)))
+    return gg_grad, gg_y
+
+
+def _log_softmax_backward_backward(ctx, gg):
+    grad, y, dim = ctx.grad, ctx.y, ctx.dim
+    gg_grad = gg_y = None
+    e = _ew.exp(y)
+    if ctx.needs_input_grad[0]:
+        gg_grad = _ew.sub(gg, sum(_ew.mul(gg, e), dim, keepdim=True))
+    if ctx.needs_input_grad[1]:
+        gg_y = _ew.neg(_ew.mul(_ew.mul(gg, e), sum(grad, dim, keepdim=True)))
+    return gg_grad, gg_y
+
+
+SOFTMAX_BACKWARD = op("softmax_backward", ("grad", "y"), rule=_softmax_backward_rule,
+                      reference=numpy_ref.softmax_backward, kernel=_row_launcher("softmax_backward"),
+                      backward=_softmax_backward_backward, saves=("grad", "y"),
+                      grad_name="SoftmaxBackwardDataBackward0")
+LOG_SOFTMAX_BACKWARD = op("log_softmax_backward", ("grad", "y"), rule=_softmax_backward_rule,
+                          reference=numpy_ref.log_softmax_backward,
+                          kernel=_row_launcher("log_softmax_backward"),
+                          backward=_log_softmax_backward_backward, saves=("grad", "y"),
+                          grad_name="LogSoftmaxBackwardDataBackward0")
+SOFTMAX = op("softmax", ("x",), rule=_softmax_rule, reference=numpy_ref.softmax, kernel=_row_launcher("softmax"),
+             backward=lambda ctx, g: softmax_backward(g, ctx.out, ctx.dim), saves=("out",),
+             grad_name="SoftmaxBackward0")
+LOG_SOFTMAX = op("log_softmax", ("x",), rule=_softmax_rule, reference=numpy_ref.log_softmax,
+                 kernel=_row_launcher("log_softmax"),
+                 backward=lambda ctx, g: log_softmax_backward(g, ctx.out, ctx.dim), saves=("out",),
+                 grad_name="LogSoftmaxBackward0")
+
+
+def softmax_backward(grad, y, dim):
+    return dispatch(SOFTMAX_BACKWARD, grad, y, dim=dim)
+
+
+def log_softmax_backward(grad, y, dim):
+    return dispatch(LOG_SOFTMAX_BACKWARD, grad, y, dim=dim)
+
+
+def _implicit_dim(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_call(entry, name, input, dim, dtype):
+    _check_tensor(name, input)
+    if dim is None:
+        dim = _implicit_dim(input.dim())
+    dim = _wrap(dim, input.dim())
+    if dtype is not None:
+        dtype = _dt.as_dtype(dtype)
+        if input.dtype is not dtype:
+            input = input.to(dtype)
+    return dispatch(entry, input, dim=dim)
+
+
+def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    return _softmax_call(SOFTMAX, "softmax", input, dim, dtype)
+
+
+def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    return _softmax_call(LOG_SOFTMAX, "log_softmax", input, dim, dtype)

@@ -1,0 +1,308 @@
+"""Reductions, scans and the softmax family (issue 4), on cpu and cuda, against NumPy.
+
+Inputs are non-contiguous (transposed, step-sliced) and large enough to cross the emulated
+kernels' blocks (reduce tile 64, softmax chunks of 32, scan chunks of 16)."""
+import math
+
+import numpy as np
+import pytest
+
+import tritensor as tt
+from conftest import to_numpy
+from tritensor.autograd import gradcheck, gradgradcheck
+
+FLOATS = [tt.float16, tt.bfloat16, tt.float32, tt.float64]
+RTOL = {tt.float16: 4e-3, tt.bfloat16: 2e-2, tt.float32: 2e-5, tt.float64: 1e-10}
+
+
+def _x(dtype, device, shape=(6, 5, 70), seed=0, nan=False):
+    """A (70, 5, 6) non-contiguous view (a permutation of a (6, 5, 70) tensor)."""
+    rng = np.random.default_rng(seed)
+    if dtype is tt.bool:
+        v = rng.integers(0, 2, size=shape).astype(bool)
+    elif not dtype.is_floating_point:
+        v = rng.integers(-5, 6, size=shape)
+    else:
+        v = rng.standard_normal(shape)
+        if nan:
+            v[1, 2, 9] = np.nan
+    return tt.tensor(v, dtype=dtype, device=device).permute(2, 1, 0)
+
+
+def _close(got, expected, dtype, scale=1.0):
+    got = to_numpy(got).astype(np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert got.shape == expected.shape
+    if dtype.is_floating_point:
+        rtol = RTOL[dtype] * scale
+        with np.errstate(all="ignore"):      # values past float16's range are inf in the op too
+            expected = expected.astype(dtype.numpy_dtype).astype(np.float64)
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+def _np(x):
+    return to_numpy(x).astype(np.float64)
+
+
+DIMS = [None, 0, -1, (0, 2), (2, 0, 1)]
+
+
+@pytest.mark.parametrize("dims", DIMS, ids=str)
+@pytest.mark.parametrize("dtype", [tt.int32, tt.float16, tt.bfloat16, tt.float32, tt.float64], ids=str)
+@pytest.mark.parametrize("name", ["prod", "amax", "amin"])
+def test_reduce_ops(name, dtype, dims, device):
+    x = _x(dtype, device)
+    if name == "prod" and dtype.is_floating_point:
+        x = x.abs() * 0.05 + 0.99          # keep the product of 70 values finite
+    keepdim = isinstance(dims, tuple)
+    fn = getattr(x, name)
+    out = fn() if dims is None else fn(dims, keepdim=keepdim)
+    axis = None if dims is None else dims
+    ref = {"prod": np.prod, "amax": np.max, "amin": np.min}[name]
+    expected = ref(_np(x), axis=axis, keepdims=keepdim and dims is not None)
+    if name == "prod":
+        assert out.dtype is (tt.int64 if not dtype.is_floating_point else dtype)
+    else:
+        assert out.dtype is dtype
+    _close(out, expected, dtype, scale=8 if name == "prod" else 1)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, -1])
+@pytest.mark.parametrize("dtype", [tt.bool, tt.int64, tt.float16, tt.float32, tt.float64], ids=str)
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_argmin(name, dtype, dim, device):
+    keepdim = dim in (None, 1)
+    x = _x(dtype, device, nan=True)
+    out = getattr(tt, name)(x, dim, keepdim)
+    a = to_numpy(x)
+    fn = getattr(np, name)
+    if dim is None:
+        expected = fn(a.reshape(-1))
+        expected = np.reshape(expected, (1,) * a.ndim) if keepdim else expected
+    else:
+        expected = fn(a, axis=dim, keepdims=keepdim)
+    assert out.dtype is tt.int64
+    np.testing.assert_array_equal(to_numpy(out), expected)
+
+
+def test_argmax_ties_and_nan(device):
+    x = tt.tensor([[1.0, 3.0, 3.0, float("nan"), float("nan")], [2.0] * 5,
+                   [-math.inf] * 5], device=device)
+    assert to_numpy(x.argmax(1)).tolist() == [3, 0, 0]
+    assert to_numpy(x.argmin(1)).tolist() == [3, 0, 0]
+    assert x.argmax().item() == 3
+    v, i = x.max(1)
+    assert math.isnan(to_numpy(v)[0]) and to_numpy(i).tolist() == [3, 0, 0]
+    assert math.isnan(x.amax().item()) and math.isnan(x.max().item())
+
+
+@pytest.mark.parametrize("dtype", [tt.int32, tt.float16, tt.float32], ids=str)
+def test_max_min_with_dim(dtype, device):
+    x = _x(dtype, device)
+    for name in ("max", "min"):
+        for keepdim in (False, True):
+            r = getattr(x, name)(1, keepdim=keepdim)
+            assert type(r).__name__ == name and r.values is r[0] and r.indices is r[1]
+            a = to_numpy(x)
+            _close(r.values, getattr(np, "a" + name)(a, axis=1, keepdims=keepdim), dtype)
+            np.testing.assert_array_equal(to_numpy(r.indices), getattr(np, "arg" + name)(a, axis=1, keepdims=keepdim))
+    assert tt.max(x).item() == np.max(to_numpy(x))
+    y = tt.max(x, tt.zeros_like(x))                 # max(a, b) is maximum
+    _close(y, np.maximum(to_numpy(x), 0), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_var_std_mean_norm_logsumexp(dtype, device):
+    x = _x(dtype, device)
+    a = _np(x)
+    s = 4
+    _close(x.var(0), a.var(0, ddof=1), dtype, s)
+    _close(x.var((0, 2), keepdim=True, correction=0), a.var((0, 2), keepdims=True), dtype, s)
+    _close(x.std(1, unbiased=False), a.std(1), dtype, s)
+    _close(tt.std(x), a.std(ddof=1), dtype, s)
+    _close(x.mean(-1, dtype=tt.float64), a.mean(-1), tt.float64, 1e6)
+    _close(x.norm(), np.sqrt((a * a).sum()), dtype, s)
+    _close(x.norm(1, dim=0), np.abs(a).sum(0), dtype, s)
+    _close(x.norm(math.inf, dim=(1, 2), keepdim=True), np.abs(a).max((1, 2), keepdims=True), dtype, s)
+    _close(x.norm(3, dim=1), (np.abs(a) ** 3).sum(1) ** (1 / 3), dtype, s)
+    _close(x.norm("fro", dim=(0, 1)), np.sqrt((a * a).sum((0, 1))), dtype, s)
+    for v in (x.var(0), x.norm(), x.logsumexp(0)):
+        assert v.dtype is dtype
+    m = a.max(0, keepdims=True)
+    _close(x.logsumexp(0), np.log(np.exp(a - m).sum(0)) + m[0], dtype, s)
+    _close(x.logsumexp((1, 2), keepdim=True), np.log(np.exp(a).sum((1, 2), keepdims=True)), dtype, s)
+
+
+def test_logsumexp_extremes(device):
+    x = tt.tensor([[1000.0, 1000.0], [-math.inf, -math.inf], [-1000.0, 0.0]], device=device)
+    out = to_numpy(x.logsumexp(1))
+    np.testing.assert_allclose(out, [1000 + math.log(2), -math.inf, 0.0], rtol=1e-6)
+    assert tt.zeros(0, device=device).logsumexp(0).item() == -math.inf
+
+
+@pytest.mark.parametrize("dtype", [tt.bool, tt.int32, tt.float32], ids=str)
+def test_all_any_count_nonzero(dtype, device):
+    x = _x(dtype, device)
+    a = to_numpy(x)
+    np.testing.assert_array_equal(to_numpy(x.all(1)), a.all(1))
+    np.testing.assert_array_equal(to_numpy(x.any((0, 2), keepdim=True)), a.any((0, 2), keepdims=True))
+    assert x.all().dtype is tt.bool and x.all().item() == a.all()
+    np.testing.assert_array_equal(to_numpy(x.count_nonzero(0)), np.count_nonzero(a, 0))
+    assert tt.count_nonzero(x).item() == np.count_nonzero(a)
+    assert tt.zeros(0, device=device).all().item() is True
+    assert tt.zeros(0, device=device).any().item() is False
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("dtype", [tt.bool, tt.int32, tt.float16, tt.bfloat16, tt.float32, tt.float64], ids=str)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scans(name, dtype, dim, device):
+    x = _x(dtype, device, shape=(3, 4, 37))[::2]   # (19, 4, 3): sliced and permuted
+    if name == "cumprod" and dtype.is_floating_point:
+        x = x.abs() * 0.1 + 0.95
+    out = getattr(x, name)(dim)
+    a = to_numpy(x).astype(np.float64) if dtype.is_floating_point else to_numpy(x).astype(np.int64)
+    expected = getattr(np, name)(a, axis=dim)
+    assert out.dtype is (tt.int64 if not dtype.is_floating_point else dtype)
+    _close(out, expected, dtype, scale=4)
+    out2 = getattr(tt, name)(x, dim, dtype=tt.float64)
+    assert out2.dtype is tt.float64
+    _close(out2, expected, tt.float32 if dtype.is_floating_point else tt.float64, 1e2)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_family(name, dtype, dim, device):
+    x = _x(dtype, device, nan=(dim == 0)) * 3
+    out = getattr(x, name)(dim)
+    a = _np(x)
+    m = np.max(a, axis=dim, keepdims=True)
+    e = np.exp(a - m)
+    s = e.sum(axis=dim, keepdims=True)
+    expected = e / s if name == "softmax" else (a - m) - np.log(s)
+    assert out.dtype is dtype and out.shape == x.shape
+    _close(out, expected, dtype, 4)
+    fn = getattr(tt.nn.functional, name)
+    _close(fn(x, dim=dim, dtype=tt.float64), expected, tt.float32)
+
+
+def test_softmax_extremes(device):
+    x = tt.tensor([[-math.inf] * 3, [0.0, -math.inf, 1.0], [math.inf, 0.0, 0.0], [1e4, 1e4, -1e4]], device=device)
+    s = to_numpy(x.softmax(1))
+    assert np.isnan(s[0]).all()
+    np.testing.assert_allclose(s[1], [1 / (1 + math.e), 0, math.e / (1 + math.e)], rtol=1e-6)
+    np.testing.assert_allclose(s[3], [0.5, 0.5, 0.0])
+    ls = to_numpy(x.log_softmax(1))
+    assert ls[1, 1] == -math.inf
+    assert tt.tensor(2.0, device=device).softmax(0).item() == 1.0        # 0-d
+    assert tt.zeros(3, 0, device=device).softmax(1).shape == (3, 0)
+
+
+def test_softmax_long_rows_cross_many_chunks(device):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 300)) * 10
+    a[:, 250] = 60                     # the max arrives late: the running sum is rescaled
+    x = tt.tensor(a, dtype=tt.float32, device=device)
+    e = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(to_numpy(x.softmax(-1)), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_errors_follow_torch(device):
+    e = tt.zeros(0, 3, device=device)
+    with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified for "
+                       r"input.numel\(\) == 0. Specify the reduction dim with the 'dim' argument."):
+        e.max()
+    with pytest.raises(IndexError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size."):
+        e.amax(0)
+    with pytest.raises(IndexError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size."):
+        tt.zeros(0, device=device).amax()
+    with pytest.raises(IndexError, match="max"):
+        e.max(0)
+    with pytest.raises(RuntimeError, match="argmax"):
+        e.argmax()
+    assert e.amax(1).shape == (0,) and e.max(1).indices.shape == (0,)
+    assert e.sum().item() == 0 and e.prod().item() == 1
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        tt.ones(3, device=device).sum(1)
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        tt.ones(3, 3, device=device).amax((0, -2))
+
+
+def test_zero_dim_inputs(device):
+    x = tt.tensor(-2.5, device=device)
+    for name in ("sum", "prod", "amax", "amin", "mean", "logsumexp" ):
+        fn = getattr(x, name)
+        assert (fn(0) if name == "logsumexp" else fn()).item() == -2.5
+    assert x.argmax().item() == 0 and x.argmax(0).item() == 0
+    v, i = x.max(0)
+    assert v.item() == -2.5 and i.item() == 0
+    assert x.cumsum(0).item() == -2.5 and x.cumprod(0).item() == -2.5
+
+
+def test_deterministic(device):
+    x = tt.randn(9, 100, device=device) * 1000
+    for fn in (lambda: x.sum(), lambda: x.sum(0), lambda: x.softmax(1), lambda: x.cumsum(1),
+               lambda: x.t().logsumexp(1), lambda: x.var(1)):
+        a, b = to_numpy(fn()), to_numpy(fn())
+        assert a.tobytes() == b.tobytes()
+
+
+def test_half_precision_accumulates_in_float32(device):
+    x = tt.full((4096,), 1.0, dtype=tt.float16, device=device) * 0.1   # 2048 would stall a float16 sum
+    assert abs(x.sum().item() - 409.6) < 0.5
+    assert abs(x.cumsum(0)[-1].item() - 409.6) < 0.5
+
+
+# ------------------------------------------------------------------ gradients of composites
+def _r(shape, device, seed=0):
+    return tt.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=tt.float64, device=device,
+                     requires_grad=True)
+
+
+GRAD_CASES = {
+    "mean": lambda x: x.mean(1) + x.mean(),
+    "var": lambda x: x.var(0) + x.var(1, correction=0).sum(),
+    "std": lambda x: x.std(1, keepdim=True),
+    "norm": lambda x: x.norm() + x.norm(1, dim=0).sum() + x.norm(3, dim=1).sum(),
+    "norm_inf": lambda x: x.norm(math.inf, dim=1),
+    "logsumexp": lambda x: x.logsumexp(1) + x.logsumexp((0, 1)),
+    "max_dim": lambda x: x.max(1).values + x.min(0, keepdim=True).values.sum(),
+    "max_all": lambda x: x.max() + x.min(),
+    "prod_zero": lambda x: (x * tt.tensor([[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [1.0] * 4],
+                                          dtype=tt.float64, device=x.device)).prod(1),
+    "softmax_dtype": lambda x: tt.nn.functional.log_softmax(x, dim=0) * 2,
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_composite_gradients(name, device):
+    x = _r((3, 4), device)
+    assert gradcheck(GRAD_CASES[name], (x,))
+    # second derivatives: the primitives' own gradgradchecks run on both devices
+    if device == "cpu" and name not in ("norm_inf", "max_all", "max_dim"):
+        assert gradgradcheck(GRAD_CASES[name], (x,))
+
+
+def test_amax_splits_ties_evenly_and_max_dim_goes_to_the_index(device):
+    x = tt.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], device=device, requires_grad=True)
+    x.amax(1).sum().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [[0, 0.5, 0.5], [1 / 3] * 3])
+    x.grad = None
+    x.max(1).values.sum().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [[0, 1, 0], [1, 0, 0]])
+    x.grad = None
+    x.max().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [[0, 0.5, 0.5], [0, 0, 0]])
+
+
+def test_softmax_create_graph(device):
+    x = _r((2, 5), device)
+    y = x.softmax(1)
+    assert y.grad_fn.name() == "SoftmaxBackward0"
+    (g,) = tt.autograd.grad((y * y).sum(), x, create_graph=True)
+    assert g.grad_fn is not None
+    g.sum().backward()
+    assert x.grad is not None
