@@ -9,7 +9,6 @@ needs them.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
@@ -111,9 +110,9 @@ def main(argv=None):
     p.add_argument("--reduce-numel", type=int, default=1 << 28, help="elements of the big sum")
     p.add_argument("--reduce-side", type=int, default=16384, help="side of the row/column sums")
     args = p.parse_args(argv)
+    from tritensor.selfcheck import _pick_device
+    _pick_device()            # a real GPU if CuPy sees one, else the emulated device
     import tritensor as tt
-    if not tt.cuda.is_available():
-        os.environ["TRITENSOR_EMULATE_CUDA"] = "1"
     emulated = tt.cuda.is_emulated()
     if emulated:
         args.numel, args.side, args.rep = min(args.numel, 1 << 12), min(args.side, 64), min(args.rep, 3)

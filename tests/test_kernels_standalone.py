@@ -739,6 +739,23 @@ for op, name, c in [("sum", "float32", "float32"), ("prod", "float64", "float64"
 for name in FLOATS:
     tb.random(T((5, 40), name, True), "normal" if name != "float16" else "uniform", 123, 2 ** 33 + 4, -1.0, 2.0)
 tb.random(T((64,), "float32"), "uniform", 123, 5, 0.0, 1.0)
+for op, name, c in [("argmax", "float32", "float32"), ("argmin", "bfloat16", "float32"),
+                    ("argmax", "int64", "int64"), ("argmin", "float64", "float64")]:
+    tb.arg_reduce(op, T((7,), "int64"), T((7, 5000), name), 1, c)          # along rows
+    tb.arg_reduce(op, T((3000,), "int64"), T((70, 3000), name), 0, c)     # along columns
+    tb.arg_reduce(op, T((), "int64"), T((70, 30), name, True), None, c)    # whole tensor
+for mode in ("softmax", "log_softmax"):
+    for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float64", "float64")]:
+        tb.softmax(mode, T((5, 5000), name), T((5, 5000), name), 1, c)        # long rows, online
+        tb.softmax(mode, T((300, 7), name), T((300, 7), name, True), 0, c)   # strided dim
+for mode in ("softmax_backward", "log_softmax_backward"):
+    for name, c in [("float32", "float32"), ("float16", "float32"), ("float64", "float64")]:
+        tb.softmax(mode, T((5, 5000), name), T((5, 5000), name), 1, c, grad=T((5, 5000), name))
+for op, name, c in [("sum", "float32", "float32"), ("prod", "float64", "float64"), ("sum", "int32", "int64"),
+                    ("sum", "int64", "int64"), ("prod", "bfloat16", "float32"), ("sum", "bool", "int64")]:
+    out = "int64" if c == "int64" else name
+    tb.scan(op, T((5, 3000), out), T((5, 3000), name), 1, c)
+    tb.scan(op, T((3000, 5), out), T((3000, 5), name, True), 0, c, reverse=True)
 for r in range(1, 9):   # every rank a launch can have
     shape = ((2, 3) * 4)[:r]
     tb.elementwise("add", T(shape, "float32", True), [T(shape, "float32"), T(shape[1:], "float32", True)], "float32")

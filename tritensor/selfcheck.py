@@ -12,6 +12,7 @@ import time
 
 
 def _pick_device():
+    """Before tritensor decides what cuda is: emulate it where no GPU is seen."""
     try:
         import cupy
         if cupy.cuda.runtime.getDeviceCount() > 0:
