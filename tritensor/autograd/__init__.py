@@ -1,13 +1,14 @@
 """tt.autograd: backward, grad, grad mode, Function, gradcheck, anomaly detection."""
 from __future__ import annotations
 
-from .anomaly import detect_anomaly, set_detect_anomaly
+from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import Node
+from .graph import DelayedError, Node
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "detect_anomaly", "set_detect_anomaly", "Node", "gradcheck", "gradgradcheck", "Function"]
+           "detect_anomaly", "set_detect_anomaly", "Node", "gradcheck", "gradgradcheck", "Function",
+           "once_differentiable", "DelayedError", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
 
 
 def _as_tuple(x):
@@ -38,6 +39,8 @@ def _make_grads(outputs, grad_outputs):
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                     f"has a shape of {out.shape}.")
+            if out.requires_grad and g.dtype is not out.dtype and out.dtype.is_floating_point:
+                g = g.to(out.dtype)      # the engine casts a seed to its output's dtype, as torch's
         else:
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         grads.append(g)
@@ -54,6 +57,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        import warnings
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+            "make sure to reset the .grad fields of your parameters to None after use to break the "
+            "cycle and avoid the leak.", UserWarning, stacklevel=3)
     grads = _make_grads(tensors, grad_tensors)
     run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs, accumulate=True)
 
@@ -71,6 +82,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False.")
     if grad_outputs is not None and len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad_outputs and outputs must have the same length. Got {len(grad_outputs)} and {len(outputs)}")
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
     if retain_graph is None:
         retain_graph = create_graph
     for t in inputs:
@@ -85,5 +98,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(results)
 
 
-from .function import Function  # noqa: E402  (Function needs backward/grad defined above)
+from . import function  # noqa: E402
+from .function import Function, once_differentiable  # noqa: E402  (Function needs backward/grad defined above)
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402

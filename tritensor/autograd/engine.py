@@ -5,12 +5,16 @@
 2. Run nodes whose every consumer has run, newest first (highest sequence number, as torch's
    ready queue does), summing the gradients that arrive for each of a node's outputs.
 3. At a leaf's AccumulateGrad, add into ``.grad``; for ``autograd.grad``, capture instead.
+
+When ``inputs`` are given, only the nodes that lead to one of them run (torch's exec_info):
+a node whose gradient is captured but from which no other input is reachable is not run.
 """
 from __future__ import annotations
 
 import heapq
 
-from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from . import anomaly as _anomaly
+from .grad_mode import enable_grad, no_grad
 from .graph import AccumulateGrad, gradient_edge
 
 
@@ -43,10 +47,11 @@ def _collect(roots, stop_at=frozenset()):
     return deps
 
 
-def _needed(roots, targets, stop_at):
-    """Nodes from which some target is reachable: only they need to run for autograd.grad."""
-    # Reverse reachability without recursion: order nodes so that consumers come before
-    # producers, then propagate "leads to a target" from producers back to consumers.
+def _to_execute(roots, targets, stop_at):
+    """The nodes that must run so that every target receives its gradient: those with an
+    edge to a target or to another such node. (A target itself only runs when something
+    behind it is needed too.)"""
+    # Post-order without recursion: producers are finished before their consumers.
     order, seen, stack = [], set(), [(n, False) for n in roots if n is not None]
     while stack:
         node, done = stack.pop()
@@ -62,12 +67,15 @@ def _needed(roots, targets, stop_at):
         for nxt, _ in node.next_functions:
             if nxt is not None and nxt not in seen:
                 stack.append((nxt, False))
-    needed = set()
-    for node in order:  # post-order: producers first
-        if node in targets or (node not in stop_at and any(
-                nxt in needed for nxt, _ in node.next_functions if nxt is not None)):
-            needed.add(node)
-    return needed
+    execute, reaches = set(), set()
+    for node in order:
+        if node not in stop_at and any(nxt in reaches for nxt, _ in node.next_functions
+                                       if nxt is not None):
+            execute.add(node)
+            reaches.add(node)
+        elif node in targets:
+            reaches.add(node)
+    return execute
 
 
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
@@ -77,18 +85,17 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     accumulate=True (Tensor.backward): add into the ``.grad`` of leaves (only ``inputs`` if given).
     accumulate=False (autograd.grad): return the gradients of ``inputs`` and touch no ``.grad``.
     """
-    from ..tensor import Tensor
-
     roots = []   # (node, output_nr, grad)
-    for t, g in zip(tensors, grad_tensors):
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         node, nr = gradient_edge(t)
         if node is None:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn")
         roots.append((node, nr, g))
 
     # Where the gradients of the requested inputs are taken.
     capture = {}     # (node, output_nr) -> index into inputs
-    stop_at = set()  # nodes whose gradient is captured and not propagated further
+    stop_at = set()  # leaves whose gradient is captured, not accumulated
     if inputs is not None:
         for i, t in enumerate(inputs):
             node, nr = gradient_edge(t)
@@ -97,14 +104,13 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             capture[(node, nr)] = i
             if isinstance(node, AccumulateGrad) and not accumulate:
                 stop_at.add(node)
+    targets = {n for n, _ in capture}
 
     root_nodes = [r[0] for r in roots]
     deps = _collect(root_nodes, stop_at)
-    needed = None
-    if inputs is not None:
-        needed = _needed(root_nodes, {n for n, _ in capture}, stop_at)
+    execute = None if inputs is None else _to_execute(root_nodes, targets, stop_at)
 
-    buffers = {}     # node -> list of summed gradients, one slot per output
+    buffers = {}     # node -> {output_nr: summed gradient}
     for node, nr, g in roots:
         slots = buffers.setdefault(node, {})
         slots[nr] = _add_grads(slots.get(nr), g)
@@ -112,24 +118,25 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     results = [None] * (len(inputs) if inputs is not None else 0)
     ready = [(-n._sequence_nr, id(n), n) for n in set(root_nodes) if deps.get(n, 0) == 0]
     heapq.heapify(ready)
+    check_nan = _anomaly.is_anomaly_enabled() and _anomaly.is_anomaly_check_nan_enabled()
     with (enable_grad() if create_graph else no_grad()):
         while ready:
             _, _, node = heapq.heappop(ready)
             slots = buffers.pop(node, {})
             outs = None
-            if needed is None or node in needed:
-                if isinstance(node, AccumulateGrad):
+            if isinstance(node, AccumulateGrad):
+                if execute is None or node in targets:
                     _leaf(node, slots.get(0), inputs, results, capture, accumulate, create_graph)
-                else:
-                    grads = _call_hooks(node, slots)
-                    for nr, g in enumerate(grads):
-                        idx = capture.get((node, nr))
-                        if idx is not None and g is not None:
-                            results[idx] = g
-                            if accumulate:
-                                _accumulate(inputs[idx], g, create_graph)
-                    if any(g is not None for g in grads):
-                        outs = _apply(node, grads)
+            elif execute is None or node in execute or node in targets:
+                grads = _call_hooks(node, slots, create_graph)
+                for nr, g in enumerate(grads):
+                    idx = capture.get((node, nr))
+                    if idx is not None and g is not None:
+                        results[idx] = g
+                        if accumulate:
+                            _accumulate(inputs[idx], g, create_graph)
+                if (execute is None or node in execute) and any(g is not None for g in grads):
+                    outs = _apply(node, grads, check_nan)
                     if not retain_graph:
                         node.release_saved()
             for i, (nxt, nr) in enumerate(node.next_functions):
@@ -150,41 +157,33 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     return results
 
 
-def _call_hooks(node, slots):
-    """Tensor hooks registered on a non-leaf run on the summed gradient of that output;
-    retain_grad() stores it."""
+def _call_hooks(node, slots, create_graph):
+    """Tensor hooks registered on a non-leaf run on the summed gradient of that output, in the
+    order they were registered; retain_grad() then stores the result (it always runs last)."""
     for nr, hooks in node._pre_hooks.items():
         g = slots.get(nr)
         if g is None:
             continue
-        for fn in list(hooks.values()):
-            new = fn(g)
-            if new is not None:
-                g = new
-        slots[nr] = g
+        slots[nr] = _run_hooks(hooks, g)
     for nr, ref in node._retain.items():
         t = ref()
         g = slots.get(nr)
         if t is not None and g is not None:
-            _accumulate(t, g, create_graph=is_grad_enabled())  # grad mode is on iff create_graph
+            _accumulate(t, g, create_graph)
     return [slots.get(i) for i in range(max(slots, default=-1) + 1)]
 
 
-def _apply(node, grads):
+def _apply(node, grads, check_nan):
     try:
         outs = node.apply(grads)
-    except Exception as e:
-        if node._anomaly_trace is not None:
-            import warnings
-            warnings.warn(
-                f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                + node._anomaly_trace, stacklevel=2)
-        raise e
-    if node._anomaly_trace is not None:
-        from .anomaly import check_nan
-        check_nan(node, outs)
-    if not isinstance(outs, (tuple, list)):
-        outs = (outs,)
+        if not isinstance(outs, (tuple, list)):
+            outs = (outs,)
+        if check_nan:
+            _anomaly.check_nan(node, outs)
+    except Exception:
+        if _anomaly.is_anomaly_enabled():
+            _anomaly.report_failure(node)
+        raise
     return outs
 
 
@@ -193,28 +192,50 @@ def _leaf(node, g, inputs, results, capture, accumulate, create_graph):
     if g is None:
         return
     leaf = node.variable
-    g = _run_leaf_hooks(leaf, g)
+    g = _run_hooks(leaf._hooks, g)
     idx = capture.get((node, 0))
     if idx is not None:
         results[idx] = g
     if accumulate and (inputs is None or idx is not None):
-        _accumulate(leaf, g, create_graph)
+        _accumulate(leaf, g, create_graph, leaf=True)
 
 
-def _accumulate(t, g, create_graph):
-    """``t.grad += g``; the sum keeps its graph only under create_graph, as in torch.
+def _accumulate(t, g, create_graph, leaf=False):
+    """``t.grad += g``, as torch's AccumulateGrad (leaves) and retain_grad (non-leaves) do.
 
     The first gradient is cloned: what arrives may be a broadcast view, the seed the user passed
-    or a buffer another leaf also received, and ``.grad`` must be a dense tensor of its own."""
+    or a buffer another leaf also received, and ``.grad`` must be a dense tensor of its own.
+    Later ones are added in place into a leaf's existing ``.grad`` when no graph is being
+    built (so a reference to ``x.grad`` sees the sum, as in torch), out of place otherwise:
+    under create_graph the sum keeps its graph."""
     if not create_graph:
         g = g.detach()
-    new = g.clone() if t._grad is None else t._grad + g
-    t._grad = new if create_graph else new.detach()
+        if t._grad is None:
+            t._grad = g.clone()
+        elif leaf:
+            t._grad.add_(g)
+        else:
+            t._grad = (t._grad + g).detach()
+        return
+    t._grad = g.clone() if t._grad is None else t._grad + g
 
 
-def _run_leaf_hooks(leaf, g):
-    for fn in list(leaf._hooks.values()):
+def _run_hooks(hooks, g):
+    """Tensor hooks in registration order; one that returns a tensor replaces the gradient,
+    which must keep its dtype, device and size (torch's check_variable_result)."""
+    from ..tensor import Tensor
+    for fn in list(hooks.values()):
         new = fn(g)
-        if new is not None:
-            g = new
+        if new is None:
+            continue
+        if not isinstance(new, Tensor):
+            raise TypeError(f"expected Variable or None (got {type(new).__name__})")
+        name = getattr(fn, "__name__", type(fn).__name__)
+        if new.dtype is not g.dtype or new.device.type != g.device.type:
+            raise RuntimeError(
+                f"hook '{name}' has changed the type of value (was {g._type_description().split()[0]} "
+                f"got {new._type_description().split()[0]})")
+        if tuple(new.shape) != tuple(g.shape):
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+        g = new
     return g

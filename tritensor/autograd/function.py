@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import Node, SavedTensor, _fit, gradient_edge
+from .graph import Node, SavedTensor, _fit, delay_error, gradient_edge, rebase_history
 
 
 class FunctionCtx:
@@ -18,6 +18,12 @@ class FunctionCtx:
         self._node = None
 
     def save_for_backward(self, *tensors):
+        from ..tensor import Tensor
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}")
         self._to_save = tensors
 
     @property
@@ -67,7 +73,7 @@ class BackwardFunction(Node):
                 raise RuntimeError(
                     f"function {self.name()} returned an incorrect number of gradients "
                     f"(expected {n}, got {len(result)})")
-        return tuple(_fit(g, m) for g, m in zip(result, self._input_meta))
+        return tuple(_fit(g, m, self, i) for i, (g, m) in enumerate(zip(result, self._input_meta)))
 
     def release_saved(self):
         if self.ctx._saved is not None:
@@ -98,7 +104,8 @@ class Function:
     def apply(cls, *args, **kwargs):
         from ..tensor import Tensor
         ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        grad_on = is_grad_enabled()
+        ctx.needs_input_grad = tuple(grad_on and isinstance(a, Tensor) and a.requires_grad for a in args)
         separate_setup = cls.setup_context is not Function.setup_context
         with no_grad():
             raw = cls.forward(*args, **kwargs) if separate_setup else cls.forward(ctx, *args, **kwargs)
@@ -106,7 +113,12 @@ class Function:
             cls.setup_context(ctx, args, raw)
         is_tuple = isinstance(raw, tuple)
         outputs = raw if is_tuple else (raw,)
-        if not (is_grad_enabled() and any(ctx.needs_input_grad)):
+        out_ids = {id(o) for o in outputs if isinstance(o, Tensor)}
+        if any(id(t) not in out_ids for t in ctx._dirty):
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were not returned as "
+                "output. The inputs that are modified inplace must all be outputs of the Function.")
+        if not any(ctx.needs_input_grad):
             return raw
 
         input_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None for a in args)
@@ -127,11 +139,13 @@ class Function:
             if id(o) in dirty:
                 if o.is_leaf and o._requires_grad:
                     raise RuntimeError(
-                        "a leaf Variable that requires grad is being used in an in-place operation.")
+                        "a leaf Variable that requires grad has been used in an in-place operation.")
             elif id(o) in inputs:
-                o = o.view_as(o).detach()   # an input returned as is becomes a new output alias
+                o = o.detach()   # an input returned as is becomes a new output alias
             if id(o) not in non_diff and o.dtype.is_floating_point:
-                o.grad_fn, o._output_nr, o._requires_grad = node, i, False
+                rebase_history(o, node, i)
+            elif id(o) in dirty:
+                o.detach_()      # a modified input that is not differentiable loses its history
             wrapped.append(o)
         outputs_ids = {id(o) for o in wrapped if isinstance(o, Tensor)}
         ctx._saved = tuple(None if t is None else SavedTensor(t, is_output=id(t) in outputs_ids)
@@ -141,9 +155,30 @@ class Function:
 
 
 def once_differentiable(backward):
-    """Run a Function's backward without recording it (it has no double backward)."""
+    """Run a backward without recording it: it has no double backward. Under create_graph=True
+    its results still require grad, through a DelayedError node that raises NotImplementedError
+    (a RuntimeError) if they are differentiated. Works for a Function's ``backward(ctx, *grads)``
+    and for an op table entry's backward rule alike.
+
+    torch wraps the results only when an incoming gradient requires grad; here a saved tensor
+    that requires grad counts too, so that the second derivative through it is an error rather
+    than silently missing."""
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with no_grad():
-            return backward(ctx, *grads)
+            outputs = backward(ctx, *grads)
+        if not is_grad_enabled():
+            return outputs
+        from ..tensor import Tensor
+        if not (any(isinstance(g, Tensor) and g.requires_grad for g in grads)
+                or _saved_require_grad(ctx)):
+            return outputs
+        return delay_error(outputs, "trying to differentiate twice a function that was marked "
+                                    "with @once_differentiable", getattr(ctx, "_node", None), grads)
     return wrapper
+
+
+def _saved_require_grad(ctx):
+    saved = ctx.__dict__.get("_saved")
+    values = saved.values() if isinstance(saved, dict) else (saved or ())
+    return any(s is not None and s.requires_grad for s in values)

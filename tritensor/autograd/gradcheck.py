@@ -1,4 +1,10 @@
-"""gradcheck / gradgradcheck: autograd's Jacobian against central finite differences."""
+"""gradcheck / gradgradcheck: autograd's Jacobian against central finite differences.
+
+As torch's slow mode: every input element is perturbed by +-eps and every output element is
+back-propagated with a one-hot gradient; the two Jacobians must agree within
+``atol + rtol * |numerical|`` elementwise. Defaults are torch's (eps=1e-6, atol=1e-5, rtol=1e-3),
+meant for float64 inputs.
+"""
 from __future__ import annotations
 
 import warnings
@@ -20,107 +26,163 @@ def _as_tuple(x):
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
+def _host(t):
+    return t.detach().double()._to_host_array().reshape(-1)
+
+
 def _flat_outputs(func, inputs):
+    """One flat array per output."""
     outs = _as_tuple(func(*inputs))   # grad mode stays on: gradgradcheck's func calls grad()
-    return np.concatenate([o.detach().double()._to_host_array().reshape(-1) for o in outs]) \
-        if outs else np.zeros(0)
+    return [_host(o).copy() for o in outs]
 
 
 def _set_values(t, values):
+    # a raw write, like torch's perturbation of ``x.data``: no version bump, no graph
     from ..ops import copy as _copy
     from ..ops import creation
     _copy.copy_into(t, creation.tensor(values.reshape(t.shape), dtype=t.dtype, device=t.device))
 
 
 def numerical_jacobian(func, inputs, eps=1e-6):
-    """One matrix per input that requires grad, of shape (input numel, output numel)."""
+    """Per input that requires grad, per output: a matrix of shape (input numel, output numel)."""
     jacobians = []
     for t in _tensors(inputs):
         if not t.requires_grad:
             continue
-        base = t.detach().double()._to_host_array().reshape(-1).copy()
+        base = _host(t).copy()
         cols = []
-        for j in range(base.size):
-            plus, minus = base.copy(), base.copy()
-            plus[j] += eps
-            minus[j] -= eps
-            _set_values(t, plus)
-            f_plus = _flat_outputs(func, inputs)
-            _set_values(t, minus)
-            f_minus = _flat_outputs(func, inputs)
-            cols.append((f_plus - f_minus) / (2 * eps))
-        _set_values(t, base)
-        jacobians.append(np.array(cols).reshape(base.size, -1))
+        try:
+            for j in range(base.size):
+                plus, minus = base.copy(), base.copy()
+                plus[j] += eps
+                minus[j] -= eps
+                _set_values(t, plus)
+                f_plus = _flat_outputs(func, inputs)
+                _set_values(t, minus)
+                f_minus = _flat_outputs(func, inputs)
+                cols.append([(p - m) / (2 * eps) for p, m in zip(f_plus, f_minus)])
+        finally:
+            _set_values(t, base)
+        n_out = len(cols[0]) if cols else len(_flat_outputs(func, inputs))
+        sizes = [c.size for c in cols[0]] if cols else [o.size for o in _flat_outputs(func, inputs)]
+        jacobians.append([np.array([c[k] for c in cols]).reshape(base.size, sizes[k])
+                          for k in range(n_out)])
     return jacobians
 
 
-def analytical_jacobian(func, inputs):
+def analytical_jacobian(func, inputs, outs=None):
+    """Per input that requires grad, per output: the Jacobian from one backward per output
+    element. Gradients must have their input's shape and dtype."""
     from . import grad
     from ..ops import creation
     diff_inputs = [t for t in _tensors(inputs) if t.requires_grad]
-    outs = [o for o in _as_tuple(func(*inputs))]
-    sizes = [o.numel() for o in outs]
-    total = sum(sizes)
-    jac = [np.zeros((t.numel(), total)) for t in diff_inputs]
-    col = 0
+    outs = list(_as_tuple(func(*inputs))) if outs is None else outs
+    jac = [[np.zeros((t.numel(), o.numel())) for o in outs] for t in diff_inputs]
     for k, o in enumerate(outs):
+        if not o.requires_grad:
+            continue
         for j in range(o.numel()):
-            if not o.requires_grad:
-                col += 1
-                continue
             onehot = np.zeros(o.numel())
             onehot[j] = 1
             go = creation.tensor(onehot.reshape(o.shape), dtype=o.dtype, device=o.device)
             grads = grad([o], diff_inputs, grad_outputs=[go], retain_graph=True, allow_unused=True)
-            for i, g in enumerate(grads):
-                if g is not None:
-                    jac[i][:, col] = g.detach().double()._to_host_array().reshape(-1)
-            col += 1
+            for i, (g, t) in enumerate(zip(grads, diff_inputs)):
+                if g is None:
+                    continue
+                if g.dtype is not t.dtype:
+                    raise GradcheckError("Gradient has dtype mismatch")
+                if tuple(g.shape) != tuple(t.shape):
+                    raise GradcheckError("Analytical gradient has incorrect size")
+                jac[i][k][:, j] = _host(g)
     return jac
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, fast_mode=False, **_):
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
+              check_backward_ad=True, fast_mode=False, masked=None):
+    """Check ``func``'s gradients against finite differences; True, or GradcheckError (a
+    RuntimeError) / False. (fast_mode is accepted and runs the full check.)"""
+    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError(
+            "tt.autograd.gradcheck: forward-mode AD and batched gradients (vmap) are not supported")
     inputs = _as_tuple(inputs)
     from .. import dtypes as _dt
+    diff = [t for t in _tensors(inputs) if t.requires_grad]
+    if not diff:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of the "
+            "them have requires_grad=True.")
     for i, t in enumerate(_tensors(inputs)):
         if t.requires_grad and t.dtype is not _dt.float64:
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating point. "
                 "This check will likely fail if all the inputs are not of double precision floating point. ")
+
+    def fail(msg):
+        if raise_exception:
+            raise GradcheckError(msg)
+        return False
+
+    outs = list(_as_tuple(func(*inputs)))
+    if not check_backward_ad:
+        return True
     numerical = numerical_jacobian(func, inputs, eps)
-    analytical = analytical_jacobian(func, inputs)
-    for i, (a, n) in enumerate(zip(analytical, numerical)):
-        if a.shape != n.shape or not np.allclose(a, n, rtol=rtol, atol=atol):
-            if raise_exception:
-                raise GradcheckError(
-                    f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                    f"numerical:{n}\nanalytical:{a}\n")
-            return False
+    try:
+        analytical = analytical_jacobian(func, inputs, outs)
+    except GradcheckError as e:
+        return fail(str(e))
+    for i, (a_in, n_in) in enumerate(zip(analytical, numerical)):
+        for k, (a, n) in enumerate(zip(a_in, n_in)):
+            if not outs[k].requires_grad:
+                if np.any(np.abs(n) > atol):
+                    return fail(f"Numerical gradient for function expected to be zero for output {k}")
+                continue
+            if a.shape != n.shape or not np.allclose(a, n, rtol=rtol, atol=atol):
+                return fail(f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                            f"numerical:{n}\nanalytical:{a}\n")
+    # the backward must give the same answer when run again on the same graph
+    again = analytical_jacobian(func, inputs, outs)
+    for a_in, b_in in zip(analytical, again):
+        for a, b in zip(a_in, b_in):
+            if not np.all(np.abs(a - b) <= nondet_tol):
+                return fail(
+                    "Backward is not reentrant, i.e., running backward with same input and "
+                    "grad_output multiple times gives different values, although analytical "
+                    "gradient matches numerical gradient.The tolerance for nondeterminism was "
+                    f"{nondet_tol}.")
     return True
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, **_):
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
     """gradcheck of the first derivative (computed with create_graph=True) as a function of the
-    inputs and of the output gradients."""
+    inputs and of the output gradients (random, requiring grad, when not given)."""
     from . import grad
     from ..ops import creation
+    if check_fwd_over_rev or check_batched_grad:
+        raise NotImplementedError(
+            "tt.autograd.gradgradcheck: forward-over-reverse and batched gradients are not supported")
     inputs = _as_tuple(inputs)
     outs = _as_tuple(func(*inputs))
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(creation.tensor(rng.standard_normal(o.shape), dtype=o.dtype, device=o.device,
-                                             requires_grad=True) for o in outs)
+        grad_outputs = tuple(creation.tensor(rng.uniform(-1, 1, o.shape), dtype=o.dtype, device=o.device,
+                                             requires_grad=True)
+                             for o in outs if o.requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
+    diff_outs = [k for k, o in enumerate(outs) if o.requires_grad]
     n_in = len(inputs)
     diff_idx = [i for i, t in enumerate(inputs) if hasattr(t, "requires_grad") and t.requires_grad]
 
     def first_derivative(*args):
         xs, gos = args[:n_in], args[n_in:]
         ys = _as_tuple(func(*xs))
+        ys = [ys[k] for k in diff_outs]
         gs = grad(ys, [xs[i] for i in diff_idx], grad_outputs=gos, create_graph=True, allow_unused=True)
         return tuple(g if g is not None else creation.zeros_like(xs[i]) for g, i in zip(gs, diff_idx))
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from .grad_mode import is_grad_enabled
+
 _sequence = itertools.count()
 
 FREED_MESSAGE = (
@@ -21,32 +23,49 @@ class SavedTensor:
     own output is kept as a detached alias: output -> node -> output would be a reference cycle.
     Unpacking the output gives it back attached to the node, so a backward rule that uses it is
     itself differentiable (create_graph=True)."""
-    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad")
+    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad", "_was_leaf")
 
     def __init__(self, tensor, is_output=False):
         self._version = tensor._version.value
         self._is_output = is_output
         self._requires_grad = tensor.requires_grad
         self._output_nr = tensor._output_nr
+        self._was_leaf = tensor.grad_fn is None
         self._tensor = tensor._alias_detached() if is_output else tensor
 
     def unpack(self, node):
         t = self._tensor
         if t is None:
             raise RuntimeError(FREED_MESSAGE)
+        if self._is_output:
+            producer = node
+        else:
+            producer = t.grad_fn
+            if producer is None and not self._was_leaf:
+                raise RuntimeError(
+                    "Trying to use a saved tensor that has been detached in-place, i.e. with "
+                    ".detach_().This is not supported, please use out-of-place `.detach()` instead")
         if t._version.value != self._version:
-            producer = node if self._is_output else t.grad_fn
+            from .anomaly import is_anomaly_enabled
             where = f", which is output {self._output_nr} of {producer.name()}," if producer else ""
+            hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                    "its gradient. The variable in question was changed in there or anywhere later. "
+                    "Good luck!" if is_anomaly_enabled() else
+                    "Hint: enable anomaly detection to find the operation that failed to compute "
+                    "its gradient, with torch.autograd.set_detect_anomaly(True).")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{t._type_description()}]{where} "
                 f"is at version {t._version.value}; expected version "
-                f"{self._version} instead. Hint: enable anomaly detection to find the operation "
-                "that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+                f"{self._version} instead. {hint}"
             )
         if self._is_output and self._requires_grad:
             return t._attached_to(node, self._output_nr)
         return t
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
 
     def release(self):
         self._tensor = None
@@ -91,6 +110,41 @@ class AccumulateGrad(Node):
         raise AssertionError("AccumulateGrad is run by the engine")
 
 
+class DelayedError(Node):
+    """Stands in for a backward that cannot be differentiated again: the gradients it produced
+    under create_graph=True get this node as their grad_fn, and differentiating them raises.
+
+    Its edges are those of the computation it replaces (the incoming gradients and the inputs
+    of the node whose backward ran), so ``autograd.grad`` reaches it whenever the missing
+    derivative would have contributed, and never returns a silently wrong result."""
+
+    def __init__(self, message, next_functions=()):
+        super().__init__()
+        self.message = message
+        self.next_functions = tuple(next_functions)
+
+    def apply(self, grads):
+        raise NotImplementedError(self.message)
+
+
+def delay_error(outputs, message, node=None, grads=()):
+    """Give every floating tensor in ``outputs`` a DelayedError history (a detached alias of it,
+    so the values are unchanged). ``node`` is the node whose backward produced them and
+    ``grads`` its incoming gradients: they supply the DelayedError's edges."""
+    from ..tensor import Tensor
+    edges = [gradient_edge(g) for g in grads if isinstance(g, Tensor) and g.requires_grad]
+    if node is not None:
+        edges += [e for e in node.next_functions if e[0] is not None]
+    err = DelayedError(message, edges)
+    single = not isinstance(outputs, (tuple, list))
+    wrapped = []
+    for i, o in enumerate((outputs,) if single else outputs):
+        if isinstance(o, Tensor) and o.dtype.is_floating_point:
+            o = o._attached_to(err, i)
+        wrapped.append(o)
+    return wrapped[0] if single else tuple(wrapped)
+
+
 class OpNode(Node):
     """The backward of one dispatched op: its table entry's rule applied to the saved context."""
 
@@ -111,23 +165,64 @@ class OpNode(Node):
             self.ctx._node = None      # ... and no node <-> ctx cycle outlives the call
         if not isinstance(outs, tuple):
             outs = (outs,)
-        return tuple(_fit(g, m) for g, m in zip(outs, self.ctx.input_meta))
+        outs = tuple(_fit(g, m, self, i) for i, (g, m) in enumerate(zip(outs, self.ctx.input_meta)))
+        if is_grad_enabled():
+            outs = self._check_differentiable(grads, outs)
+        return outs
+
+    def _check_differentiable(self, grads, outs):
+        """create_graph=True: a backward rule is linear in the incoming gradient, so when that
+        gradient requires grad, every non-zero result must too. One that does not was computed
+        outside the graph (a rule with no double backward): rather than let a second derivative
+        silently miss it, differentiating it raises NotImplementedError."""
+        from ..tensor import Tensor
+        if not any(isinstance(g, Tensor) and g.requires_grad for g in grads):
+            return outs
+        escaped = [isinstance(o, Tensor) and o.dtype.is_floating_point and not o.requires_grad
+                   and o.numel() > 0 and (o != 0).sum().item() > 0 for o in outs]
+        if not any(escaped):
+            return outs
+        wrapped = delay_error(
+            outs, f"derivative for {self.op.name}_backward is not implemented: the backward of "
+                  f"{self.name()} is not differentiable, so it cannot be differentiated again "
+                  "(create_graph=True)", self, grads)
+        return tuple(w if e else o for w, o, e in zip(wrapped, outs, escaped))
 
     def release_saved(self):
         self.ctx.release()
 
 
-def _fit(grad, meta):
+def _fit(grad, meta, node=None, index=0):
     """Bring a gradient to its input's shape and dtype, as torch's engine does: sum over the
-    dimensions the forward broadcast, cast back from a promoted dtype."""
+    dimensions the forward broadcast, cast back from a promoted dtype. A gradient that no
+    broadcast explains, or one on another device, is an error (torch's validate_outputs)."""
     if grad is None or meta is None:
         return None
-    shape, dtype, _ = meta
+    shape, dtype, device = meta
     if tuple(grad.shape) != tuple(shape):
+        if not _expandable(shape, grad.shape):
+            raise RuntimeError(
+                f"Function {node.name() if node is not None else 'backward'} returned an invalid "
+                f"gradient at index {index} - got [{', '.join(map(str, grad.shape))}] but expected "
+                f"shape compatible with [{', '.join(map(str, shape))}]")
         grad = grad.sum_to_size(shape)
+    if grad.device != device:
+        raise RuntimeError(
+            f"Function {node.name() if node is not None else 'backward'} returned an invalid "
+            f"gradient at index {index} - expected device {device} but got {grad.device}")
     if grad.dtype is not dtype:
         grad = grad.to(dtype)
     return grad
+
+
+def _expandable(shape, target):
+    """Whether ``shape`` broadcasts to ``target`` (torch's is_expandable_to)."""
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(tuple(shape)), reversed(tuple(target))):
+        if s != t and s != 1:
+            return False
+    return True
 
 
 class BackwardContext:
@@ -161,6 +256,18 @@ class BackwardContext:
         if name in saved:
             return self.saved(name)
         raise AttributeError(name)
+
+
+def rebase_history(tensor, node, output_nr=0):
+    """``tensor`` was modified in place: its history becomes output ``output_nr`` of ``node``.
+    As in torch (update_tensor_hooks_on_new_gradfn), hooks registered before stay with the old
+    node (they see the gradient of the old value) while retain_grad() follows the tensor."""
+    old = tensor.grad_fn
+    if tensor._retains_grad and old is not None and old is not node:
+        ref = old._retain.pop(tensor._output_nr, None)
+        if ref is not None:
+            node._retain[output_nr] = ref
+    tensor.grad_fn, tensor._output_nr, tensor._requires_grad = node, output_nr, False
 
 
 def grad_accumulator(tensor):
