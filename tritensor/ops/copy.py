@@ -124,9 +124,13 @@ def copy_(dst: Tensor, src, non_blocking=False):
     if isinstance(src, Tensor) and is_grad_enabled() and (src.requires_grad or dst.requires_grad):
         common = src if src.device == dst.device else to_device(src, dst.device)
         # the result is src (broadcast, cast to dst's dtype); dst's old value gets no gradient
-        expanded = common.expand(dst.shape)
-        _rebase_inplace(dst, lambda _old: to_dtype(expanded, dst.dtype)
-                        if expanded.dtype is not dst.dtype else clone(expanded), needs_old_self=False)
+        from .elementwise import where
+
+        def overwrite(old):
+            # where(True, src, old): src's gradient flows to src, zeros to dst's old value
+            out = where(True, common, old)
+            return out if out.dtype is dst.dtype else to_dtype(out, dst.dtype)
+        _rebase_inplace(dst, overwrite, needs_old_self=False)
         return dst
     copy_into(dst, src)
     dst._version.value += 1

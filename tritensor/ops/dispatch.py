@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..autograd.anomaly import record_trace
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..autograd.graph import BackwardContext, OpNode, gradient_edge
+from ..autograd.graph import BackwardContext, OpNode, gradient_edge, rebase_history
 from ..backends import numpy_ref
 from ..runtime.storage import Storage
 from ..tensor import Tensor, contiguous_strides
@@ -172,6 +172,4 @@ def _rebase_inplace(self, compute, needs_old_self):
     with no_grad():
         _copy.copy_into(self, result)
     self._version.value += 1
-    self.grad_fn = result.grad_fn
-    self._output_nr = result._output_nr
-    self._requires_grad = False
+    rebase_history(self, result.grad_fn, result._output_nr)

@@ -212,8 +212,13 @@ def _binary(entry, x, y):
 
 def add(input, other, *, alpha=1):
     if alpha != 1:
-        other = mul(other, alpha)
+        other = _scaled(other, alpha)
     return _binary(ADD, input, other)
+
+
+def _scaled(other, alpha):
+    """alpha * other, for add/sub's ``alpha``; ``other`` may be a Python number."""
+    return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
 
 
 def _both_bool_tensors(a, b):
@@ -228,7 +233,7 @@ def sub(input, other, *, alpha=1):
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead.")
     if alpha != 1:
-        other = mul(other, alpha)
+        other = _scaled(other, alpha)
     return _binary(SUB, input, other)
 
 
@@ -306,13 +311,13 @@ def _inplace_binary(entry, self, other):
 
 def add_(self, other, *, alpha=1):
     if alpha != 1:
-        other = mul(other, alpha)
+        other = _scaled(other, alpha)
     return _inplace_binary(ADD, self, other)
 
 
 def sub_(self, other, *, alpha=1):
     if alpha != 1:
-        other = mul(other, alpha)
+        other = _scaled(other, alpha)
     return _inplace_binary(SUB, self, other)
 
 
