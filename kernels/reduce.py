@@ -11,6 +11,8 @@ run after run.
 import triton
 import triton.language as tl
 
+from .elementwise import maximum as combine_max   # NaN wins, as in NumPy and torch
+from .elementwise import minimum as combine_min
 from .strided import convert, store_cast, strided_offset
 
 
@@ -22,24 +24,6 @@ def combine_sum(a, b):
 @triton.jit
 def combine_prod(a, b):
     return a * b
-
-
-@triton.jit
-def combine_max(a, b):
-    if a.dtype.is_floating():
-        r = tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)   # NaN wins, as in NumPy
-    else:
-        r = tl.maximum(a, b)
-    return r
-
-
-@triton.jit
-def combine_min(a, b):
-    if a.dtype.is_floating():
-        r = tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
-    else:
-        r = tl.minimum(a, b)
-    return r
 
 
 @triton.jit
