@@ -306,3 +306,11 @@ def test_softmax_create_graph(device):
     assert g.grad_fn is not None
     g.sum().backward()
     assert x.grad is not None
+
+
+def test_norm_gradient_at_zero_is_zero_as_in_torch(device):
+    x = tt.tensor([[3.0, 4.0], [0.0, 0.0]], dtype=tt.float64, device=device, requires_grad=True)
+    n = tt.norm(x, dim=1)
+    np.testing.assert_allclose(to_numpy(n), [5.0, 0.0])
+    n.sum().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [[0.6, 0.8], [0.0, 0.0]])   # no NaN at the zero row

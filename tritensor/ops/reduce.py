@@ -355,7 +355,11 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     dims = normalize_dims(input, dim)
     x = _widen(input)
     if p == "fro" or p == 2:
-        out = _ew.sqrt(sum(_ew.mul(x, x), dims, keepdim))
+        squares = sum(_ew.mul(x, x), dims, keepdim)
+        # sqrt's derivative is infinite at 0; torch defines the norm's gradient there as 0.
+        # Route zero sums around sqrt so that no inf * 0 reaches the gradient.
+        zero = _ew.eq(squares, 0)
+        out = _ew.where(zero, 0.0, _ew.sqrt(_ew.where(zero, 1.0, squares)))
     elif p == 1:
         out = sum(_ew.abs(x), dims, keepdim)
     elif p == _math.inf:
