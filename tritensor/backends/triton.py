@@ -413,6 +413,19 @@ def _identity(op, compute):
     return int(info.min) if op == "amax" else int(info.max)
 
 
+def _regrouped(x, kept, red, n_out, R):
+    """Too many dims for one launch: copy x once, kept dims first, reduced dims last, so that
+    each group is one contiguous run. Returns the copy and its (kept, reduced) shapes/strides."""
+    xshape, xstrides = tuple(int(s) for s in x.shape), tuple(int(s) for s in x.stride())
+    perm = kept + red
+    view = _View([xshape[d] for d in perm], [xstrides[d] for d in perm], x._offset, x._storage, x.dtype)
+    x = _scratch(x, view.shape, x.dtype)
+    copy(x, view)
+    kshape, kstrides = ([n_out], [R]) if n_out > 1 else ([], [])
+    rshape, rstrides = ([R], [1]) if R > 1 else ([], [])
+    return x, kshape, kstrides, rshape, rstrides
+
+
 def reduce(op, out, x, dims, compute):
     """out = OP of x over ``dims`` (sorted non-negative ints; empty = a cast copy; all = a 0-d out),
     op in sum/prod/amax/amin, accumulated in dtype ``compute``. ``out`` is contiguous with x's
@@ -442,14 +455,7 @@ def reduce(op, out, x, dims, compute):
     red = sorted((d for d in dims if xshape[d] != 1), key=lambda d: -abs(xstrides[d]))
     rshape, (rstrides,) = coalesce([xshape[d] for d in red], [[xstrides[d] for d in red]])
     if len(kshape) > MAX_RANK or len(rshape) > MAX_RANK:
-        # Too many dims for one launch: copy x once, kept dims first, reduced dims last, so that
-        # each group is one contiguous run.
-        perm = kept + red
-        view = _View([xshape[d] for d in perm], [xstrides[d] for d in perm], x._offset, x._storage, x.dtype)
-        x = _scratch(x, view.shape, x.dtype)
-        copy(x, view)
-        kshape, kstrides = ([n_out], [R]) if n_out > 1 else ([], [])
-        rshape, rstrides = ([R], [1]) if R > 1 else ([], [])
+        x, kshape, kstrides, rshape, rstrides = _regrouped(x, kept, red, n_out, R)
     _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute)
 
 
@@ -521,12 +527,7 @@ def arg_reduce(op, out, x, dim, compute):
     kshape, (kstrides,) = coalesce([xshape[d] for d in kept], [[xstrides[d] for d in kept]])
     rshape, (rstrides,) = coalesce([xshape[d] for d in red], [[xstrides[d] for d in red]])  # row-major
     if len(kshape) > MAX_RANK or len(rshape) > MAX_RANK:
-        perm = kept + red
-        view = _View([xshape[d] for d in perm], [xstrides[d] for d in perm], x._offset, x._storage, x.dtype)
-        x = _scratch(x, view.shape, x.dtype)
-        copy(x, view)
-        kshape, kstrides = ([n_out], [R]) if n_out > 1 else ([], [])
-        rshape, rstrides = ([R], [1]) if R > 1 else ([], [])
+        x, kshape, kstrides, rshape, rstrides = _regrouped(x, kept, red, n_out, R)
     kinner = abs(kstrides[-1]) if kshape else math.inf
     rinner = abs(rstrides[-1]) if rshape else math.inf
     kshape, kstrides = (tuple(kshape), tuple(kstrides)) if kshape else ((1,), (0,))

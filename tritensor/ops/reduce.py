@@ -57,11 +57,7 @@ def _sum_reference(x, dims, keepdim, dtype, **_):
 
 
 def _sum_backward(ctx, g):
-    shape = ctx.input_meta[0][0]
-    if not ctx.keepdim:
-        for d in ctx.dims:
-            g = g.unsqueeze(d)
-    return g.expand(shape)
+    return _expand_back(g, ctx)
 
 
 SUM = op("sum", ("x",), rule=_sum_rule, reference=_sum_reference, kernel=_reduce_launcher("sum"),
