@@ -18,16 +18,8 @@ def median_ms(fn, warmup=5, rep=50, sync=None):
     for _ in range(warmup):
         fn()
     if _cupy_real():
-        import cupy
-        times = []
-        for _ in range(rep):
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, end))
-        return statistics.median(times)
+        from tritensor.runtime.timing import event_median_ms
+        return event_median_ms(fn, warmup=0, rep=rep)
     times = []
     for _ in range(rep):
         t0 = time.perf_counter()
