@@ -76,9 +76,10 @@ class Tensor:
         t._version = version if version is not None else _Version()
         t._requires_grad = False
         t._grad = None
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
         t._base = None
+        t._view_version = None    # a view's version when its grad_fn was last set (None: not tracked)
         t._hooks = {}
         t._grad_accumulator = None
         t._retains_grad = False
@@ -271,6 +272,19 @@ class Tensor:
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad_fn(self):
+        if self._view_version is not None and self._view_version != self._version.value:
+            # the base or another view of it changed in place since this view's history was set
+            # (torch: the view's grad_fn is regenerated from its base's new history)
+            from .ops.views import regenerate_grad_fn
+            regenerate_grad_fn(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
 
     @property
     def is_leaf(self):

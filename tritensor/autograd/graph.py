@@ -258,16 +258,64 @@ class BackwardContext:
         raise AttributeError(name)
 
 
-def rebase_history(tensor, node, output_nr=0):
-    """``tensor`` was modified in place: its history becomes output ``output_nr`` of ``node``.
-    As in torch (update_tensor_hooks_on_new_gradfn), hooks registered before stay with the old
-    node (they see the gradient of the old value) while retain_grad() follows the tensor."""
-    old = tensor.grad_fn
+def move_retained_grad(tensor, old, node, output_nr):
+    """As torch's update_tensor_hooks_on_new_gradfn: retain_grad() follows the tensor to its new
+    node, hooks registered before stay with the old one (they see the old value's gradient)."""
     if tensor._retains_grad and old is not None and old is not node:
         ref = old._retain.pop(tensor._output_nr, None)
         if ref is not None:
             node._retain[output_nr] = ref
+
+
+def rebase_history(tensor, node, output_nr=0):
+    """``tensor`` was modified in place: its history becomes output ``output_nr`` of ``node``."""
+    old = tensor.grad_fn
+    move_retained_grad(tensor, old, node, output_nr)
     tensor.grad_fn, tensor._output_nr, tensor._requires_grad = node, output_nr, False
+    if tensor._base is not None:
+        # a view given a history of its own (a custom Function that marks it dirty) keeps it:
+        # it is not regenerated from its base for the version bump of this very change
+        tensor._view_version = tensor._version.value
+
+
+class CopySlices(Node):
+    """The new history of a base after an in-place op on one of its views (torch's CopySlices).
+
+    ``fn`` is the node of the op as computed out of place on the view; its input ``self_index``
+    is the view's old value (None when that input could not be identified: fn then keeps its
+    edge to the view's old history, which is also correct, only less direct). The gradient of
+    the base is the incoming one with the view's region replaced by fn's gradient for the
+    view's old value; fn's other inputs get theirs from fn. Geometries are absolute storage
+    positions (shape, strides, offset), so views of views and any base layout work."""
+
+    def __init__(self, base_edge, base_geometry, view_geometry, fn, self_index):
+        super().__init__()
+        self.base_geometry = base_geometry
+        self.view_geometry = view_geometry
+        self.fn = fn
+        self.self_index = self_index
+        # fn's other inputs that take a gradient (scalars and tensors without history have none)
+        self._keep = tuple(i for i, (node, _) in enumerate(fn.next_functions)
+                           if i != self_index and node is not None)
+        self.next_functions = (base_edge,) + tuple(fn.next_functions[i] for i in self._keep)
+
+    def apply(self, grads):
+        from ..ops import views as _views
+        grad = grads[0] if grads else None
+        if grad is None:
+            return (None,) * len(self.next_functions)
+        grad_slice = _views.restride(grad, self.base_geometry, self.view_geometry)
+        res = list(self.fn.apply((grad_slice,)))
+        res += [None] * (len(self.fn.next_functions) - len(res))
+        result = None
+        if self.next_functions[0][0] is not None:
+            old = res[self.self_index] if self.self_index is not None else None
+            result = _views.as_strided_scatter(grad, 0.0 if old is None else old,
+                                               self.base_geometry, self.view_geometry)
+        return (result,) + tuple(res[i] for i in self._keep)
+
+    def release_saved(self):
+        self.fn.release_saved()
 
 
 def grad_accumulator(tensor):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..autograd.anomaly import record_trace
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..autograd.graph import BackwardContext, OpNode, gradient_edge, rebase_history
+from ..autograd.graph import BackwardContext, CopySlices, OpNode, gradient_edge, rebase_history
 from ..backends import numpy_ref
 from ..runtime.storage import Storage
 from ..tensor import Tensor, contiguous_strides
@@ -83,6 +83,10 @@ def _dispatch_view(op, x, attrs):
     shape, strides, offset = op.view(x, **attrs)
     out = Tensor._make(x._storage, shape, strides, offset, x.dtype, x._version)
     out._base = x._base if x._base is not None else x
+    if is_grad_enabled():
+        # a differentiable view: when its base changes in place, its grad_fn is regenerated
+        # (Tensor.grad_fn); views made under no_grad stay out of the base's history
+        out._view_version = out._version.value
     record(op, out, (x,), attrs)
     return out
 
@@ -161,15 +165,41 @@ def check_inplace_result(self, shape, dtype):
 def _rebase_inplace(self, compute, needs_old_self):
     """The recorded form of an in-place op: compute out of place (from a snapshot of self when
     the backward needs self's old value), write the result into self, and give self the
-    result's history, as torch's rebase_history does."""
-    if self._base is not None and self._base.requires_grad:
-        raise NotImplementedError(
-            "tritensor: an in-place operation on a view of a tensor that requires grad is not "
-            "supported yet (torch records it as CopySlices on the base)")
+    result's history, as torch's rebase_history does.
+
+    On a view of a base, the history goes to the base instead (torch's CopySlices): the base's
+    new node writes the op's gradient for the view's old value into the view's region of the
+    base's gradient. The view itself (and every other view of the base) then gets its grad_fn
+    regenerated from the base (Tensor.grad_fn sees the version counter move)."""
+    base = self._base
+    if base is not None and self._view_version is None:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+            "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+            "your code by moving both the view and the inplace either both inside the no_grad block "
+            "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+            "to be tracked).")
     src = self.clone() if needs_old_self else self
+    src_edge = gradient_edge(src)
     result = compute(src)
     from . import copy as _copy
+    fn = result.grad_fn
+    if base is not None and fn is not None:
+        from .views import _check_view_geometry, geometry
+        base_geometry, view_geometry = geometry(base), geometry(self)
+        _check_view_geometry(base_geometry, view_geometry)
+        base_edge = gradient_edge(base)
     with no_grad():
         _copy.copy_into(self, result)
     self._version.value += 1
-    rebase_history(self, result.grad_fn, result._output_nr)
+    if base is None or fn is None:
+        rebase_history(self, fn, result._output_nr)
+        return
+    # the input of fn that is the view's old value (src); unidentifiable when src has no history
+    self_index = None
+    if src_edge[0] is not None:
+        for i, edge in enumerate(fn.next_functions):
+            if edge[0] is src_edge[0] and edge[1] == src_edge[1]:
+                self_index = i
+                break
+    rebase_history(base, CopySlices(base_edge, base_geometry, view_geometry, fn, self_index), 0)

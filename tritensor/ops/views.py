@@ -378,14 +378,13 @@ def unbind(x, dim=0):
 
 
 def normalize_index(item):
-    """Split a __getitem__ key into basic parts; advanced (tensor/list) indexing is not here yet."""
+    """Split a basic __getitem__ key into its parts. Keys with index tensors, lists or masks are
+    resolved by ops.indexing.parse_key, which hands only basic keys to this function."""
     if not isinstance(item, tuple):
         item = (item,)
     for i in item:
         if isinstance(i, Tensor) or isinstance(i, (list,)):
-            raise NotImplementedError(
-                "tritensor: indexing with integer tensors, lists or boolean masks arrives with the "
-                "elementwise/indexing issue; basic indexing (ints, slices, None, ...) works")
+            raise TypeError("normalize_index: advanced keys go through ops.indexing.parse_key")
         if not (i is None or i is Ellipsis or isinstance(i, (int, slice)) or hasattr(i, "__index__")):
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
@@ -393,3 +392,220 @@ def normalize_index(item):
     if sum(1 for i in item if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     return tuple(i if (i is None or i is Ellipsis or isinstance(i, slice)) else int(i) for i in item)
+
+
+# --------------------------------------------------------------------------- as_strided
+# A geometry is (shape, strides, storage offset): where a tensor's elements lie in its storage.
+# as_strided's gradient, the CopySlices node (in-place ops on views) and the regenerated grad_fn
+# of a view whose base changed in place all move values between two geometries of one storage.
+def geometry(t):
+    return tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), int(t.storage_offset())
+
+
+def _extent(shape, strides, offset):
+    """(lowest, highest) storage position of a non-empty geometry (strides are non-negative)."""
+    return offset, offset + sum((s - 1) * st for s, st in zip(shape, strides))
+
+
+def _as_strided_view(x, size, stride, storage_offset, input_geometry):
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"[{', '.join(map(str, stride))}]")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
+                           f"[{', '.join(map(str, size))}]")
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    if _numel(size):
+        need = (_extent(size, stride, storage_offset)[1] + 1) * x.dtype.itemsize
+        have = x._storage.nbytes
+        if need > have:
+            raise RuntimeError(
+                f"setStorage: sizes [{', '.join(map(str, size))}], strides [{', '.join(map(str, stride))}], "
+                f"storage offset {storage_offset}, and itemsize {x.dtype.itemsize} requiring a storage size of "
+                f"{need} are out of bounds for storage of size {have}")
+    return size, stride, storage_offset
+
+
+AS_STRIDED = op("as_strided", ("x",), view=_as_strided_view,
+                backward=lambda ctx, g: restride(g, (ctx.size, ctx.stride, ctx.storage_offset),
+                                                 ctx.input_geometry))
+
+
+def as_strided(x, size, stride, storage_offset=None):
+    offset = x.storage_offset() if storage_offset is None else int(storage_offset)
+    return dispatch(AS_STRIDED, x, size=tuple(size), stride=tuple(stride), storage_offset=offset,
+                    input_geometry=geometry(x))
+
+
+def _squash_broadcast(shape, strides):
+    """The dims of a geometry that are not broadcast (stride 0, size > 1): those are summed over
+    when gradients are scattered into it, as torch's as_strided_backward does."""
+    keep = [d for d in range(len(shape)) if not (strides[d] == 0 and shape[d] > 1)]
+    return keep
+
+
+def _overlaps(shape, strides):
+    """Whether two elements of the geometry (broadcast dims left out) can share a position."""
+    dims = sorted((st, s) for s, st in zip(shape, strides) if s > 1)
+    span = 0
+    for st, s in dims:
+        if st <= span:
+            return True
+        span += (s - 1) * st
+    return False
+
+
+def _check_scatter_target(shape, strides, what):
+    keep = _squash_broadcast(shape, strides)
+    if _overlaps([shape[d] for d in keep], [strides[d] for d in keep]):
+        raise NotImplementedError(
+            f"tritensor: {what} into a geometry whose elements overlap in memory other than by "
+            "broadcasting (stride 0) is not supported")
+
+
+def _restride_rule(g, src, dst):
+    from .table import Meta
+    return Meta(tuple(dst[0]), g.dtype)
+
+
+def _mirror(like, lo, hi):
+    """A zeroed buffer standing for storage positions lo..hi of ``like``'s storage."""
+    from . import copy as _copy
+    from .dispatch import empty
+    m = empty((hi - lo + 1,), like.dtype, like.device)
+    _copy.fill_into(m, 0)
+    return m
+
+
+def _at(buffer, geom, lo):
+    shape, strides, offset = geom
+    return Tensor._make(buffer._storage, shape, strides, buffer._offset + offset - lo, buffer.dtype)
+
+
+def _compact(geom):
+    shape, strides, _ = geom
+    return tuple(strides) == contiguous_strides(shape) or _numel(shape) <= 1
+
+
+def _within(inner, outer):
+    """Whether every position of geometry ``inner`` lies in the range of compact geometry ``outer``."""
+    lo, hi = _extent(*inner)
+    return lo >= outer[2] and hi < outer[2] + _numel(outer[0])
+
+
+def _restride_launch(out, g, *, compute, src, dst):
+    from . import copy as _copy
+    if _compact(src) and g.is_contiguous() and _within(dst, src):
+        # the common case (a view of a contiguous base): read dst's elements straight out of g
+        _copy.copy_into(out, _at(g, dst, src[2]))
+        return
+    keep = _squash_broadcast(src[0], src[1])
+    if len(keep) != len(src[0]):   # broadcast dims of src: their gradients sum first
+        from ..autograd.grad_mode import no_grad
+        from .reduce import sum as _sum
+        dims = tuple(d for d in range(len(src[0])) if d not in keep)
+        with no_grad():
+            g = _sum(g, dims)
+        src = (tuple(src[0][d] for d in keep), tuple(src[1][d] for d in keep), src[2])
+    _check_scatter_target(src[0], src[1], "as_strided's backward: scattering a gradient")
+    lo = min(src[2], dst[2])
+    hi = max(_extent(*src)[1], _extent(*dst)[1])
+    m = _mirror(out, lo, hi)
+    _copy.copy_into(_at(m, src, lo), g)
+    _copy.copy_into(out, _at(m, dst, lo))
+
+
+def _restride_reference(g, src, dst):
+    from ..backends import numpy_ref
+    keep = _squash_broadcast(src[0], src[1])
+    _check_scatter_target([src[0][d] for d in keep], [src[1][d] for d in keep],
+                          "as_strided's backward: scattering a gradient")
+    return numpy_ref.restride(g, src, dst)
+
+
+# out[j] = sum of g over the elements of geometry src at the storage position of element j of
+# geometry dst. Linear; its adjoint swaps the geometries, so it is differentiable to any order.
+RESTRIDE = op("as_strided_backward", ("grad",), rule=_restride_rule, reference=_restride_reference,
+              kernel=_restride_launch, backward=lambda ctx, gg: restride(gg, ctx.dst, ctx.src))
+
+
+def restride(g, src, dst):
+    return dispatch(RESTRIDE, g, src=src, dst=dst)
+
+
+def _scatter_rule(x, src, base, view):
+    from .table import Meta
+    return Meta(tuple(base[0]), x.dtype)
+
+
+def _scatter_launch(out, x, src, *, compute, base, view):
+    from . import copy as _copy
+    if _numel(view[0]) == 0:
+        _copy.copy_into(out, x)
+        return
+    if _compact(base) and _within(view, base):
+        _copy.copy_into(out, x)
+        _copy.copy_into(_at(out, view, base[2]), src)
+        return
+    lo = min(base[2], view[2])
+    hi = max(_extent(*base)[1], _extent(*view)[1])
+    m = _mirror(out, lo, hi)
+    _copy.copy_into(_at(m, base, lo), x)
+    _copy.copy_into(_at(m, view, lo), src)
+    _copy.copy_into(out, _at(m, base, lo))
+
+
+def _scatter_reference(x, src, base, view):
+    from ..backends import numpy_ref
+    return numpy_ref.as_strided_scatter(x, src, base, view)
+
+
+def _scatter_backward(ctx, g):
+    grad_x = as_strided_scatter(g, 0.0, ctx.base, ctx.view) if ctx.needs_input_grad[0] else None
+    grad_src = restride(g, ctx.base, ctx.view) if ctx.needs_input_grad[1] else None
+    return grad_x, grad_src
+
+
+# x laid out as geometry ``base``, with the positions of geometry ``view`` holding src instead
+# (torch's as_strided_scatter, in absolute storage positions): CopySlices' gradient of the base.
+AS_STRIDED_SCATTER = op("as_strided_scatter", ("x", "src"), rule=_scatter_rule, reference=_scatter_reference,
+                        kernel=_scatter_launch, backward=_scatter_backward)
+
+
+def _check_view_geometry(base, view):
+    if not _numel(view[0]):
+        return
+    if any(st == 0 and s > 1 for s, st in zip(view[0], view[1])) or _overlaps(view[0], view[1]):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single "
+            "memory location. Please clone() the tensor before performing the operation.")
+    _check_scatter_target(base[0], base[1], "an in-place operation on a view of a base")
+
+
+def as_strided_scatter(x, src, base, view):
+    _check_view_geometry(base, view)
+    return dispatch(AS_STRIDED_SCATTER, x, src, base=base, view=view)
+
+
+def regenerate_grad_fn(v):
+    """The grad_fn of a view whose base (or another view of it) changed in place since the view's
+    history was recorded: torch's AsStridedBackward0, the view's geometry taken from the base's
+    current history. Called by Tensor.grad_fn when the version counter moved."""
+    from ..autograd.graph import BackwardContext, OpNode, gradient_edge, move_retained_grad
+    base = v._base
+    old = v._grad_fn
+    if old is None and not base.requires_grad:
+        return    # nothing to differentiate (yet): torch leaves the version mark as it is
+    size, stride, offset = geometry(v)
+    ctx = BackwardContext(dict(size=size, stride=stride, storage_offset=offset,
+                               input_geometry=geometry(base)),
+                          (True,), ((base.shape, base.dtype, base.device),))
+    node = OpNode(AS_STRIDED, ctx, "AsStridedBackward0")
+    node.next_functions = (gradient_edge(base),)
+    v._view_version = v._version.value
+    move_retained_grad(v, old, node, 0)
+    v._grad_fn, v._output_nr = node, 0
