@@ -1,0 +1,129 @@
+"""Indexing kernels: gather (advanced __getitem__, index_select, gather, take), deterministic
+scatter (index_put_, scatter, scatter_add) and stream compaction (nonzero, masked_select).
+
+Every operand is described by (shape, strides) over the *output's* dims, as in strided.py: the
+launcher arranges the source's strides and the index's strides on the output dims (stride 0
+where an operand does not vary), so non-contiguous sources and indices are read in place.
+
+The scatter kernel never has two programs write one element: the launcher groups the writes by
+target on the host (a stable sort), so each target is owned by one lane, which applies "last
+write wins" or sums its segment in index order. No atomics: runs are bit-identical.
+"""
+import triton
+import triton.language as tl
+
+from .reduce import combine_sum
+from .strided import convert, store_cast, strided_offset
+
+
+@triton.jit
+def _wrapped(i, dim_size, WRAP: tl.constexpr):
+    """An index read from memory as int64; negative ones count from the end when WRAP."""
+    i = i.to(tl.int64)
+    if WRAP:
+        i = tl.where(i < 0, i + dim_size, i)
+    return i
+
+
+@triton.jit
+def gather_kernel(out_ptr, src_ptr, idx_ptr, n, shape, out_strides, src_strides, idx_strides,
+                  dim_size, dim_stride, RANK: tl.constexpr, WRAP: tl.constexpr, BLOCK: tl.constexpr):
+    """out[p] = src[base(p) + index[p] * dim_stride] for every row-major output position p;
+    base(p) walks the source with ``src_strides`` (0 on the gathered dims). The launcher has
+    checked the indices: they are in range."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = p < n
+    i = tl.load(idx_ptr + strided_offset(p, shape, idx_strides, RANK), mask=mask, other=0)
+    src_off = strided_offset(p, shape, src_strides, RANK) + _wrapped(i, dim_size, WRAP) * dim_stride
+    v = tl.load(src_ptr + src_off, mask=mask, other=0)
+    store_cast(out_ptr + strided_offset(p, shape, out_strides, RANK), v, mask)
+
+
+@triton.jit
+def index_offsets_kernel(acc_ptr, idx_ptr, n, shape, idx_strides, dim_size, dim_stride,
+                         FIRST: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr):
+    """acc[p] (+)= wrap(index[p]) * dim_stride over a contiguous int64 ``acc``: several index
+    tensors become one element offset per position, which gather_kernel then reads."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = p < n
+    i = tl.load(idx_ptr + strided_offset(p, shape, idx_strides, RANK), mask=mask, other=0)
+    off = _wrapped(i, dim_size, True) * dim_stride
+    if not FIRST:
+        off += tl.load(acc_ptr + p, mask=mask, other=0)
+    tl.store(acc_ptr + p, off, mask=mask)
+
+
+@triton.jit
+def scatter_kernel(out_ptr, val_ptr, targets_ptr, pairs_ptr, starts_ptr, n_seg, max_len,
+                   vshape, vstrides, RANK: tl.constexpr, ACCUMULATE: tl.constexpr,
+                   COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    """One lane per distinct target element (``targets``: element offsets into out).
+
+    ACCUMULATE: out[t] = out[t] + values[pairs[s]] + values[pairs[s + 1]] + ... over the segment
+    s in [starts[u], starts[u + 1]) of pairs (in increasing pair order), computed in COMPUTE.
+    Otherwise: out[t] = values[pairs[u]], the last pair writing t. ``values`` is read at the
+    row-major position of a pair in the pair space ``vshape`` (broadcast: stride 0)."""
+    u = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = u < n_seg
+    t = tl.load(targets_ptr + u, mask=mask, other=0)
+    if ACCUMULATE:
+        start = tl.load(starts_ptr + u, mask=mask, other=0)
+        end = tl.load(starts_ptr + u + 1, mask=mask, other=0)
+        acc = convert(tl.load(out_ptr + t, mask=mask, other=0), COMPUTE)
+        for j in range(0, max_len):
+            m = mask & (start + j < end)
+            p = tl.load(pairs_ptr + start + j, mask=m, other=0)
+            v = convert(tl.load(val_ptr + strided_offset(p, vshape, vstrides, RANK), mask=m, other=0), COMPUTE)
+            acc = tl.where(m, acc + v, acc).to(COMPUTE)
+        store_cast(out_ptr + t, acc, mask)
+    else:
+        p = tl.load(pairs_ptr + u, mask=mask, other=0)
+        v = tl.load(val_ptr + strided_offset(p, vshape, vstrides, RANK), mask=mask, other=0)
+        store_cast(out_ptr + t, v, mask)
+
+
+@triton.jit
+def count_kernel(x_ptr, counts_ptr, n, shape, strides, RANK: tl.constexpr, BLOCK: tl.constexpr):
+    """counts[b] = how many of the BLOCK elements of block b are nonzero (NaN counts)."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = p < n
+    v = tl.load(x_ptr + strided_offset(p, shape, strides, RANK), mask=mask, other=0)
+    nz = convert(v, tl.int1) & mask
+    tl.store(counts_ptr + tl.program_id(0), tl.sum(nz.to(tl.int64), 0))
+
+
+@triton.jit
+def compact_kernel(x_ptr, val_ptr, out_ptr, incl_ptr, n, shape, x_strides, val_strides, coord_shape,
+                   COORDS: tl.constexpr, NDIM: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr):
+    """Stream compaction of the nonzero positions of x, in row-major order. Block b starts at
+    incl[b] - (its own count) (``incl``: inclusive prefix sums of count_kernel's counts); each
+    selected element goes to that start plus its rank among the block's selected ones.
+    COORDS (nonzero): out[k, :] = the NDIM coordinates of the k-th selected position in
+    ``coord_shape``. Otherwise (masked_select): out[k] = val at that position."""
+    b = tl.program_id(0)
+    p = b.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = p < n
+    v = tl.load(x_ptr + strided_offset(p, shape, x_strides, RANK), mask=mask, other=0)
+    nz = convert(v, tl.int1) & mask
+    c = nz.to(tl.int64)
+    rank = tl.associative_scan(c, 0, combine_sum) - 1
+    pos = tl.load(incl_ptr + b) - tl.sum(c, 0) + rank
+    if COORDS:
+        rem = p
+        for d in tl.static_range(NDIM - 1, -1, -1):
+            tl.store(out_ptr + pos * NDIM + d, rem % coord_shape[d], mask=nz)
+            rem = rem // coord_shape[d]
+    else:
+        w = tl.load(val_ptr + strided_offset(p, shape, val_strides, RANK), mask=nz, other=0)
+        tl.store(out_ptr + pos, w, mask=nz)
+
+
+@triton.jit
+def bounds_kernel(idx_ptr, bad_ptr, n, shape, strides, low, high, RANK: tl.constexpr, BLOCK: tl.constexpr):
+    """bad[b] = how many indices of block b lie outside [low, high): the bounds check of an index
+    tensor in one pass, with a few counts to read back instead of two reductions."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = p < n
+    i = tl.load(idx_ptr + strided_offset(p, shape, strides, RANK), mask=mask, other=0).to(tl.int64)
+    bad = ((i < low) | (i >= high)) & mask
+    tl.store(bad_ptr + tl.program_id(0), tl.sum(bad.to(tl.int64), 0))

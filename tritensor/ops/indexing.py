@@ -1,0 +1,728 @@
+"""Advanced indexing: integer-tensor and boolean-mask keys for __getitem__ / __setitem__,
+index_put_, index_select, gather, scatter, scatter_add, masked_select, nonzero, take.
+
+An indexing expression is resolved once into an ``IndexKey``: its basic part (ints, slices,
+None; a full slice where an index tensor goes) gives a view of the indexed tensor, and index
+tensors index some dims of that view (boolean masks become index tensors through nonzero). One
+gather kernel reads the source in place at the gathered positions; one scatter kernel writes
+them, grouped by target on the host so that repeated indices are deterministic ("last write
+wins", or summed in index order with accumulate=True; no atomics).
+
+Backward rules are written with these ops, so every gradient is differentiable again:
+  index (getitem)  -> index_put(zeros, key, grad, accumulate=True)
+  index_put        -> grad with the indexed positions zeroed (kept when accumulating); values: grad[key]
+  gather           -> scatter_add into zeros;   scatter / scatter_add -> gather of the gradient
+  masked_select    -> index_put of the gradient into zeros at the mask's positions
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autograd.graph import SavedTensor
+from ..backends import numpy_ref
+from ..backends import triton as tb
+from ..backends import triton_index as ti
+from ..tensor import Tensor
+from . import copy as _copy
+from . import views as _views
+from .dispatch import common_device, dispatch, dispatch_inplace, empty, record
+from .elementwise import broadcast_shapes
+from .table import Meta, op
+from .views import _basic_index_layout, _wrap
+
+
+def _shape_str(shape):
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def _host(t):
+    """The values of tensor ``t`` as a NumPy array (a device-to-host copy on a real GPU)."""
+    return np.asarray(t.detach()._to_host_array())
+
+
+# --------------------------------------------------------------------------- the key
+class IndexKey:
+    """A resolved indexing expression for tensors of one shape.
+
+    ``basic``: ints, slices and None (no Ellipsis), with slice(None) where an index tensor goes:
+    it gives the view the index tensors apply to. ``dims``: the view dims indexed, in key order;
+    ``indices``: int32/int64 tensors on the indexed tensor's device, in range (checked), of
+    broadcast shape ``bshape``. As in torch, the broadcast dims replace the indexed dims in place
+    when those are adjacent and go first otherwise."""
+    __slots__ = ("basic", "dims", "indices", "bshape", "_saved")
+
+    def __init__(self, basic, dims, indices, bshape):
+        self.basic = tuple(basic)
+        self.dims = tuple(dims)
+        self.indices = tuple(indices)
+        self.bshape = tuple(bshape)
+        self._saved = tuple(SavedTensor(t) for t in self.indices)
+
+    def check_unchanged(self):
+        """A backward reads the index tensors again: torch's error if one was modified in place
+        since the forward (they are saved tensors there)."""
+        for saved in self._saved:
+            saved.unpack(None)
+
+    def out_axes(self, view_ndim):
+        """(view dims before the broadcast dims, view dims after them) in the result."""
+        dims = self.dims
+        rest = [d for d in range(view_ndim) if d not in dims]
+        if dims[-1] - dims[0] == len(dims) - 1:
+            return [d for d in rest if d < dims[0]], [d for d in rest if d > dims[-1]]
+        return [], rest
+
+    def view_layout(self, t):
+        return _basic_index_layout(t, self.basic)
+
+    def result_shape(self, view_shape):
+        before, after = self.out_axes(len(view_shape))
+        return tuple(view_shape[d] for d in before) + self.bshape + tuple(view_shape[d] for d in after)
+
+    def numpy_key(self, view_ndim):
+        """The same index on the view, for NumPy (whose rules agree with torch's there)."""
+        key = [slice(None)] * view_ndim
+        for d, t in zip(self.dims, self.indices):
+            key[d] = _host(t).astype(np.int64)
+        return tuple(key)
+
+    def __repr__(self):
+        return f"IndexKey(basic={self.basic}, dims={self.dims}, bshape={self.bshape})"
+
+
+_INDEX_DTYPES = ("int32", "int64")
+_MASK_DTYPES = ("bool", "uint8")
+
+
+def _key_items(key):
+    """torch's treatSequenceAsTuple: a tuple, or a short list holding slices, None, Ellipsis,
+    tensors or sequences, is a tuple of items; anything else is one item."""
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, list) and len(key) < 32 and any(
+            i is None or i is Ellipsis or isinstance(i, (slice, Tensor, list, tuple, np.ndarray)) for i in key):
+        return tuple(key)
+    return (key,)
+
+
+def _item(item, keep_scalar_tensors):
+    if item is None or item is Ellipsis or isinstance(item, slice):
+        return item
+    if isinstance(item, (bool, np.bool_)):
+        from .creation import tensor
+        return tensor(bool(item))                       # a 0-d mask
+    if isinstance(item, Tensor):
+        if item.dtype.name not in _INDEX_DTYPES + _MASK_DTYPES:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if item.dim() == 0 and item.dtype.name in _INDEX_DTYPES and not keep_scalar_tensors:
+            return int(item.item())                     # torch indexes with it like an int: a view
+        return item
+    if isinstance(item, (list, tuple, np.ndarray)):
+        from .creation import tensor
+        arr = np.asarray(item)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.int64)                  # [] selects nothing
+        if arr.dtype.kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        # a 0-d integer array then indexes like an int, as the tensor it becomes does
+        return _item(tensor(arr if arr.dtype.kind == "b" else arr.astype(np.int64)), keep_scalar_tensors)
+    if hasattr(item, "__index__"):
+        return operator.index(item)
+    raise IndexError(
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+        f"indices (got {type(item).__name__})")
+
+
+def parse_key(x, key, keep_scalar_tensors=False):
+    """Resolve ``x[key]``. Returns (IndexKey, None) for an advanced key, or (None, basic items)
+    when the key has no index tensors (then it is a view: views.basic_index)."""
+    items = [_item(i, keep_scalar_tensors) for i in _key_items(key)]
+    if not any(isinstance(i, Tensor) for i in items):
+        return None, _views.normalize_index(tuple(items))
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = 0
+    for i in items:
+        if isinstance(i, Tensor):
+            consumed += i.dim() if i.dtype.name in _MASK_DTYPES else 1
+        elif i is not None and i is not Ellipsis:
+            consumed += 1
+    if consumed > x.dim():
+        raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
+    basic, pending, vd = [], [], 0
+    for i in items:
+        if i is Ellipsis:
+            basic += [slice(None)] * (x.dim() - consumed)
+            vd += x.dim() - consumed
+        elif i is None:
+            basic.append(None)
+            vd += 1
+        elif isinstance(i, slice):
+            basic.append(i)
+            vd += 1
+        elif isinstance(i, Tensor):
+            if i.dtype.name in _MASK_DTYPES and i.dim() == 0:
+                basic.append(None)          # a 0-d mask adds a dim of size 1 (True) or 0 (False)
+                pending.append(("mask0", vd, i))
+                vd += 1
+            elif i.dtype.name in _MASK_DTYPES:
+                basic += [slice(None)] * i.dim()
+                pending.append(("mask", vd, i))
+                vd += i.dim()
+            else:
+                basic.append(slice(None))
+                pending.append(("index", vd, i))
+                vd += 1
+        else:
+            basic.append(i)                 # an int selects: no view dim
+    vshape = _basic_index_layout(x, tuple(basic))[0]
+    dims, indices, checked = [], [], set()
+    for kind, d, t in pending:
+        t = t.detach()
+        if t.device != x.device:            # torch accepts cpu indices for a cuda tensor
+            t = _copy.to_device(t, x.device)
+        if kind == "mask0":
+            from .creation import zeros
+            dims.append(d)
+            indices.append(zeros(int(bool(t.item())), dtype=_dt.int64, device=x.device))
+            checked.add(len(indices) - 1)
+        elif kind == "mask":
+            for j in range(t.dim()):
+                if t.shape[j] != vshape[d + j]:
+                    raise IndexError(
+                        f"The shape of the mask {_shape_str(t.shape)} at index {j} does not match the "
+                        f"shape of the indexed tensor {_shape_str(vshape)} at index {d + j}")
+            nz = nonzero(t)
+            for j in range(t.dim()):
+                dims.append(d + j)
+                indices.append(_views.basic_index(nz, (slice(None), j)))
+                checked.add(len(indices) - 1)   # a mask's coordinates are in range by construction
+        else:
+            dims.append(d)
+            indices.append(t)
+    try:
+        bshape = broadcast_shapes(*(t.shape for t in indices))
+    except RuntimeError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(_shape_str(t.shape) for t in indices)) from None
+    for j, (d, t) in enumerate(zip(dims, indices)):
+        if j not in checked:
+            check_range(t, vshape[d], d)
+    return IndexKey(basic, dims, indices, bshape), None
+
+
+def check_range(index, size, dim, wrap=True, error=IndexError, message=None):
+    """torch's bounds check of an index tensor against a dim of ``size`` (negative indices count
+    from the end when ``wrap``). On a GPU: one counting pass and a read back of its block counts
+    (a sync, as torch's check is); the offending value is looked up only when there is one."""
+    if index.numel() == 0:
+        return
+    low = -size if wrap else 0
+    if index.device.type == "cpu":
+        a = index._host_view()
+        ok = int(a.min()) >= low and int(a.max()) < size
+    else:
+        ok = ti.count_out_of_range(index, low, size) == 0
+    if ok:
+        return
+    vals = _host(index).reshape(-1).astype(np.int64)
+    bad = int(vals[(vals < low) | (vals >= size)][0])
+    raise error(message.format(index=bad, dim=dim, size=size) if message else
+                f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+# --------------------------------------------------------------------------- host-side scatter plan
+def _segments(targets, accumulate):
+    """Group the writes by target element: a stable sort, so the pair order within a target is
+    the index order. Returns (targets of the groups, pairs, starts, longest group)."""
+    order = np.argsort(targets, kind="stable")
+    st = targets[order]
+    first = np.flatnonzero(np.r_[True, st[1:] != st[:-1]])
+    ends = np.r_[first[1:], len(st)]
+    if accumulate:
+        return st[first], order, np.r_[first, len(st)].astype(np.int64), int((ends - first).max())
+    winners = order[ends - 1]           # the last write of each target wins
+    return st[first], winners, winners, 1
+
+
+def _scatter_launch(out, x, values, pair_shape, value_strides, targets, accumulate, compute):
+    """out = x, then the writes of pair p (element offset targets[p] in out, value read at pair
+    p of ``values`` over ``pair_shape``) applied deterministically."""
+    if not (out._storage is x._storage and out._offset == x._offset and out.stride() == x.stride()):
+        tb.copy(out, x)
+    if targets.size == 0:
+        return
+    seg_targets, pairs, starts, max_len = _segments(targets.astype(np.int64), accumulate)
+    ti.scatter(out, values, pair_shape, value_strides, ti.upload(out, seg_targets), ti.upload(out, pairs),
+               ti.upload(out, starts), max_len, accumulate, compute)
+
+
+def _axis_term(values, axis, ndim):
+    shape = [1] * ndim
+    shape[axis] = -1
+    return values.reshape(shape)
+
+
+def _index_targets(out, key):
+    """Element offsets (from out's first element) written by each position of out[key], row-major."""
+    vshape, vstrides, voff = key.view_layout(out)
+    before, after = key.out_axes(len(vshape))
+    nb = len(key.bshape)
+    ndim = len(before) + nb + len(after)
+    total = np.zeros((1,) * ndim, dtype=np.int64) + (voff - out._offset)
+    for axis, d in enumerate(before):
+        total = total + _axis_term(np.arange(vshape[d], dtype=np.int64) * vstrides[d], axis, ndim)
+    for j, d in enumerate(after):
+        total = total + _axis_term(np.arange(vshape[d], dtype=np.int64) * vstrides[d], len(before) + nb + j, ndim)
+    for d, t in zip(key.dims, key.indices):
+        idx = np.broadcast_to(_host(t).astype(np.int64), key.bshape)
+        idx = np.where(idx < 0, idx + vshape[d], idx) * vstrides[d]
+        total = total + idx.reshape((1,) * len(before) + key.bshape + (1,) * len(after))
+    return np.broadcast_to(total, key.result_shape(vshape)).reshape(-1)
+
+
+# --------------------------------------------------------------------------- index (getitem)
+def _index_rule(x, key, **_):
+    return Meta(key.result_shape(key.view_layout(x)[0]), x.dtype)
+
+
+def _index_launch(out, x, *, compute, key, **_):
+    vshape, vstrides, voff = key.view_layout(x)
+    src = tb._View(vshape, vstrides, voff, x._storage, x.dtype)
+    before, after = key.out_axes(len(vshape))
+    nb = len(key.bshape)
+    src_strides = [vstrides[d] for d in before] + [0] * nb + [vstrides[d] for d in after]
+    pad_b, pad_a = [0] * len(before), [0] * len(after)
+    if len(key.indices) == 1:
+        d, idx = key.dims[0], key.indices[0]
+        ti.gather(out, src, src_strides, idx, pad_b + list(tb.broadcast_strides(idx, key.bshape)) + pad_a,
+                  vshape[d], vstrides[d], wrap=True)
+        return
+    # several index tensors: one element offset per broadcast position first, then one gather
+    acc = tb._scratch(out, key.bshape, tb._dtype("int64"))
+    for j, (d, idx) in enumerate(zip(key.dims, key.indices)):
+        ti.index_offsets(acc, idx, tb.broadcast_strides(idx, key.bshape), vshape[d], vstrides[d], first=(j == 0))
+    ti.gather(out, src, src_strides, acc, pad_b + list(tb._contiguous_strides(key.bshape)) + pad_a, 1, 1,
+              wrap=False)
+
+
+def _index_backward(ctx, g):
+    from .creation import zeros
+    ctx.key.check_unchanged()
+    base = zeros(ctx.input_meta[0][0], dtype=g.dtype, device=g.device)
+    return dispatch(INDEX_PUT, base, g, key=ctx.key, accumulate=True)
+
+
+INDEX = op("index", ("x",), rule=_index_rule, reference=numpy_ref.advanced_index, kernel=_index_launch,
+           backward=_index_backward, grad_name="IndexBackward0")
+INDEX_SELECT = op("index_select", ("x",), rule=_index_rule, reference=numpy_ref.advanced_index,
+                  kernel=_index_launch, backward=_index_backward)
+
+
+# --------------------------------------------------------------------------- index_put
+def _index_put_rule(x, values, key, accumulate, **_):
+    return Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype) if accumulate else x.dtype)
+
+
+def _index_put_launch(out, x, values, *, compute, key, accumulate, **_):
+    pair_shape = key.result_shape(key.view_layout(out)[0])
+    _scatter_launch(out, x, values, pair_shape, tb.broadcast_strides(values, pair_shape),
+                    _index_targets(out, key), accumulate, compute)
+
+
+def _zero_scalar(g):
+    from .creation import zeros
+    return zeros((), dtype=g.dtype, device=g.device)
+
+
+def _index_put_backward(ctx, g):
+    from .reduce import sum_to_size
+    need_x, need_v = ctx.needs_input_grad
+    ctx.key.check_unchanged()
+    grad_x = grad_v = None
+    if need_x:
+        grad_x = g if ctx.accumulate else dispatch(INDEX_PUT, g, _zero_scalar(g), key=ctx.key, accumulate=False)
+    if need_v:
+        grad_v = sum_to_size(dispatch(INDEX, g, key=ctx.key), ctx.input_meta[1][0])
+    return grad_x, grad_v
+
+
+INDEX_PUT = op("index_put", ("x", "values"), rule=_index_put_rule, reference=numpy_ref.index_put,
+               kernel=_index_put_launch, backward=_index_put_backward)
+
+
+def _values_for(x, key, value, cast):
+    """Values of an index_put: a tensor on x's device (cast to x's dtype when ``cast``),
+    broadcastable to the indexed shape (leading size-1 dims dropped, as torch does)."""
+    from .creation import full
+    if not isinstance(value, Tensor):
+        return full((), value, dtype=x.dtype, device=x.device)
+    if value.device != x.device:
+        value = _copy.to_device(value, x.device)
+    if cast and value.dtype is not x.dtype:
+        value = _copy.to_dtype(value, x.dtype)
+    shape = key.result_shape(key.view_layout(x)[0])
+    while value.dim() > len(shape) and value.shape[0] == 1:
+        value = _views.reshape(value, value.shape[1:])
+    try:
+        ok = broadcast_shapes(value.shape, shape) == tuple(shape)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(value.shape)} cannot be "
+                           f"broadcast to indexing result of shape {_shape_str(shape)}")
+    if value._storage is x._storage:     # the kernel reads values while writing x: read a copy
+        value = _copy.clone(value)
+    return value
+
+
+def _index_put_key(x, indices):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put_(): argument 'indices' must be tuple of Tensors")
+    items = []
+    for i in indices:
+        if i is not None and not isinstance(i, Tensor):
+            raise TypeError("index_put_(): argument 'indices' must be tuple of Tensors")
+        items.append(slice(None) if i is None else i)
+    key, _ = parse_key(x, tuple(items), keep_scalar_tensors=True)
+    if key is None:                      # no index tensor at all: every element of x
+        from .creation import arange
+        key = IndexKey((), (0,), (arange(x.shape[0], device=x.device),), (x.shape[0],)) if x.dim() else \
+            IndexKey((None,), (0,), (arange(1, device=x.device),), (1,))
+    return key
+
+
+def _check_put_dtype(x, values):
+    if isinstance(values, Tensor) and values.dtype is not x.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got {_dt.type_name(x.dtype)} "
+            f"for the destination and {_dt.type_name(values.dtype)} for the source.")
+
+
+def index_put_(input, indices, values, accumulate=False):
+    _check_put_dtype(input, values)
+    key = _index_put_key(input, indices)
+    return dispatch_inplace(INDEX_PUT, input, _values_for(input, key, values, cast=False), key=key,
+                            accumulate=bool(accumulate))
+
+
+def index_put(input, indices, values, accumulate=False):
+    _check_put_dtype(input, values)
+    key = _index_put_key(input, indices)
+    return dispatch(INDEX_PUT, input, _values_for(input, key, values, cast=False), key=key,
+                    accumulate=bool(accumulate))
+
+
+# --------------------------------------------------------------------------- __getitem__ / __setitem__
+def getitem(x, key):
+    k, basic = parse_key(x, key)
+    if k is None:
+        return _views.basic_index(x, basic)
+    return dispatch(INDEX, x, key=k)
+
+
+def setitem(x, key, value):
+    k, basic = parse_key(x, key)
+    if k is None:
+        shape, strides, offset = _basic_index_layout(x, basic)
+        same = (tuple(shape), tuple(strides), offset) == (tuple(x.shape), tuple(x.stride()), x.storage_offset())
+        target = x if same else _views.basic_index(x, basic)   # x[...] = v writes x itself
+        if isinstance(value, Tensor):
+            while value.dim() > target.dim() and value.shape[0] == 1:
+                value = _views.reshape(value, value.shape[1:])
+            _copy.copy_(target, value)
+        else:
+            _copy.fill_(target, value)
+        return
+    dispatch_inplace(INDEX_PUT, x, _values_for(x, k, value, cast=True), key=k, accumulate=False)
+
+
+# --------------------------------------------------------------------------- index_select / take
+def index_select(input, dim, index):
+    if not isinstance(index, Tensor) or index.dtype.name not in _INDEX_DTYPES:
+        raise IndexError("index_select(): Expected dtype int32 or int64 for index")
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    common_device([input, index])
+    if input.dim() == 0:
+        out = index_select(_views.reshape(input, (1,)), 0, index)
+        return _views.reshape(out, ()) if index.dim() == 0 else out
+    d = _wrap(dim, input.dim())
+    index = _views.reshape(index.detach(), (-1,))
+    check_range(index, input.shape[d], d, wrap=False, message="index out of range in self")
+    return dispatch(INDEX_SELECT, input, key=IndexKey((), (d,), (index,), tuple(index.shape)))
+
+
+def take(input, index):
+    if not isinstance(index, Tensor) or index.dtype is not _dt.int64:
+        raise RuntimeError("take(): Expected a long tensor for index, but got " +
+                           (_dt.type_name(index.dtype) if isinstance(index, Tensor) else type(index).__name__))
+    common_device([input, index])
+    flat = _views.reshape(input, (-1,))
+    check_range(index, flat.shape[0], 0, message="out of range: tried to access index {index} on a tensor of "
+                f"{flat.shape[0]} elements.")
+    return dispatch(INDEX, flat, key=IndexKey((), (0,), (index.detach(),), tuple(index.shape)))
+
+
+# --------------------------------------------------------------------------- gather / scatter
+def _size(t, d):
+    return t.shape[d] if t.dim() else 1
+
+
+def _gather_rule(x, dim, index, **_):
+    return Meta(tuple(index.shape), x.dtype)
+
+
+def _gather_launch(out, x, *, compute, dim, index, **_):
+    xs = x.stride()
+    ti.gather(out, x, [0 if d == dim else xs[d] for d in range(x.dim())], index, index.stride(),
+              x.shape[dim], xs[dim], wrap=False)
+
+
+def _pad_to(t, shape):
+    """``t`` placed at the start of zeros of ``shape`` (a src bigger than the index gets zero
+    gradient where it was not read)."""
+    if tuple(t.shape) == tuple(shape):
+        return t
+    return dispatch(_views.SLICE_BACKWARD, t, input_shape=tuple(shape), index=tuple(slice(0, s) for s in t.shape))
+
+
+def _index_attrs(index):
+    """The attributes naming a gather/scatter index: the tensor, and a SavedTensor of it so that
+    the backward can tell whether it was modified in place since (torch's error)."""
+    return {"index": index, "saved_index": SavedTensor(index)}
+
+
+def _saved_index(ctx):
+    return ctx.saved_index.unpack(None)
+
+
+def _gather_backward(ctx, g):
+    from .creation import zeros
+    index = _saved_index(ctx)
+    base = zeros(ctx.input_meta[0][0], dtype=g.dtype, device=g.device)
+    return dispatch(SCATTER_ADD, base, g, dim=ctx.dim, value_form=False, **_index_attrs(index))
+
+
+GATHER = op("gather", ("x",), rule=_gather_rule, reference=numpy_ref.gather, kernel=_gather_launch,
+            backward=_gather_backward)
+
+
+def _scatter_rule(x, src, dim, index, **_):
+    return Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype))
+
+
+def _scatter_launcher(accumulate):
+    def launch(out, x, src, *, compute, dim, index, **_):
+        pair_shape = tuple(index.shape)
+        os_ = out.stride()
+        ndim = len(pair_shape)
+        total = np.zeros((1,) * ndim, dtype=np.int64)
+        for d in range(ndim):
+            if d != dim:
+                total = total + _axis_term(np.arange(pair_shape[d], dtype=np.int64) * os_[d], d, ndim)
+        idx = _host(index).astype(np.int64)
+        bad = (idx < 0) | (idx >= out.shape[dim])
+        if bad.any():     # before anything is written (the frontend checks on the cpu device)
+            raise RuntimeError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} with size "
+                               f"{out.shape[dim]}")
+        total = total + idx * os_[dim]
+        src_strides = tuple(src.stride()) if src.dim() else (0,) * ndim
+        _scatter_launch(out, x, src, pair_shape, src_strides, np.broadcast_to(total, pair_shape).reshape(-1),
+                        accumulate, compute)
+    return launch
+
+
+def _gather_grad(ctx, g, index):
+    """grad_src of scatter / scatter_add: the gradient at the positions written, src-shaped."""
+    return _pad_to(dispatch(GATHER, g, dim=ctx.dim, **_index_attrs(index)), ctx.input_meta[1][0])
+
+
+def _scatter_backward(ctx, g):
+    need_x, need_src = ctx.needs_input_grad
+    index = _saved_index(ctx)
+    grad_x = dispatch(SCATTER, g, _zero_scalar(g), dim=ctx.dim, value_form=True, **_index_attrs(index)) \
+        if need_x else None
+    return grad_x, (_gather_grad(ctx, g, index) if need_src else None)
+
+
+def _scatter_add_backward(ctx, g):
+    need_x, need_src = ctx.needs_input_grad
+    index = _saved_index(ctx)
+    return (g if need_x else None), (_gather_grad(ctx, g, index) if need_src else None)
+
+
+SCATTER = op("scatter", ("x", "src"), rule=_scatter_rule, reference=numpy_ref.scatter(False),
+             kernel=_scatter_launcher(False), backward=_scatter_backward,
+             grad_name=lambda args, attrs: "ScatterBackward1" if attrs.get("value_form") else "ScatterBackward0")
+SCATTER_ADD = op("scatter_add", ("x", "src"), rule=_scatter_rule, reference=numpy_ref.scatter(True),
+                 kernel=_scatter_launcher(True), backward=_scatter_add_backward)
+
+
+def _gather_checks(name, input, dim, index, src=None):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    common_device([input, index] + ([src] if isinstance(src, Tensor) else []))
+    d = _wrap(dim, input.dim())
+    if index.numel() == 0:
+        return d, False
+    if index.dtype is not _dt.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    nd = max(input.dim(), 1)
+    if name == "gather":
+        if max(index.dim(), 1) != nd:
+            raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        for i in range(nd):
+            if i != d and _size(index, i) > _size(input, i):
+                raise RuntimeError(
+                    f"Size does not match at dimension {i} expected index {_shape_str(index.shape)} to be "
+                    f"smaller than self {_shape_str(input.shape)} apart from dimension {d}")
+    else:
+        if max(index.dim(), 1) != nd:
+            raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+        if src is not None and max(index.dim(), 1) != max(src.dim(), 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+        bad = any(i != d and _size(index, i) > _size(input, i) for i in range(nd))
+        bad = bad or (src is not None and any(_size(index, i) > _size(src, i) for i in range(nd)))
+        if bad:
+            extra = f" and to be smaller size than src {_shape_str(src.shape)}" if src is not None else ""
+            raise RuntimeError(f"Expected index {_shape_str(index.shape)} to be smaller than self "
+                               f"{_shape_str(input.shape)} apart from dimension {d}{extra}")
+    if name == "gather" or input.device.type == "cpu":
+        # scatter on a GPU checks the host copy of the index its launcher reads anyway
+        check_range(index, _size(input, d), d, wrap=False, error=RuntimeError)
+    return d, True
+
+
+def _as_1d(t):
+    return _views.reshape(t, (1,)) if t.dim() == 0 else t
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    d, _ = _gather_checks("gather", input, dim, index)
+    if input.dim() == 0 or index.dim() == 0:     # torch reads 0-d operands as 1-element vectors
+        out = dispatch(GATHER, _as_1d(input), dim=0, **_index_attrs(_as_1d(index.detach())))
+        return _views.reshape(out, tuple(index.shape))
+    return dispatch(GATHER, input, dim=d, **_index_attrs(index.detach()))
+
+
+def _scatter(entry, name, input, dim, index, src, inplace, reduce=None):
+    if reduce is not None:
+        raise NotImplementedError(f"tritensor: {name}(reduce={reduce!r}) is not supported")
+    from .creation import full
+    value_form = not isinstance(src, Tensor)
+    if value_form:
+        src_t = full((), src, dtype=input.dtype, device=input.device)
+    else:
+        src_t = src
+        if src.dtype is not input.dtype:
+            raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    d, _ = _gather_checks(name, input, dim, index, None if value_form else src_t)
+    index = index.detach()
+    if src_t.device != input.device:
+        src_t = _copy.to_device(src_t, input.device)
+    if input.dim() == 0 or index.dim() == 0:
+        # torch reads 0-d operands as 1-element vectors
+        src1 = src_t if value_form else _as_1d(src_t)
+        out = dispatch(entry, _as_1d(input), src1, dim=0, value_form=value_form, **_index_attrs(_as_1d(index)))
+        out = _views.reshape(out, tuple(input.shape))
+        if inplace:
+            return _copy.copy_(input, out)
+        return out
+    if not value_form and src_t._storage is input._storage:
+        src_t = _copy.clone(src_t)
+    if inplace:
+        return dispatch_inplace(entry, input, src_t, dim=d, value_form=value_form, **_index_attrs(index))
+    return dispatch(entry, input, src_t, dim=d, value_form=value_form, **_index_attrs(index))
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    return _scatter(SCATTER, "scatter", input, dim, index, value if src is None else src, False, reduce)
+
+
+def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
+    return _scatter(SCATTER, "scatter", input, dim, index, value if src is None else src, True, reduce)
+
+
+def scatter_add(input, dim, index, src):
+    return _scatter(SCATTER_ADD, "scatter_add", input, dim, index, src, False)
+
+
+def scatter_add_(input, dim, index, src):
+    return _scatter(SCATTER_ADD, "scatter_add", input, dim, index, src, True)
+
+
+# --------------------------------------------------------------------------- nonzero / masked_select
+def _compacted(mask, shape, dtype, device, values=None):
+    """Stream compaction on the device: a count per block, their prefix sums, one read back of
+    the total (the output's size must be known on the host: a sync, as in torch), then one
+    compacting pass."""
+    ndim = len(shape)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if n == 0:
+        return empty((0,) if values is not None else (0, ndim), dtype, device)
+    incl, n_blocks = ti.count_blocks(mask, shape)
+    total = int(ti.download(incl, n_blocks - 1, 1, np.int64)[0])
+    out = empty((total,) if values is not None else (total, ndim), dtype, device)
+    if values is not None or ndim:
+        ti.compact(out, mask, shape, incl, values=values, coord_shape=None if values is not None else shape)
+    return out
+
+
+def nonzero(input, *, as_tuple=False):
+    if as_tuple:
+        if input.dim() == 0:
+            return (nonzero(_views.reshape(input, (1,)))[:, 0],)
+        nz = nonzero(input)
+        return tuple(_views.basic_index(nz, (slice(None), d)) for d in range(input.dim()))
+    shape = tuple(input.shape)
+    if input.device.type == "cpu":
+        from .creation import tensor
+        return tensor(np.argwhere(np.asarray(input._host_view()) != 0).astype(np.int64))
+    return _compacted(input, shape, _dt.int64, input.device)
+
+
+def _masked_select_backward(ctx, g):
+    from .creation import zeros
+    from .reduce import sum_to_size
+    base = zeros(ctx.shape, dtype=g.dtype, device=g.device)
+    key, _ = parse_key(base, (_views.expand(ctx.mask, ctx.shape),))
+    grad = dispatch(INDEX_PUT, base, g, key=key, accumulate=False)
+    return sum_to_size(grad, ctx.input_meta[0][0]), None
+
+
+# the forward is a compaction recorded by hand (its output size is data-dependent)
+MASKED_SELECT = op("masked_select", ("x", "mask"), backward=_masked_select_backward, saves=("mask",))
+
+
+def masked_select(input, mask):
+    if not isinstance(mask, Tensor) or mask.dtype is not _dt.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    dev = common_device([input, mask])
+    shape = broadcast_shapes(input.shape, mask.shape)
+    if dev.type == "cpu":
+        from .creation import tensor
+        sel = np.broadcast_to(input._host_view(), shape)[np.broadcast_to(mask._host_view(), shape)]
+        out = tensor(sel, dtype=input.dtype)
+    else:
+        x, m = input, mask
+        if m.device != dev:
+            m = _copy.to_device(m, dev)
+        out = _compacted(m, shape, input.dtype, dev, values=x)
+    record(MASKED_SELECT, out, (input, mask), {"shape": shape})
+    return out
+
+
+def where(condition, input=None, other=None):
+    """torch.where: the one-argument form is nonzero(condition, as_tuple=True)."""
+    from .elementwise import where as _where
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    return _where(condition, input, other)
+
+
+__all__ = ["IndexKey", "parse_key", "getitem", "setitem", "index_put_", "index_put", "index_select", "take",
+           "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "nonzero", "masked_select", "where"]
