@@ -1,0 +1,534 @@
+"""Pointwise math beyond the arithmetic core of elementwise.py: rounding and integer division,
+the transcendental functions, activations (silu, gelu), clamp, logical and bitwise ops,
+NaN/inf tests and masked_fill, each one table entry; plus every in-place form.
+
+Like elementwise.py, every entry names a small jitted FN of kernels/elementwise.py applied by the
+shared kernel of its arity and a NumPy reference (backends/numpy_ref.py). elementwise.py
+re-exports the functions defined here, so ``ops.elementwise`` stays the one module to import.
+
+Integer division by zero (floor_divide, remainder, fmod, div with a rounding mode): the cpu
+device raises ``RuntimeError: ZeroDivisionError`` as torch's cpu kernels do. On cuda nothing is
+checked (a check would cost a reduction and a device sync; torch's CUDA kernels do not check
+either) and the kernels define the result as 0 instead of torch's unspecified value.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as _dt
+from ..backends import numpy_ref
+from ..backends import triton as tb
+from ..tensor import Tensor
+from .dispatch import dispatch, dispatch_inplace
+from .elementwise import (
+    _binary, _check_operands, _elementwise, _needed, add, broadcast_shapes, compare_rule, div, exp,
+    float_rule, ge, gt, le, lt, mul, neg, same_type_rule, sigmoid, sub, tanh, where,
+)
+from .table import Meta, op
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+_TYPEMETA_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                   "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _not_implemented(kernel, dtype, device):
+    """torch's dispatch error for a dtype a kernel has no case for."""
+    where_ = "cuda" if device is not None and device.type == "cuda" else "cpu"
+    return RuntimeError(f'"{kernel}_{where_}" not implemented for \'{_dt.type_name(dtype)}\'')
+
+
+def _device_of(*args):
+    for a in args:
+        if isinstance(a, Tensor):
+            return a.device
+    return None
+
+
+def _zeros(ctx, g):
+    """The gradient of a step function (floor, sign, ...): zero, as torch's zeros_like(grad)."""
+    from .creation import zeros_like
+    return zeros_like(g)
+
+
+def _by_tensor_other(base):
+    """torch's overload numbering for Tensor-Scalar (0) vs Tensor-Tensor (1)."""
+    def name(args, attrs):
+        return f"{base}{1 if any(isinstance(a, Tensor) for a in args[1:]) else 0}"
+    return name
+
+
+# --------------------------------------------------------------------------- rules
+def _integer_division_rule(name):
+    def rule(x, y, **_):
+        meta = same_type_rule(x, y)
+        if meta.dtype is _dt.bool_:
+            raise _not_implemented(name, _dt.bool_, _device_of(x, y))
+        return meta
+    return rule
+
+
+def _bitwise_rule(name):
+    def rule(*args, **_):
+        meta = same_type_rule(*args)
+        if meta.dtype.is_floating_point:
+            raise _not_implemented(name, meta.dtype, _device_of(*args))
+        return meta
+    return rule
+
+
+def _logical_rule(*args, **_):
+    return compare_rule(*args)
+
+
+def _float_input_rule(name):
+    """Activations torch defines for floating inputs only (silu, gelu)."""
+    def rule(x, *rest, **_):
+        meta = same_type_rule(x, *rest)
+        if not meta.dtype.is_floating_point:
+            raise _not_implemented(name, meta.dtype, x.device)
+        return meta
+    return rule
+
+
+def _clamp_rule(x, *bounds, **_):
+    return same_type_rule(x, *bounds)
+
+
+def _masked_fill_rule(x, mask, value, **_):
+    shape = broadcast_shapes(x.shape, mask.shape)
+    return Meta(shape, x.dtype, _dt.compute_dtype(x.dtype))
+
+
+# --------------------------------------------------------------------------- entries
+# Step functions: zero gradient wherever they are differentiable (torch's convention).
+SIGN = _elementwise("sign", ("x",), same_type_rule, _zeros)
+FLOOR = _elementwise("floor", ("x",), same_type_rule, _zeros)
+CEIL = _elementwise("ceil", ("x",), same_type_rule, _zeros)
+TRUNC = _elementwise("trunc", ("x",), same_type_rule, _zeros)
+ROUND = _elementwise("round", ("x",), same_type_rule, _zeros)
+# round(x, decimals=d): ``scale`` is 10**d, or -10**-d for d < 0 (see the FN)
+ROUND_DECIMALS = _elementwise("round_decimals", ("x", "scale"), same_type_rule,
+                              lambda ctx, g: (_zeros(ctx, g), None), grad_name="RoundBackward1")
+
+EXP2 = _elementwise("exp2", ("x",), float_rule, lambda ctx, g: mul(mul(g, ctx.out), _LN2), saves=("out",))
+EXPM1 = _elementwise("expm1", ("x",), float_rule, lambda ctx, g: mul(g, add(ctx.out, 1)), saves=("out",))
+LOG2 = _elementwise("log2", ("x",), float_rule, lambda ctx, g: div(g, mul(ctx.x, _LN2)), saves=("x",))
+LOG10 = _elementwise("log10", ("x",), float_rule, lambda ctx, g: div(g, mul(ctx.x, _LN10)), saves=("x",))
+LOG1P = _elementwise("log1p", ("x",), float_rule, lambda ctx, g: div(g, add(ctx.x, 1)), saves=("x",),
+                     grad_name="Log1PBackward0")    # torch title-cases its names: Log1P
+# d/dx x^-1/2 = -1/2 x^-3/2 = -1/2 out^3
+RSQRT = _elementwise("rsqrt", ("x",), float_rule,
+                     lambda ctx, g: mul(g, mul(mul(mul(ctx.out, ctx.out), ctx.out), -0.5)), saves=("out",))
+TAN = _elementwise("tan", ("x",), float_rule,
+                   lambda ctx, g: mul(g, add(mul(ctx.out, ctx.out), 1)), saves=("out",))
+
+
+# erf, silu, gelu, sigmoid: the first derivative is ONE fused kernel (grad in, grad out); its own
+# derivative is written with composite ops, so any order differentiates.
+def _erf_backward_backward(ctx, gg):
+    # d/dgrad = erf'(x); d/dx [grad erf'(x)] = grad erf'(x) (-2x)
+    x = ctx.x
+    return _needed(ctx, lambda: erf_backward(gg, x),
+                   lambda: mul(erf_backward(mul(gg, ctx.grad), x), mul(x, -2)))
+
+
+ERF_BACKWARD = _elementwise("erf_backward", ("grad", "x"), float_rule, _erf_backward_backward,
+                            saves=("grad", "x"))
+ERF = _elementwise("erf", ("x",), float_rule, lambda ctx, g: erf_backward(g, ctx.x), saves=("x",))
+
+
+def _sigmoid_backward_backward(ctx, gg):
+    # grad * y (1 - y): d/dgrad = y (1 - y); d/dy = grad (1 - 2y)
+    y = ctx.y
+    return _needed(ctx, lambda: sigmoid_backward(gg, y),
+                   lambda: mul(mul(gg, ctx.grad), sub(1, mul(y, 2))))
+
+
+SIGMOID_BACKWARD = _elementwise("sigmoid_backward", ("grad", "y"), float_rule, _sigmoid_backward_backward,
+                                saves=("grad", "y"))
+
+
+def _silu_second(x):
+    """silu''(x) = s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x)."""
+    s = sigmoid(x)
+    return mul(mul(s, sub(1, s)), add(mul(x, sub(1, mul(s, 2))), 2))
+
+
+SILU_BACKWARD = _elementwise(
+    "silu_backward", ("grad", "x"), _float_input_rule("silu_backward"),
+    lambda ctx, gg: _needed(ctx, lambda: silu_backward(gg, ctx.x),
+                            lambda: mul(mul(gg, ctx.grad), _silu_second(ctx.x))),
+    saves=("grad", "x"))
+SILU = _elementwise("silu", ("x",), _float_input_rule("silu"), lambda ctx, g: silu_backward(g, ctx.x),
+                    saves=("x",))
+
+_K_BETA = math.sqrt(2.0 / math.pi)
+_K_KAPPA = 0.044715
+
+
+def _gelu_second(x, approximate):
+    """gelu''(x). 'none': phi(x) (2 - x^2). 'tanh' (f = x/2 (1 + t), t = tanh u,
+    u = b (x + k x^3)): (1 - t^2) (u' + x/2 (u'' - 2 t u'^2))."""
+    if approximate == "tanh":
+        x2 = mul(x, x)
+        t = tanh(mul(add(x, mul(mul(x2, x), _K_KAPPA)), _K_BETA))
+        du = mul(add(mul(x2, 3 * _K_KAPPA), 1), _K_BETA)
+        ddu = mul(x, 6 * _K_KAPPA * _K_BETA)
+        inner = add(du, mul(mul(x, 0.5), sub(ddu, mul(mul(t, 2), mul(du, du)))))
+        return mul(sub(1, mul(t, t)), inner)
+    phi = mul(exp(mul(mul(x, x), -0.5)), 1 / math.sqrt(2 * math.pi))
+    return mul(phi, sub(2, mul(x, x)))
+
+
+def _gelu_launcher(exact, tanh_form):
+    def launch(out, *args, compute, approximate="none"):
+        tb.elementwise(tanh_form if approximate == "tanh" else exact, out, list(args), compute)
+    return launch
+
+
+GELU_BACKWARD = op(
+    "gelu_backward", ("grad", "x"), rule=_float_input_rule("gelu_backward"),
+    reference=numpy_ref.gelu_backward, kernel=_gelu_launcher("gelu_backward", "gelu_tanh_backward"),
+    backward=lambda ctx, gg: _needed(
+        ctx, lambda: gelu_backward(gg, ctx.x, approximate=ctx.approximate),
+        lambda: mul(mul(gg, ctx.grad), _gelu_second(ctx.x, ctx.approximate))),
+    saves=("grad", "x"))
+GELU = op("gelu", ("x",), rule=_float_input_rule("gelu"), reference=numpy_ref.gelu,
+          kernel=_gelu_launcher("gelu", "gelu_tanh"),
+          backward=lambda ctx, g: gelu_backward(g, ctx.x, approximate=ctx.approximate), saves=("x",))
+
+
+# Integer division. Gradients: zero for the rounded quotients (step functions); remainder and
+# fmod pass the gradient to x and give y -grad * (the rounded quotient).
+def _zero_grads(ctx, g):
+    return _needed(ctx, lambda: _zeros(ctx, g), lambda: _zeros(ctx, g))
+
+
+DIV_TRUNC = _elementwise("div_trunc", ("x", "y"), _integer_division_rule("div_trunc"), _zero_grads,
+                         grad_name=lambda args, attrs: "DivBackward2" if isinstance(args[1], Tensor) else "DivBackward3")
+DIV_FLOOR = _elementwise("div_floor", ("x", "y"), _integer_division_rule("div_floor"), _zero_grads,
+                         grad_name=lambda args, attrs: "DivBackward2" if isinstance(args[1], Tensor) else "DivBackward3")
+FLOOR_DIVIDE = _elementwise("floor_divide", ("x", "y"), _integer_division_rule("div_floor"), _zero_grads,
+                            fn="div_floor")
+REMAINDER = _elementwise(
+    "remainder", ("x", "y"), _integer_division_rule("remainder"),
+    lambda ctx, g: _needed(ctx, lambda: g, lambda: neg(mul(g, div_floor(ctx.x, ctx.y)))),
+    saves=("x", "y"), grad_name=_by_tensor_other("RemainderBackward"))
+FMOD = _elementwise(
+    "fmod", ("x", "y"), _integer_division_rule("fmod"),
+    lambda ctx, g: _needed(ctx, lambda: g, lambda: neg(mul(g, div_trunc(ctx.x, ctx.y)))),
+    saves=("x", "y"), grad_name=_by_tensor_other("FmodBackward"))
+
+
+# clamp: the gradient passes where min <= x <= max (boundaries included, as torch); a tensor
+# bound gets it where it is the active one (min only while min < max, as torch).
+def _clamp_backward(ctx, g):
+    x, lo, hi = ctx.x, ctx.min, ctx.max
+    return _needed(ctx,
+                   lambda: where(_and(ge(x, lo), le(x, hi)), g, 0.0),
+                   lambda: where(_and(lt(x, lo), lt(lo, hi)), g, 0.0),
+                   lambda: where(_or(gt(x, hi), lt(hi, lo)), g, 0.0))
+
+
+CLAMP = op("clamp", ("x", "min", "max"), rule=_clamp_rule, reference=numpy_ref.clamp,
+           kernel=lambda out, *args, compute: tb.elementwise("clamp", out, list(args), compute),
+           backward=_clamp_backward, saves=("x", "min", "max"), grad_name=_by_tensor_other("ClampBackward"))
+CLAMP_MIN = _elementwise(
+    "clamp_min", ("x", "min"), _clamp_rule,
+    lambda ctx, g: _needed(ctx, lambda: where(ge(ctx.x, ctx.min), g, 0.0),
+                           lambda: where(lt(ctx.x, ctx.min), g, 0.0)),
+    saves=("x", "min"), fn="maximum", grad_name=_by_tensor_other("ClampMinBackward"))
+CLAMP_MAX = _elementwise(
+    "clamp_max", ("x", "max"), _clamp_rule,
+    lambda ctx, g: _needed(ctx, lambda: where(le(ctx.x, ctx.max), g, 0.0),
+                           lambda: where(gt(ctx.x, ctx.max), g, 0.0)),
+    saves=("x", "max"), fn="minimum", grad_name=_by_tensor_other("ClampMaxBackward"))
+
+LOGICAL = {n: _elementwise(n, ("x", "y"), _logical_rule, differentiable=False)
+           for n in ("logical_and", "logical_or", "logical_xor")}
+LOGICAL_NOT = _elementwise("logical_not", ("x",), _logical_rule, differentiable=False)
+BITWISE = {n: _elementwise(n, ("x", "y"), _bitwise_rule(n), differentiable=False)
+           for n in ("bitwise_and", "bitwise_or", "bitwise_xor")}
+# bitwise_not of a bool is logical not: bools compute as int32 0/1, where ~1 would be -2 (True)
+BITWISE_NOT = op("bitwise_not", ("x",), rule=_bitwise_rule("bitwise_not"), reference=numpy_ref.bitwise_not,
+                 kernel=lambda out, x, compute: tb.elementwise(
+                     "logical_not" if x.dtype is _dt.bool_ else "bitwise_not", out, [x], compute),
+                 differentiable=False)
+CHECKS = {n: _elementwise(n, ("x",), compare_rule, differentiable=False)
+          for n in ("isnan", "isinf", "isfinite")}
+
+
+def _masked_fill_backward(ctx, g):
+    mask = ctx.mask
+    return _needed(ctx, lambda: where(mask, 0.0, g), lambda: None, lambda: where(mask, g, 0.0))
+
+
+MASKED_FILL = op("masked_fill", ("x", "mask", "value"), rule=_masked_fill_rule,
+                 reference=numpy_ref.masked_fill,
+                 # where(mask, value, x), computed in x's dtype
+                 kernel=lambda out, x, mask, value, compute: tb.elementwise("where", out, [mask, value, x], compute),
+                 backward=_masked_fill_backward, saves=("mask",),
+                 grad_name=lambda args, attrs: f"MaskedFillBackward{1 if isinstance(args[2], Tensor) else 0}")
+
+
+# --------------------------------------------------------------------------- functions
+def _and(a, b):
+    return dispatch(LOGICAL["logical_and"], a, b)
+
+
+def _or(a, b):
+    return dispatch(LOGICAL["logical_or"], a, b)
+
+
+def _tensor_input(name, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
+def _unary_pair(entry, name=None, check=None):
+    """The function and its in-place form (``x.name_()``) of a unary entry."""
+    name = name or entry.name
+
+    def fn(input):
+        _tensor_input(name, input)
+        if check is not None:
+            check(input)
+        return dispatch(entry, input)
+
+    def fn_(self):
+        if check is not None:
+            check(self)
+        return dispatch_inplace(entry, self)
+    fn.__name__, fn_.__name__ = name, name + "_"
+    return fn, fn_
+
+
+sign, sign_ = _unary_pair(SIGN)
+floor, floor_ = _unary_pair(FLOOR)
+ceil, ceil_ = _unary_pair(CEIL)
+trunc, trunc_ = _unary_pair(TRUNC)
+fix, fix_ = trunc, trunc_
+exp2, exp2_ = _unary_pair(EXP2)
+expm1, expm1_ = _unary_pair(EXPM1)
+log2, log2_ = _unary_pair(LOG2)
+log10, log10_ = _unary_pair(LOG10)
+log1p, log1p_ = _unary_pair(LOG1P)
+rsqrt, rsqrt_ = _unary_pair(RSQRT)
+tan, tan_ = _unary_pair(TAN)
+erf, erf_ = _unary_pair(ERF)
+silu, silu_ = _unary_pair(SILU)
+# in place, the bool result is written as 1/0 in self's dtype, as torch does
+logical_not, logical_not_ = _unary_pair(LOGICAL_NOT)
+isnan = _unary_pair(CHECKS["isnan"])[0]
+isinf = _unary_pair(CHECKS["isinf"])[0]
+isfinite = _unary_pair(CHECKS["isfinite"])[0]
+bitwise_not, bitwise_not_ = _unary_pair(BITWISE_NOT)
+
+
+def _round_decimals_scale(input, decimals):
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("round", input.dtype, input.device)
+    return float(10 ** decimals) if decimals >= 0 else -float(10 ** -decimals)
+
+
+def round(input, *, decimals=0):
+    _tensor_input("round", input)
+    if decimals == 0:
+        return dispatch(ROUND, input)
+    return dispatch(ROUND_DECIMALS, input, _round_decimals_scale(input, decimals))
+
+
+def round_(self, *, decimals=0):
+    if decimals == 0:
+        return dispatch_inplace(ROUND, self)
+    return dispatch_inplace(ROUND_DECIMALS, self, _round_decimals_scale(self, decimals))
+
+
+def _check_approximate(approximate):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def gelu(input, approximate="none"):
+    _tensor_input("gelu", input)
+    _check_approximate(approximate)
+    return dispatch(GELU, input, approximate=approximate)
+
+
+def gelu_(self, approximate="none"):
+    _check_approximate(approximate)
+    return dispatch_inplace(GELU, self, approximate=approximate)
+
+
+def sigmoid_backward(grad, y):
+    return dispatch(SIGMOID_BACKWARD, grad, y)
+
+
+def silu_backward(grad, x):
+    return dispatch(SILU_BACKWARD, grad, x)
+
+
+def gelu_backward(grad, x, approximate="none"):
+    _check_approximate(approximate)
+    return dispatch(GELU_BACKWARD, grad, x, approximate=approximate)
+
+
+def erf_backward(grad, x):
+    return dispatch(ERF_BACKWARD, grad, x)
+
+
+# integer division
+_ROUNDING = {"trunc": DIV_TRUNC, "floor": DIV_FLOOR}
+
+
+def rounding_entry(rounding_mode):
+    """The table entry of div with ``rounding_mode`` (None: true division, in elementwise.py)."""
+    if rounding_mode not in _ROUNDING:
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                           f"found '{rounding_mode}'")
+    return _ROUNDING[rounding_mode]
+
+
+def div_trunc(input, other):
+    return _binary(DIV_TRUNC, input, other)
+
+
+def div_floor(input, other):
+    return _binary(DIV_FLOOR, input, other)
+
+
+def floor_divide(input, other):
+    return _binary(FLOOR_DIVIDE, input, other)
+
+
+def remainder(input, other):
+    return _binary(REMAINDER, input, other)
+
+
+def fmod(input, other):
+    return _binary(FMOD, input, other)
+
+
+def floor_divide_(self, other):
+    return dispatch_inplace(FLOOR_DIVIDE, self, other)
+
+
+def remainder_(self, other):
+    return dispatch_inplace(REMAINDER, self, other)
+
+
+def fmod_(self, other):
+    return dispatch_inplace(FMOD, self, other)
+
+
+# clamp
+def _clamp_entry_and_args(input, min, max):
+    _check_operands("clamp", tuple(b for b in (min, max) if b is not None))
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if max is None:
+        return CLAMP_MIN, (min,)
+    if min is None:
+        return CLAMP_MAX, (max,)
+    return CLAMP, (min, max)
+
+
+def clamp(input, min=None, max=None):
+    _tensor_input("clamp", input)
+    entry, bounds = _clamp_entry_and_args(input, min, max)
+    return dispatch(entry, input, *bounds)
+
+
+def clamp_(self, min=None, max=None):
+    entry, bounds = _clamp_entry_and_args(self, min, max)
+    return dispatch_inplace(entry, self, *bounds)
+
+
+clip, clip_ = clamp, clamp_
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+# logical and bitwise
+def logical_and(input, other):
+    return _binary(LOGICAL["logical_and"], input, other)
+
+
+def logical_or(input, other):
+    return _binary(LOGICAL["logical_or"], input, other)
+
+
+def logical_xor(input, other):
+    return _binary(LOGICAL["logical_xor"], input, other)
+
+
+def logical_and_(self, other):
+    return dispatch_inplace(LOGICAL["logical_and"], self, other)
+
+
+def logical_or_(self, other):
+    return dispatch_inplace(LOGICAL["logical_or"], self, other)
+
+
+def logical_xor_(self, other):
+    return dispatch_inplace(LOGICAL["logical_xor"], self, other)
+
+
+def bitwise_and(input, other):
+    return _binary(BITWISE["bitwise_and"], input, other)
+
+
+def bitwise_or(input, other):
+    return _binary(BITWISE["bitwise_or"], input, other)
+
+
+def bitwise_xor(input, other):
+    return _binary(BITWISE["bitwise_xor"], input, other)
+
+
+def bitwise_and_(self, other):
+    return dispatch_inplace(BITWISE["bitwise_and"], self, other)
+
+
+def bitwise_or_(self, other):
+    return dispatch_inplace(BITWISE["bitwise_or"], self, other)
+
+
+def bitwise_xor_(self, other):
+    return dispatch_inplace(BITWISE["bitwise_xor"], self, other)
+
+
+# masked_fill
+def _check_masked_fill(mask, value):
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked_fill(): argument 'mask' (position 1) must be Tensor, not {type(mask).__name__}")
+    if mask.dtype is not _dt.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_TYPEMETA_NAMES[mask.dtype.name]}")
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                               f"with {value.dim()} dimension(s).")
+    elif not isinstance(value, (bool, int, float)):
+        raise TypeError(f"masked_fill() received an invalid combination of arguments: value of type "
+                        f"{type(value).__name__}")
+
+
+def masked_fill(input, mask, value):
+    _tensor_input("masked_fill", input)
+    _check_masked_fill(mask, value)
+    return dispatch(MASKED_FILL, input, mask, value)
+
+
+def masked_fill_(self, mask, value):
+    _check_masked_fill(mask, value)
+    return dispatch_inplace(MASKED_FILL, self, mask, value)
