@@ -61,10 +61,12 @@ def reduce_kernel(x_ptr, out_ptr, n_out, R, CHUNK, kshape, kstrides, rshape, rst
                   out_kstride, out_cstride,
                   OP: tl.constexpr, IDENTITY: tl.constexpr, COMPUTE: tl.constexpr,
                   KRANK: tl.constexpr, RRANK: tl.constexpr,
-                  BLOCK_OUT: tl.constexpr, BLOCK_RED: tl.constexpr):
+                  BLOCK_OUT: tl.constexpr, BLOCK_RED: tl.constexpr, NONZERO: tl.constexpr = False):
     """out[k * out_kstride + c * out_cstride] = OP over r in chunk c of x[k, r], where
     k = 0..n_out-1 indexes the kept dims (kshape/kstrides) and r = 0..R-1 the reduced dims
-    (rshape/rstrides); chunk c (program_id 1) covers r in [c * CHUNK, (c + 1) * CHUNK)."""
+    (rshape/rstrides); chunk c (program_id 1) covers r in [c * CHUNK, (c + 1) * CHUNK).
+    NONZERO reads each element as (x != 0) before combining (count_nonzero/any/all), so those
+    need no temporary bool tensor: the test happens on the loaded value, before any cast."""
     kidx = tl.program_id(0).to(tl.int64) * BLOCK_OUT + tl.arange(0, BLOCK_OUT)
     chunk = tl.program_id(1).to(tl.int64)
     kmask = kidx < n_out
@@ -77,7 +79,11 @@ def reduce_kernel(x_ptr, out_ptr, n_out, R, CHUNK, kshape, kstrides, rshape, rst
         rmask = ridx < r_end
         roff = strided_offset(ridx, rshape, rstrides, RRANK)
         mask = kmask[:, None] & rmask[None, :]
-        v = convert(tl.load(x_ptr + (koff[:, None] + roff[None, :]), mask=mask, other=0), COMPUTE)
+        raw = tl.load(x_ptr + (koff[:, None] + roff[None, :]), mask=mask, other=0)
+        if NONZERO:
+            v = convert(raw != 0, COMPUTE)
+        else:
+            v = convert(raw, COMPUTE)
         acc = combine(acc, tl.where(mask, v, IDENTITY), OP)   # masked lanes add the identity
     result = reduce_rows(acc, OP)
     store_cast(out_ptr + (kidx * out_kstride + chunk * out_cstride), result, kmask)
@@ -107,33 +113,49 @@ def _better_min(v1, i1, v2, i2):
 
 
 @triton.jit
-def arg_reduce_kernel(x_ptr, out_ptr, n_out, R, kshape, kstrides, rshape, rstrides,
+def arg_reduce_kernel(x_ptr, idx_ptr, out_val_ptr, out_idx_ptr, n_out, R, CHUNK,
+                      kshape, kstrides, rshape, rstrides, out_kstride, out_cstride,
                       IS_MAX: tl.constexpr, IDENTITY: tl.constexpr, COMPUTE: tl.constexpr,
                       KRANK: tl.constexpr, RRANK: tl.constexpr,
-                      BLOCK_OUT: tl.constexpr, BLOCK_RED: tl.constexpr):
-    """out[k] = the row-major index r (0..R-1) of the max (IS_MAX) or min of x[k, r]; NaN wins,
-    the first index wins ties. The winner is unique under a total order (value, then index), so
-    the result does not depend on the order of combination: deterministic."""
+                      BLOCK_OUT: tl.constexpr, BLOCK_RED: tl.constexpr,
+                      HAS_IDX: tl.constexpr, STORE_VAL: tl.constexpr):
+    """For chunk c (program_id 1) of the reduced range, r in [c * CHUNK, (c + 1) * CHUNK): the
+    winning (value, index) of x[k, r], stored at k * out_kstride + c * out_cstride (the value
+    only when STORE_VAL, for a second pass). The candidate index of x[k, r] is r itself, the
+    row-major position, or, when HAS_IDX, the int64 read from idx_ptr at x's offset (a second
+    pass over first-pass winners). NaN wins, the first index wins ties. The winner is unique
+    under a total order (value, then index), so the result does not depend on the order of
+    combination or on how the range was split: deterministic."""
     kidx = tl.program_id(0).to(tl.int64) * BLOCK_OUT + tl.arange(0, BLOCK_OUT)
+    chunk = tl.program_id(1).to(tl.int64)
     kmask = kidx < n_out
     koff = strided_offset(kidx, kshape, kstrides, KRANK)
+    r_start = chunk * CHUNK
+    r_end = tl.minimum(r_start + CHUNK, R)
     NONE: tl.constexpr = 0x3FFFFFFFFFFFFFFF     # index of a lane that has seen nothing: loses ties
     best_v = tl.full([BLOCK_OUT, BLOCK_RED], IDENTITY, COMPUTE)
     best_i = tl.full([BLOCK_OUT, BLOCK_RED], NONE, tl.int64)
-    for r0 in range(0, R, BLOCK_RED):
+    for r0 in range(r_start, r_end, BLOCK_RED):
         ridx = r0 + tl.arange(0, BLOCK_RED).to(tl.int64)
-        rmask = ridx < R
+        rmask = ridx < r_end
         roff = strided_offset(ridx, rshape, rstrides, RRANK)
         mask = kmask[:, None] & rmask[None, :]
-        v = convert(tl.load(x_ptr + (koff[:, None] + roff[None, :]), mask=mask, other=0), COMPUTE)
+        offs = koff[:, None] + roff[None, :]
+        v = convert(tl.load(x_ptr + offs, mask=mask, other=0), COMPUTE)
         v = tl.where(mask, v, IDENTITY)
-        i = tl.where(mask, ridx[None, :], NONE)
+        if HAS_IDX:
+            i = tl.load(idx_ptr + offs, mask=mask, other=NONE)
+        else:
+            i = tl.where(mask, ridx[None, :], NONE)
         if IS_MAX:
             best_v, best_i = _better_max(best_v, best_i, v, i)
         else:
             best_v, best_i = _better_min(best_v, best_i, v, i)
     if IS_MAX:
-        _, idx = tl.reduce((best_v, best_i), 1, _better_max)
+        val, idx = tl.reduce((best_v, best_i), 1, _better_max)
     else:
-        _, idx = tl.reduce((best_v, best_i), 1, _better_min)
-    tl.store(out_ptr + kidx, idx, mask=kmask)
+        val, idx = tl.reduce((best_v, best_i), 1, _better_min)
+    dest = kidx * out_kstride + chunk * out_cstride
+    tl.store(out_idx_ptr + dest, idx, mask=kmask)
+    if STORE_VAL:
+        tl.store(out_val_ptr + dest, val, mask=kmask)

@@ -314,3 +314,48 @@ def test_norm_gradient_at_zero_is_zero_as_in_torch(device):
     np.testing.assert_allclose(to_numpy(n), [5.0, 0.0])
     n.sum().backward()
     np.testing.assert_allclose(to_numpy(x.grad), [[0.6, 0.8], [0.0, 0.0]])   # no NaN at the zero row
+
+
+def test_cumprod_gradient_with_zeros(device):
+    # out = [1, 2, 0, 0]; d sum(out) / dx_i = sum over j >= i of the product of x_k, k <= j, k != i
+    x = tt.tensor([1.0, 2.0, 0.0, 3.0], dtype=tt.float64, device=device, requires_grad=True)
+    x.cumprod(0).sum().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [3.0, 1.0, 8.0, 0.0])
+    # lines with no zero, one zero, a zero first, two zeros; along both dims; first and second
+    # derivatives (a zero's second derivative reaches the positions after it)
+    v = tt.tensor([[1.5, 0.0, 2.0, 0.0, 3.0], [0.5, 2.0, 0.0, 1.2, -1.0], [1.1, 1.2, 1.3, -0.7, 0.9],
+                   [0.0, 0.8, 1.4, 0.0, 0.0]], dtype=tt.float64, device=device, requires_grad=True)
+    if device != "cpu":   # the same rule of ops; emulated cuda checks a smaller case, first order
+        assert gradcheck(lambda t: t.cumprod(1), (v[:2, 1:].detach().requires_grad_(),))
+        return
+    for dim in (0, 1):
+        assert gradcheck(lambda t: t.cumprod(dim), (v,))
+        assert gradgradcheck(lambda t: t.cumprod(dim), (v,))
+
+
+def test_argmax_over_many_chunks_keeps_the_first_winner(device):
+    # long enough that the whole-tensor argmax runs in two passes over chunks (on cuda)
+    a = np.zeros((3, 1000), np.float32)
+    a[0, 700] = a[2, 10] = a[1, 5] = 5.0          # ties in different chunks: the first one wins
+    x = tt.tensor(a, device=device)
+    assert x.argmax().item() == 700 and x.argmin().item() == 0
+    np.testing.assert_array_equal(to_numpy(x.argmax(1)), [700, 5, 10])
+    a[2, 999] = np.nan                             # NaN in the last chunk beats every number
+    x = tt.tensor(a, device=device)
+    assert x.argmax().item() == 2999 and x.argmin().item() == 2999
+    assert x.t().argmax().item() == np.argmax(a.T)  # transposed, read in place
+
+
+@pytest.mark.parametrize("dtype", [tt.float16, tt.bfloat16, tt.float32, tt.float64, tt.int8], ids=str)
+def test_all_any_count_nonzero_test_the_values_not_a_cast(dtype, device):
+    # 0.25 and -0.5 are nonzero (a cast to an integer first would lose them); NaN is truthy
+    vals = [[0.25, 0.0, float("nan")], [0.0, 0.0, -0.5], [1.0, 2.0, 3.0]]
+    if not dtype.is_floating_point:
+        vals = [[1, 0, -3], [0, 0, -1], [1, 2, 3]]
+    x = tt.tensor(vals, dtype=dtype, device=device)
+    np.testing.assert_array_equal(to_numpy(x.count_nonzero(1)), [2, 1, 3])
+    np.testing.assert_array_equal(to_numpy(x.any(1)), [True, True, True])
+    np.testing.assert_array_equal(to_numpy(x.all(1)), [False, False, True])
+    np.testing.assert_array_equal(to_numpy(x.t().all(0, keepdim=True)), [[False, False, True]])
+    assert x.count_nonzero().item() == 6 and x.any().item() and not x.all().item()
+    assert tt.count_nonzero(tt.tensor(0.5, device=device)).item() == 1

@@ -299,22 +299,31 @@ def elementwise(fn, out, inputs, compute, **scalars):
     ``inputs``: 1-3 operands, each a tensor broadcastable to ``out.shape`` or a Python
     bool/int/float (passed as a kernel scalar). ``out`` may have any strides (in-place ops write
     through views). ``fn`` names a function of kernels/elementwise.py (UNARY, BINARY, TERNARY).
+    ``out`` may also be a pair of same-shape tensors for an FN with two results (TERNARY_2OUT,
+    e.g. both gradients of a product in one pass over memory).
     No FN takes extra scalar attributes yet: passing any is an error.
     """
     if scalars:
         raise TypeError(f"elementwise({fn!r}): unexpected attributes {sorted(scalars)}")
     k = _kernels()
     inputs = list(inputs)
-    table = {1: k.elementwise.UNARY, 2: k.elementwise.BINARY, 3: k.elementwise.TERNARY}.get(len(inputs))
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(outs) == 2:
+        table = k.elementwise.TERNARY_2OUT if len(inputs) == 3 else None
+        if any(tuple(o.shape) != tuple(outs[0].shape) for o in outs):
+            raise ValueError(f"elementwise({fn!r}): the outputs must have one shape")
+    else:
+        table = {1: k.elementwise.UNARY, 2: k.elementwise.BINARY, 3: k.elementwise.TERNARY}.get(len(inputs))
     if table is None or fn not in table:
-        raise ValueError(f"elementwise: no {len(inputs)}-operand function named {fn!r}")
+        raise ValueError(f"elementwise: no {len(inputs)}-operand function named {fn!r} with {len(outs)} result(s)")
     if not any(_is_tensor(x) for x in inputs):
         raise ValueError(f"elementwise({fn!r}): at least one operand must be a tensor")
+    out = outs[0]
     if out.numel() == 0:
         return
     out_shape = tuple(out.shape)
     tensors = [x for x in inputs if _is_tensor(x)]
-    strides = [tuple(out.stride())] + [broadcast_strides(x, out_shape) for x in tensors]
+    strides = [tuple(o.stride()) for o in outs] + [broadcast_strides(x, out_shape) for x in tensors]
     shape, strides = coalesce(out_shape, strides)
     # operand kind (0 tensor, 1 int, 2 float bits) and scalar value, per input
     kinds = [(0, 0) if _is_tensor(x) else _scalar_arg(x) for x in inputs]
@@ -322,6 +331,8 @@ def elementwise(fn, out, inputs, compute, **scalars):
         raise ValueError(f"elementwise({fn!r}): the operand must be a tensor")
     kernel = {1: k.elementwise.unary_kernel, 2: k.elementwise.binary_kernel,
               3: k.elementwise.ternary_kernel}[len(inputs)]
+    if len(outs) == 2:
+        kernel = k.elementwise.ternary_2out_kernel
     cfg = settings()
     block = cfg["elementwise_block"]
     meta = dict(FN=table[fn], COMPUTE=k.compute[compute], BLOCK=block, num_warps=cfg["elementwise_warps"])
@@ -329,9 +340,10 @@ def elementwise(fn, out, inputs, compute, **scalars):
         meta.update(zip(("A_KIND", "B_KIND", "C_KIND"), (kind for kind, _ in kinds)))
     for p_shape, p_strides, p_offsets, _ in pieces(shape, strides):
         n = _prod(p_shape)
-        out_ptr = pointer(out, p_offsets[0])
+        out_ptrs = [pointer(o, p_offsets[i]) for i, o in enumerate(outs)]
+        out_ptr = out_ptrs[0]
         operands, operand_strides = [], []
-        t = 1   # index of the next tensor operand in p_strides / p_offsets
+        t = len(outs)   # index of the next tensor operand in p_strides / p_offsets
         for x, (kind, value) in zip(inputs, kinds):
             if kind == 0:
                 operands += [pointer(x, p_offsets[t])] + ([0] if len(inputs) > 1 else [])
@@ -340,8 +352,8 @@ def elementwise(fn, out, inputs, compute, **scalars):
             else:   # a scalar: the pointer slot is unused (any pointer will do)
                 operands += [out_ptr, value]
                 operand_strides.append((0,) * len(p_shape))
-        _run(kernel, (_cdiv(n, block),), out_ptr, *operands, n, p_shape, p_strides[0], *operand_strides,
-             RANK=len(p_shape), **meta)
+        _run(kernel, (_cdiv(n, block),), *out_ptrs, *operands, n, p_shape, *p_strides[:len(outs)],
+             *operand_strides, RANK=len(p_shape), **meta)
 
 
 # --------------------------------------------------------------------------- copy and fill
@@ -432,7 +444,11 @@ def reduce(op, out, x, dims, compute):
     shape minus ``dims``; x may have any strides and is read in place. Deterministic: no atomics,
     every run adds in the same order. An empty reduced range gives the identity (0 / 1); amax/amin
     of an empty range is an error the caller raises first."""
-    if op not in ("sum", "prod", "amax", "amin"):
+    if op == "count_nonzero":   # sum of (x != 0) in int64, tested on the loaded value
+        op, compute, nonzero = "sum", "int64", True
+    elif op in ("sum", "prod", "amax", "amin"):
+        nonzero = False
+    else:
         raise ValueError(f"reduce: unknown op {op!r}")
     dims = tuple(sorted({int(d) for d in dims}))
     xshape, xstrides = tuple(int(s) for s in x.shape), tuple(int(s) for s in x.stride())
@@ -456,7 +472,7 @@ def reduce(op, out, x, dims, compute):
     rshape, (rstrides,) = coalesce([xshape[d] for d in red], [[xstrides[d] for d in red]])
     if len(kshape) > MAX_RANK or len(rshape) > MAX_RANK:
         x, kshape, kstrides, rshape, rstrides = _regrouped(x, kept, red, n_out, R)
-    _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute)
+    _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero)
 
 
 def _reduce_blocks(n_out, R, kinner, rinner, cfg):
@@ -472,7 +488,19 @@ def _reduce_blocks(n_out, R, kinner, rinner, cfg):
     return block_out, block_red
 
 
-def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute):
+def _chunking(n_blocks, R, block_red, cfg):
+    """(chunks, chunk): split the reduced range when there are too few programs to fill the GPU,
+    into chunks of at least reduce_min_iters tiles (a multiple of block_red). Same split every
+    run: the result stays deterministic."""
+    chunks, chunk = 1, R
+    if n_blocks < cfg["reduce_target_programs"] and R > block_red * cfg["reduce_min_iters"]:
+        chunks = min(_cdiv(R, block_red * cfg["reduce_min_iters"]), _cdiv(cfg["reduce_target_programs"], n_blocks))
+        chunk = _cdiv(_cdiv(R, chunks), block_red) * block_red
+        chunks = _cdiv(R, chunk)
+    return chunks, chunk
+
+
+def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero=False):
     k = _kernels()
     cfg = settings()
     compute_tl = k.compute[compute]
@@ -483,22 +511,18 @@ def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, com
     rshape, rstrides = (tuple(rshape), tuple(rstrides)) if rshape else ((1,), (0,))
     block_out, block_red = _reduce_blocks(n_out, R, kinner, rinner, cfg)
     n_blocks = _cdiv(n_out, block_out)
-    chunks, chunk = 1, R
-    if n_blocks < cfg["reduce_target_programs"] and R > block_red * cfg["reduce_min_iters"]:
-        chunks = min(_cdiv(R, block_red * cfg["reduce_min_iters"]), _cdiv(cfg["reduce_target_programs"], n_blocks))
-        chunk = _cdiv(_cdiv(R, chunks), block_red) * block_red
-        chunks = _cdiv(R, chunk)
+    chunks, chunk = _chunking(n_blocks, R, block_red, cfg)
     meta = dict(OP=op, IDENTITY=ident, COMPUTE=compute_tl, num_warps=cfg["reduce_warps"])
     if chunks == 1:
         _run(k.reduce.reduce_kernel, (n_blocks, 1), pointer(x), pointer(out), n_out, R, R,
              kshape, kstrides, rshape, rstrides, 1, 0, KRANK=len(kshape), RRANK=len(rshape),
-             BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta)
+             BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, **meta)
         return
     # Pass 1: partial[k, c] = OP over chunk c of x[k, :]. Pass 2: out[k] = OP over c of partial[k, c].
     partial = _scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
     _run(k.reduce.reduce_kernel, (n_blocks, chunks), pointer(x), pointer(partial), n_out, R, chunk,
          kshape, kstrides, rshape, rstrides, chunks, 1, KRANK=len(kshape), RRANK=len(rshape),
-         BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta)
+         BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, **meta)
     block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg)
     _run(k.reduce.reduce_kernel, (_cdiv(n_out, block_out), 1), pointer(partial), pointer(out), n_out,
          chunks, chunks, (n_out,), (chunks,), (chunks,), (1,), 1, 0, KRANK=1, RRANK=1,
@@ -533,11 +557,27 @@ def arg_reduce(op, out, x, dim, compute):
     kshape, kstrides = (tuple(kshape), tuple(kstrides)) if kshape else ((1,), (0,))
     rshape, rstrides = (tuple(rshape), tuple(rstrides)) if rshape else ((1,), (0,))
     block_out, block_red = _reduce_blocks(n_out, R, kinner, rinner, cfg)
-    _run(k.reduce.arg_reduce_kernel, (_cdiv(n_out, block_out),), pointer(x), pointer(out), n_out, R,
-         kshape, kstrides, rshape, rstrides, IS_MAX=(op == "argmax"),
-         IDENTITY=_identity("amax" if op == "argmax" else "amin", compute), COMPUTE=k.compute[compute],
+    n_blocks = _cdiv(n_out, block_out)
+    meta = dict(IS_MAX=(op == "argmax"), IDENTITY=_identity("amax" if op == "argmax" else "amin", compute),
+                COMPUTE=k.compute[compute], num_warps=cfg["reduce_warps"])
+    chunks, chunk = _chunking(n_blocks, R, block_red, cfg)
+    if chunks == 1:
+        _run(k.reduce.arg_reduce_kernel, (n_blocks, 1), pointer(x), pointer(x), pointer(out), pointer(out),
+             n_out, R, R, kshape, kstrides, rshape, rstrides, 1, 0, KRANK=len(kshape), RRANK=len(rshape),
+             BLOCK_OUT=block_out, BLOCK_RED=block_red, HAS_IDX=False, STORE_VAL=False, **meta)
+        return
+    # Few outputs, long ranges (the whole-tensor argmax above all): pass 1 finds the winner of
+    # each chunk, pass 2 the winner among the chunk winners (their values and indices).
+    values = _scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
+    indices = _scratch(x, (n_out, chunks), _dtype("int64"))
+    _run(k.reduce.arg_reduce_kernel, (n_blocks, chunks), pointer(x), pointer(x), pointer(values),
+         pointer(indices), n_out, R, chunk, kshape, kstrides, rshape, rstrides, chunks, 1,
          KRANK=len(kshape), RRANK=len(rshape), BLOCK_OUT=block_out, BLOCK_RED=block_red,
-         num_warps=cfg["reduce_warps"])
+         HAS_IDX=False, STORE_VAL=True, **meta)
+    block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg)
+    _run(k.reduce.arg_reduce_kernel, (_cdiv(n_out, block_out), 1), pointer(values), pointer(indices),
+         pointer(out), pointer(out), n_out, chunks, chunks, (n_out,), (chunks,), (chunks,), (1,), 1, 0,
+         KRANK=1, RRANK=1, BLOCK_OUT=block_out, BLOCK_RED=block_red, HAS_IDX=True, STORE_VAL=False, **meta)
 
 
 # --------------------------------------------------------------------------- softmax and scans

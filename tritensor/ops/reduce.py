@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import builtins as _builtins
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..backends import numpy_ref
 from ..backends import triton as tb
@@ -387,19 +389,42 @@ def logsumexp(input, dim, keepdim=False):
 
 
 # ------------------------------------------------------------------ all / any / count_nonzero
+# One primitive: the number of nonzero elements (NaN counts, as it is truthy). The kernel tests
+# each loaded element, so no temporary bool tensor is written and read back; any and all compare
+# the (small) count with 0 and with the number of elements reduced.
+def _count_nonzero_rule(x, dims, keepdim, **_):
+    return Meta(reduced_shape(x.shape, dims, keepdim), _dt.int64, _dt.compute_dtype(x.dtype))
+
+
+def _count_nonzero_reference(x, dims, keepdim, **_):
+    return np.count_nonzero(x, axis=tuple(dims), keepdims=keepdim) if x.ndim else np.int64(x != 0)
+
+
+COUNT_NONZERO = op("count_nonzero", ("x",), rule=_count_nonzero_rule, reference=_count_nonzero_reference,
+                   kernel=_reduce_launcher("count_nonzero"), differentiable=False)
+
+
+def _count(name, input, dim, keepdim):
+    _check_tensor(name, input)
+    dims = normalize_dims(input, dim)
+    n = 1
+    for d in dims:
+        n *= input.shape[d]
+    return dispatch(COUNT_NONZERO, input, dims=dims, keepdim=keepdim), n
+
+
 def all(input, dim=None, keepdim=False):
-    _check_tensor("all", input)
-    return _ew.eq(sum(_ew.eq(input, 0), dim, keepdim), 0)
+    count, n = _count("all", input, dim, keepdim)
+    return _ew.eq(count, n)
 
 
 def any(input, dim=None, keepdim=False):
-    _check_tensor("any", input)
-    return _ew.ne(sum(_ew.ne(input, 0), dim, keepdim), 0)
+    count, _ = _count("any", input, dim, keepdim)
+    return _ew.ne(count, 0)
 
 
 def count_nonzero(input, dim=None):
-    _check_tensor("count_nonzero", input)
-    return sum(_ew.ne(input, 0), dim)
+    return _count("count_nonzero", input, dim, False)[0]
 
 
 # ------------------------------------------------------------------ cumsum / cumprod
@@ -427,14 +452,36 @@ def _cumsum_backward(ctx, g):
 
 
 def _cumprod_backward(ctx, g):
-    x, out = ctx.x, ctx.out
-    if x.dtype is not g.dtype:
-        x = x.to(g.dtype)
-    if _ew.eq(x, 0).any().item():
-        raise NotImplementedError("tritensor: the gradient of cumprod at inputs equal to 0 is not "
-                                  "implemented yet")
-    # d out_j / d x_i = out_j / x_i for j >= i: a reverse cumsum of g * out, over x
-    return _ew.div(dispatch(CUMSUM, _ew.mul(g, out), dim=ctx.dim, reverse=not ctx.reverse, dtype=None), x)
+    x = ctx.x if ctx.x.dtype is g.dtype else ctx.x.to(g.dtype)
+    return _cumprod_grad(g, x, ctx.out, ctx.dim, ctx.reverse)
+
+
+def _cumprod_grad(g, x, out, dim, reverse):
+    """The gradient of cumprod: d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i (in scan
+    order). Written with ops, so that it is differentiable again (create_graph), at zeros too."""
+    def scan(entry, t, backwards):
+        return dispatch(entry, t, dim=dim, reverse=backwards, dtype=None)
+    back = not reverse    # a sum over the positions j at or after i, in scan order
+    zero = _ew.eq(x, 0)
+    if not zero.any().item():   # torch takes the same host decision
+        # without zeros the product is out_j / x_i: a reverse cumsum of g * out, over x
+        return _ew.div(scan(CUMSUM, _ew.mul(g, out), back), x)
+    # With zeros, let z be the first zero of a line in scan order and x' = x with x_z set to 1.
+    #   i < z: x_i != 0 near this point, so out_j / x_i is still the product (out_j = 0, j >= z).
+    #   i = z: the products skip x_z: the reverse cumsum of g * cumprod(x').
+    #   i > z: every product holds x_z, a factor written out (x_z * the gradient of cumprod at
+    #          x'), so that the second derivative in x_z is right; x' has one zero fewer per
+    #          line, so the recursion ends.
+    zeros_so_far = scan(CUMSUM, zero, reverse)
+    before = _ew.eq(zeros_so_far, 0)
+    first = _ew.where(zero, _ew.eq(zeros_so_far, 1), False)
+    grad_before = _ew.div(scan(CUMSUM, _ew.mul(g, out), back), _ew.where(before, x, 1.0))
+    x_skip = _ew.where(first, 1.0, x)
+    out_skip = scan(CUMPROD, x_skip, reverse)
+    grad_first = scan(CUMSUM, _ew.mul(g, out_skip), back)
+    x_z = sum(_ew.where(first, x, 0.0), (dim,), keepdim=True)     # 0, carrying x_z's gradient
+    grad_after = _ew.mul(x_z, _cumprod_grad(g, x_skip, out_skip, dim, reverse))
+    return _ew.where(before, grad_before, _ew.where(first, grad_first, grad_after))
 
 
 CUMSUM = op("cumsum", ("x",), rule=_scan_rule, reference=_scan_reference("sum"), kernel=_scan_launcher("sum"),
