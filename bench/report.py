@@ -63,6 +63,7 @@ def cases(n, m):
         ("add matrix + column", (2 * m * m + m) * f32, lambda: a + col, lambda lib: peer(lib, lambda t: t["a"] + t["col"])()),
         ("add transposed", 3 * m * m * f32, lambda: a + at, lambda lib: peer(lib, lambda t: t["a"] + t["at"])()),
         ("exp contiguous", 2 * n * f32, lambda: x.exp(), lambda lib: peer(lib, lambda t: lib.exp(t["x"]))()),
+        ("clamp contiguous", 2 * n * f32, lambda: x.clamp(-1.0, 1.0), lambda lib: peer(lib, lambda t: lib.clip(t["x"], -1.0, 1.0))()),
         ("sum (all)", n * f32, lambda: x.sum(), lambda lib: peer(lib, lambda t: t["x"].sum())()),
     ]
 
@@ -102,6 +103,94 @@ def reduction_cases(n, m, softmax_rows=4096, softmax_cols=(1024, 4096, 16384)):
     return out
 
 
+# Dense tensor-core peaks (TFLOP/s, no sparsity) of the GPUs the report is usually run on, for the
+# "of peak" column; by dtype/precision key. Unknown GPUs print no such column.
+MATMUL_PEAKS = {
+    "H100 80GB HBM3": {"float16": 989, "bfloat16": 989, "tf32": 494, "float32": 67, "float64": 67},
+    "H200": {"float16": 989, "bfloat16": 989, "tf32": 494, "float32": 67, "float64": 67},
+}
+
+
+def matmul_cases(sizes=(1024, 2048, 4096, 8192), skinny=(16, 8192, 8192), batched=(64, 512, 512, 512)):
+    """Issue 5: (name, flops, precision key, tritensor thunk, peer thunk factory) for square
+    matmuls in float16, bfloat16 and float32 with TF32 off and on, a skinny M = 16 problem and a
+    batched one. Each thunk sets the float32 precision it measures (tritensor's and torch's
+    allow_tf32); CuPy has no runtime TF32 switch (CUPY_TF32 is read at import), so it is a peer
+    only where its default (IEEE float32) applies, and it has no bfloat16."""
+    import tritensor as tt
+    out = []
+
+    def case(name, shape_a, shape_b, dtype, tf32=False):
+        a = tt.randn(*shape_a, device="cuda").to(dtype)
+        b = tt.randn(*shape_b, device="cuda").to(dtype)
+        host = [np.asarray(t.float().cpu().numpy()) for t in (a, b)]
+        flops = 2 * int(np.prod(shape_a)) * shape_b[-1]
+        key = "tf32" if tf32 else dtype.name
+
+        def ours():
+            tt.backends.cuda.matmul.allow_tf32 = tf32
+            return lambda: a @ b
+
+        def peer(lib):
+            if lib.__name__ == "torch":
+                lib.backends.cuda.matmul.allow_tf32 = tf32
+                ta, tb_ = (lib.from_numpy(h).cuda().to(getattr(lib, dtype.name)) for h in host)
+                return lambda: lib.matmul(ta, tb_)
+            if dtype.name == "bfloat16" or tf32:
+                return None
+            ca, cb = (lib.asarray(h).astype(dtype.name) for h in host)
+            return lambda: lib.matmul(ca, cb)
+        out.append((name, flops, key, ours, peer))
+
+    for n in sizes:
+        for dtype in (tt.float16, tt.bfloat16):
+            case(f"matmul {n}^3 {dtype.name}", (n, n), (n, n), dtype)
+        case(f"matmul {n}^3 float32 ieee", (n, n), (n, n), tt.float32)
+        case(f"matmul {n}^3 float32 tf32", (n, n), (n, n), tt.float32, tf32=True)
+    m, k, n = skinny
+    case(f"matmul skinny {m}x{k}x{n} float16", (m, k), (k, n), tt.float16)
+    bs, m, k, n = batched
+    case(f"bmm {bs}x{m}x{k}x{n} bfloat16", (bs, m, k), (bs, k, n), tt.bfloat16)
+    return out
+
+
+def matmul_report(peers, rep, sync, emulated):
+    """Print the TFLOP/s table of ``matmul_cases`` (first call of each case tunes: warm-up runs
+    happen before timing). Restores tritensor's and torch's float32 precision afterwards."""
+    import tritensor as tt
+    sizes = (64,) if emulated else (1024, 2048, 4096, 8192)
+    skinny = (16, 64, 64) if emulated else (16, 8192, 8192)
+    batched = (2, 32, 32, 32) if emulated else (64, 512, 512, 512)
+    peaks = next((v for k, v in MATMUL_PEAKS.items() if k in tt.cuda.get_device_name()), None)
+    saved = tt.get_float32_matmul_precision()
+    rows = []
+    try:
+        for name, flops, key, ours, peer in matmul_cases(sizes, skinny, batched):
+            ms = median_ms(ours(), rep=rep, sync=sync)
+            row = {"case": name, "tritensor TFLOP/s": flops / ms / 1e9}
+            for pname, lib in peers.items():
+                fn = peer(lib)
+                if fn is None:
+                    continue
+                pms = median_ms(fn, rep=rep, sync=sync)
+                row[f"{pname} TFLOP/s"] = flops / pms / 1e9
+                row[f"vs {pname}"] = pms / ms
+            if peaks:
+                row["of peak"] = row["tritensor TFLOP/s"] / peaks[key]
+            rows.append(row)
+    finally:
+        tt.set_float32_matmul_precision(saved)
+        if "torch" in peers:
+            peers["torch"].backends.cuda.matmul.allow_tf32 = False
+    cols = []
+    for r in rows:
+        cols += [c for c in r if c not in cols]
+    print("\n" + " | ".join(cols))
+    for r in rows:
+        print(" | ".join(f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols))
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--numel", type=int, default=1 << 26, help="elements of the 1-D cases")
@@ -109,6 +198,7 @@ def main(argv=None):
     p.add_argument("--rep", type=int, default=50)
     p.add_argument("--reduce-numel", type=int, default=1 << 28, help="elements of the big sum")
     p.add_argument("--reduce-side", type=int, default=16384, help="side of the row/column sums")
+    p.add_argument("--skip-matmul", action="store_true", help="leave out the matmul TFLOP/s section")
     args = p.parse_args(argv)
     from tritensor.selfcheck import _pick_device
     _pick_device()            # a real GPU if CuPy sees one, else the emulated device
@@ -140,6 +230,8 @@ def main(argv=None):
     for r in rows:
         r["of copy BW"] = r["tritensor GB/s"] / floor
         print(" | ".join(f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols))
+    if not args.skip_matmul:
+        matmul_report(peers, args.rep, sync, emulated)
     return 0
 
 

@@ -64,3 +64,24 @@ def test_softmax(benchmark, cols):
     x = tt.randn(SOFTMAX_ROWS, cols, device="cuda")
     out = benchmark(_timed(lambda: x.softmax(-1)))
     assert out.shape == (SOFTMAX_ROWS, cols)
+
+
+# issue 5: matmul. Square 4096^3 on a GPU (the first call tunes; warm-up rounds absorb it),
+# tiny under the interpreter. python -m bench.report prints TFLOP/s against cuBLAS/CuPy.
+MM_N = 4096 if REAL else 32
+
+
+@pytest.mark.parametrize("case", ["float16", "bfloat16", "float32", "float32_tf32", "bmm_bfloat16"])
+def test_matmul(benchmark, case):
+    tt.manual_seed(0)
+    dtype = {"float16": tt.float16, "bfloat16": tt.bfloat16}.get(case.split("_")[-1], tt.float32)
+    shape = (8, MM_N // 8, MM_N // 8) if case.startswith("bmm") else (MM_N, MM_N)
+    a = tt.randn(*shape, device="cuda").to(dtype)
+    b = tt.randn(*shape, device="cuda").to(dtype)
+    saved = tt.get_float32_matmul_precision()
+    tt.backends.cuda.matmul.allow_tf32 = case.endswith("tf32")
+    try:
+        out = benchmark.pedantic(_timed(lambda: a @ b), rounds=10 if REAL else 2, warmup_rounds=2 if REAL else 0)
+    finally:
+        tt.set_float32_matmul_precision(saved)
+    assert out.shape == shape and out.dtype is dtype

@@ -709,12 +709,12 @@ def T(shape, name, transposed=False):
 
 
 k = tb._kernels()
-for fn in k.elementwise.UNARY:   # every FN once, plus the integer and float64 flavours
+for fn in sorted(set(k.elementwise.UNARY) - k.elementwise.INTEGER_ONLY):   # every FN once, plus the integer and float64 flavours
     tb.elementwise(fn, T((5, 40), "float32"), [T((5, 40), "float32", True)], "float32")
 for fn, c in [("neg", "int64"), ("abs", "int8"), ("relu", "uint8"), ("identity", "bool"), ("tanh", "float64")]:
     tb.elementwise(fn, T((5, 40), c), [T((5, 40), c, True)], c)
 tb.elementwise("exp", T((64,), "bfloat16"), [T((64,), "float16")], "float32")
-for fn in k.elementwise.BINARY:
+for fn in sorted(set(k.elementwise.BINARY) - k.elementwise.INTEGER_ONLY):
     out = "bool" if fn in ("eq", "ne", "lt", "le", "gt", "ge") else "float32"
     tb.elementwise(fn, T((5, 40), out), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 for fn, c in [("pow", "int32"), ("pow", "uint8"), ("pow", "float64"), ("add", "bool"), ("maximum", "int64"),
@@ -736,6 +736,8 @@ for op, name, c in [("sum", "float32", "float32"), ("prod", "float64", "float64"
     out = "int64" if c == "int64" else name
     tb.reduce(op, T((7,), out), T((7, 5000), name), (1,), c)       # rows, two passes
     tb.reduce(op, T((3000,), out), T((70, 3000), name), (0,), c)   # columns
+for name in ("float16", "bool", "int8"):   # count_nonzero/any/all: x != 0 tested in the kernel
+    tb.reduce("count_nonzero", T((7,), "int64"), T((7, 5000), name), (1,), "float32")
 for name in FLOATS:
     tb.random(T((5, 40), name, True), "normal" if name != "float16" else "uniform", 123, 2 ** 33 + 4, -1.0, 2.0)
 tb.random(T((64,), "float32"), "uniform", 123, 5, 0.0, 1.0)
@@ -761,6 +763,76 @@ for r in range(1, 9):   # every rank a launch can have
     tb.elementwise("add", T(shape, "float32", True), [T(shape, "float32"), T(shape[1:], "float32", True)], "float32")
     tb.copy(T(shape, "float32", True), T(shape, "float64"))
     tb.reduce("sum", T(shape[1:], "float32"), T(shape, "float32", True), (0,), "float32")
+from tritensor.backends import cuda as backends_cuda, triton_matmul as tmm   # matmul: every dtype, both fp32 precisions
+_MM_BIG, _MM_SMALL, _MM_SKINNY = tmm.Config(128, 256, 64, 8, 8, 3), tmm.Config(64, 64, 32, 8, 4, 4), tmm.Config(16, 128, 64, 1, 4, 3)
+for name, prec, cfg in [("float16", "ieee", _MM_BIG), ("bfloat16", "ieee", _MM_BIG), ("float32", "highest", _MM_SMALL),
+                        ("float32", "high", tmm.Config(128, 128, 32, 8, 8, 4)), ("float64", "highest", tmm.Config(64, 64, 16, 8, 4, 4)),
+                        ("float16", "ieee", _MM_SKINNY)]:
+    backends_cuda.set_float32_matmul_precision("high" if prec == "high" else "highest")
+    tmm.matmul(T((300, 200), name), T((300, 70), name), T((70, 200), name), config=cfg)
+tmm.matmul(T((300, 200), "float16"), T((300, 70), "float16", True), T((70, 200), "float16", True), config=_MM_BIG)  # A^T, B^T
+tmm.matmul(T((3, 40, 50), "bfloat16"), T((3, 40, 70), "bfloat16"), T((3, 70, 50), "bfloat16", True),
+           T((50,), "bfloat16"), alpha=0.5, beta=2.0, config=_MM_SMALL)                     # batched + bias epilogue
+tmm.matmul(T((3, 40, 50), "float32"), T((3, 40, 70), "float32"), T((70, 50), "float32"), config=_MM_SMALL)  # batch folded
+# pointwise math: integer flavours of the rounding / division FNs, the integer-only bitwise FNs,
+# float64 for the series (expm1, log1p) and the clamp ternary with scalar bounds
+for fn in ("floor", "ceil", "trunc", "round", "sign", "bitwise_not", "logical_not", "isnan", "isinf", "isfinite"):
+    for c in ("int64", "uint8"):
+        out = "bool" if fn.startswith(("is", "logical")) else c
+        tb.elementwise(fn, T((5, 40), out), [T((5, 40), c, True)], c)
+for fn in ("expm1", "log1p", "round", "erf", "gelu_tanh", "tan"):
+    tb.elementwise(fn, T((5, 40), "float64"), [T((5, 40), "float64", True)], "float64")
+for fn in ("div_trunc", "div_floor", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "logical_xor"):
+    for c in ("int32", "int64", "uint8"):
+        out = "bool" if fn.startswith("logical") else c
+        tb.elementwise(fn, T((5, 40), out), [T((5, 40), c), T((40,), c)], c)
+for fn in ("div_floor", "remainder", "fmod"):
+    tb.elementwise(fn, T((5, 40), "float64"), [T((5, 40), "float64"), 2.5], "float64")
+tb.elementwise("bitwise_and", T((5, 40), "bool"), [T((5, 40), "bool"), True], "bool")
+tb.elementwise("round_decimals", T((5, 40), "float16"), [T((5, 40), "float16"), -100.0], "float32")
+tb.elementwise("clamp", T((5, 40), "float32"), [T((5, 40), "float32", True), -1.0, 2.5], "float32")
+tb.elementwise("clamp", T((5, 40), "int64"), [T((5, 40), "int64"), T((40,), "int64"), 7], "int64")
+tb.elementwise("mul_backward", (T((5, 40), "float32"), T((5, 40), "float32", True)),
+               [T((5, 40), "float32"), T((40,), "float32"), T((5, 1), "float32")], "float32")
+tb.elementwise("mul_backward", (T((5, 40), "bfloat16"), T((5, 40), "bfloat16")),
+               [T((5, 40), "bfloat16", True), 2.5, T((5, 40), "float16")], "float32")
+# indexing (kernels/index.py): gathers with int32/int64 indices, wrapped or not, every data dtype;
+# deterministic scatters (last write wins, accumulate in each compute dtype); compaction; bounds checks
+from tritensor.backends import triton_index as ti
+for name in ["float32", "float64", "float16", "bfloat16", "bool", "int8", "int64"]:
+    ti.gather(T((5, 40), name), T((9, 40), name, True), (0, 1), T((5, 40), "int64"), (40, 1), 9, 40, True)
+    ti.gather(T((5, 40, 3), name), T((9, 40, 3), name), (0, 3, 1), T((5, 40), "int32", True), (1, 5, 0), 9, 120, False)
+ti.gather(T(((2, 3) * 4)[:8], "float32"), T((64,), "float32"), (0,) * 8, T(((2, 3) * 4)[:8], "int64", True),
+          T(((2, 3) * 4)[:8], "int64", True).stride(), 64, 1, True)
+for idx in ("int32", "int64"):
+    for first in (True, False):
+        ti.index_offsets(T((5, 40), "int64"), T((5, 40), idx, True), (1, 5), 9, 40, first)
+for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "float32"), ("float64", "float64"),
+                ("int64", "int64"), ("int32", "int32"), ("bool", "bool"), ("uint8", "uint8")]:
+    for acc in (True, False):
+        ti.scatter(T((50,), name), T((5, 40), name, True), (5, 40), (1, 5), T((30,), "int64"), T((200,), "int64"),
+                   T((31,), "int64"), 7, acc, c)
+ti.scatter(T((50,), "float32"), T((), "float32"), (5, 40), (0, 0), T((30,), "int64"), T((200,), "int64"),
+           T((31,), "int64"), 1, False, "float32")
+for name in ["bool", "float32", "bfloat16", "float16", "int64", "uint8"]:
+    ti.count_blocks(T((5, 40), name, True), (5, 40))
+    ti.compact(T((100,), name), T((5, 40), "bool"), (5, 40), T((4,), "int64"), values=T((5, 40), name, True))
+    for nd in [(200,), (5, 40), (5, 4, 10)]:
+        ti.compact(T((100, len(nd)), "int64"), T(nd, name), nd, T((4,), "int64"), coord_shape=nd)
+for idx in ("int32", "int64"):
+    ti.count_out_of_range(T((5, 40), idx, True), -9, 9)
+from tritensor.backends import triton_join as tj   # cat/stack are strided copies; flip, tril/triu kernels
+tj.cat(T((5, 70), "float32"), [T((5, 30), "bfloat16", True), T((5, 40), "float32")], 1)
+tj.stack(T((2, 5, 40), "int64"), [T((5, 40), "int32"), T((5, 40), "int64", True)], 0)
+for name in ("float32", "float64", "bfloat16", "float16", "int64", "int8", "bool"):
+    tj.flip(T((5, 40), name), T((5, 40), name, True), (0,))
+tj.flip(T((3, 4, 5), "float32"), T((3, 4, 5), "float32", True), (0, 2))
+tj.flip(T((2, 3) * 4, "float32"), T((2, 3) * 4, "float32", True), (0, 3, 7))    # leading dims loop
+for name, diagonal, upper in [("float32", 0, False), ("float32", -2, True), ("bool", 3, False),
+                              ("bfloat16", 1, True), ("int64", -1, False), ("float64", 0, True)]:
+    tj.tri(T((3, 5, 40), name), T((3, 5, 40), name, True), diagonal, upper)
+tj.tri(T((2, 3) * 4, "float16"), T((2, 3) * 4, "float16", True), 1, False)     # leading dims loop
 print("compiled", count[0])
 '''
 

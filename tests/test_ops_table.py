@@ -25,6 +25,13 @@ UNARY = {
     "sin": (NUMERIC, "any"), "cos": (NUMERIC, "any"), "tanh": (NUMERIC, "any"),
     "relu": (NUMERIC, "any"), "sqrt": (NUMERIC, "positive"), "sigmoid": (NUMERIC, "any"),
     "abs": (NUMERIC, "any"),
+    "sign": (NUMERIC, "any"), "exp2": (NUMERIC, "small"), "expm1": (NUMERIC, "small"),
+    "log2": (NUMERIC, "positive"), "log10": (NUMERIC, "positive"), "log1p": (NUMERIC, "log1p"),
+    "rsqrt": (NUMERIC, "positive"), "tan": (NUMERIC, "tan"), "erf": (NUMERIC, "any"),
+    "silu": (FLOATS, "any"), "gelu": (FLOATS, "any"), "floor": (NUMERIC, "any"),
+    "ceil": (NUMERIC, "any"), "round": (NUMERIC, "any"), "trunc": (NUMERIC, "any"),
+    "logical_not": (NUMERIC, "any"), "bitwise_not": ([tt.int32, tt.int64], "any"),
+    "isnan": (NUMERIC, "any"), "isinf": (NUMERIC, "any"), "isfinite": (NUMERIC, "any"),
 }
 BINARY = {
     "add": (ALL_DTYPES, "any"), "sub": (NUMERIC, "any"), "mul": (ALL_DTYPES, "any"),
@@ -32,14 +39,30 @@ BINARY = {
     "minimum": (NUMERIC, "any"), "eq": (ALL_DTYPES, "any"), "ne": (ALL_DTYPES, "any"),
     "lt": (NUMERIC, "any"), "le": (NUMERIC, "any"), "gt": (NUMERIC, "any"), "ge": (NUMERIC, "any"),
     "tanh_backward": (FLOATS, "any"), "relu_backward": (FLOATS, "any"),
+    "div_trunc": (NUMERIC, "nonzero"), "div_floor": (NUMERIC, "nonzero"),
+    "floor_divide": (NUMERIC, "nonzero"), "remainder": (NUMERIC, "nonzero"), "fmod": (NUMERIC, "nonzero"),
+    "clamp_min": (NUMERIC, "any"), "clamp_max": (NUMERIC, "any"),
+    "logical_and": (ALL_DTYPES, "any"), "logical_or": (ALL_DTYPES, "any"), "logical_xor": (ALL_DTYPES, "any"),
+    "bitwise_and": ([tt.bool, tt.int32, tt.int64], "any"), "bitwise_or": ([tt.bool, tt.int32, tt.int64], "any"),
+    "bitwise_xor": ([tt.bool, tt.int32, tt.int64], "any"),
+    "sigmoid_backward": (FLOATS, "any"), "silu_backward": (FLOATS, "any"),
+    "gelu_backward": (FLOATS, "any"), "erf_backward": (FLOATS, "any"),
 }
-TERNARY = {"where"}
+# clamp, masked_fill and round(decimals=) (round_decimals): tests/test_elementwise.py
+TERNARY = {"where", "clamp", "masked_fill"}
 # ops tested through their own suites (views: test_views; copies/reductions/backward helpers below)
 OTHER = {"view", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze", "basic_index",
          "slice_backward", "clone", "to_copy", "device_copy", "sum",
          # reductions, scans and the softmax family: tests/test_reductions.py
-         "prod", "amax", "amin", "argmax", "argmin", "cumsum", "cumprod", "softmax", "log_softmax",
-         "softmax_backward", "log_softmax_backward"}
+         "prod", "amax", "amin", "argmax", "argmin", "cumsum", "cumprod", "softmax", "log_softmax", "count_nonzero",
+         "softmax_backward", "log_softmax_backward", "round_decimals",
+         # joining, splitting, flip, tril/triu and as_strided: tests/test_joining.py, test_copy_slices.py
+         "cat", "stack", "split", "flip", "tril", "triu", "as_strided", "as_strided_backward",
+         "as_strided_scatter",
+         # matrix multiplication: tests/test_matmul.py
+         "mm", "bmm", "matmul", "addmm", "baddbmm",
+         # advanced indexing and the index ops: tests/test_indexing.py
+         "index", "index_select", "index_put", "gather", "scatter", "scatter_add", "masked_select"}
 
 LAYOUTS = {
     "0d": lambda make: make(()),
@@ -56,7 +79,8 @@ def _values(shape, dtype, domain, rng):
     if dtype is tt.bool:
         return rng.integers(0, 2, size=shape).astype(bool)
     if not dtype.is_floating_point:
-        lo, hi = {"positive": (1, 20), "nonzero": (1, 9), "small": (-3, 4)}.get(domain, (-20, 20))
+        lo, hi = {"positive": (1, 20), "nonzero": (1, 9), "small": (-3, 4), "log1p": (0, 20),
+                  "tan": (-3, 4)}.get(domain, (-20, 20))
         v = rng.integers(lo, hi, size=shape)
         if domain == "nonzero":
             v = v * rng.choice([-1, 1], size=shape)
@@ -70,6 +94,10 @@ def _values(shape, dtype, domain, rng):
         v = np.where(np.abs(v) < 0.1, 0.5, v)
     elif domain == "pow":
         v = np.abs(v) + 0.5
+    elif domain == "log1p":     # (-1, inf), with values near 0 where log(1 + x) would lose digits
+        v = np.where(np.abs(v) < 1.5, v * 1e-3, np.abs(v) - 0.9)
+    elif domain == "tan":       # away from the poles at +-pi/2
+        v = np.clip(v / 3, -1.4, 1.4)
     return v
 
 

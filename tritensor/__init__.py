@@ -22,10 +22,29 @@ from .ops.creation import (  # noqa: F401
 from .ops.elementwise import (  # noqa: F401
     abs, add, cos, div, eq, exp, ge, gt, le, log, lt, maximum, minimum, mul, ne, neg, pow, relu,
     sigmoid, sin, sqrt, sub, tanh, where,
+    abs_, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, ceil, ceil_, clamp, clamp_, clamp_max,
+    clamp_min, clip, clip_, cos_, erf, erf_, exp_, exp2, exp2_, expm1, expm1_, fix, fix_, floor, floor_,
+    floor_divide, fmod, gelu, isfinite, isinf, isnan, log_, log1p, log1p_, log2, log2_, log10, log10_,
+    logical_and, logical_not, logical_or, logical_xor, masked_fill, neg_, relu_, remainder, round,
+    round_, rsqrt, rsqrt_, sigmoid_, sign, silu, sin_, sqrt_, tan, tan_, tanh_, trunc, trunc_,
 )
 from .ops.elementwise import div as divide, div as true_divide, mul as multiply, neg as negative, sub as subtract  # noqa: F401
+from .ops.elementwise import abs as absolute, neg_ as negative_  # noqa: F401
+from . import backends  # noqa: F401  (tt.backends.cuda.matmul.allow_tf32)
+from .backends import cuda as _backends_cuda  # noqa: F401  (binds tt.backends.cuda)
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
+from .ops.linalg import addmm, baddbmm, bmm, dot, matmul, mm, mv  # noqa: F401
+from .ops.joining import (  # noqa: F401
+    cat, chunk, concat, concatenate, flip, fliplr, flipud, hstack, row_stack, split, stack, tensor_split,
+    tril, triu, vstack,
+)
+from .ops.views import as_strided  # noqa: F401
 from .ops.random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: F401
 from .ops.reduce import mean, sum  # noqa: F401
+# after ops.elementwise: tt.where also takes the one-argument form (nonzero(cond, as_tuple=True))
+from .ops.indexing import (  # noqa: F401
+    gather, index_put, index_select, masked_select, nonzero, scatter, scatter_add, take, where,
+)
 from .ops.reduce import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, log_softmax, logsumexp, max,
     min, norm, prod, return_types, softmax, std, var,

@@ -32,22 +32,27 @@ def main() -> int:
     tt.manual_seed(0)
     x_cpu = tt.randn(64, 33, requires_grad=True)
     w_cpu = tt.randn(33, requires_grad=True)
+    m_cpu = (tt.randn(66, 10) * 0.1).requires_grad_()
+    target = (tt.rand(64) * 10).long()                  # class labels 0..9
     checks = []
 
-    def run(x, w):
+    def run(x, w, m, target):
+        # elementwise, broadcasting, cat, matmul, log_softmax, gather (indexing), reductions
         y = ((x * w + 1).tanh() * 2 - x.exp() / (w.relu() + 1)) ** 2
-        loss = y.mean(dim=1).sin().sum()
+        logits = tt.cat([y, x.clamp(-1, 1)], dim=1) @ m
+        nll = -logits.log_softmax(1).gather(1, target[:, None]).mean()
+        loss = y.mean(dim=1).sin().sum() + nll
         loss.backward()
         return y, loss
 
     t0 = time.perf_counter()
-    y_ref, loss_ref = run(x_cpu, w_cpu)
-    x_gpu = x_cpu.detach().cuda().requires_grad_()
-    w_gpu = w_cpu.detach().cuda().requires_grad_()
-    y_gpu, loss_gpu = run(x_gpu, w_gpu)
+    y_ref, loss_ref = run(x_cpu, w_cpu, m_cpu, target)
+    x_gpu, w_gpu, m_gpu = (t.detach().cuda().requires_grad_() for t in (x_cpu, w_cpu, m_cpu))
+    y_gpu, loss_gpu = run(x_gpu, w_gpu, m_gpu, target.cuda())
     elapsed = time.perf_counter() - t0
     for name, a, b in [("forward", y_gpu, y_ref), ("loss", loss_gpu, loss_ref),
-                       ("x.grad", x_gpu.grad, x_cpu.grad), ("w.grad", w_gpu.grad, w_cpu.grad)]:
+                       ("x.grad", x_gpu.grad, x_cpu.grad), ("w.grad", w_gpu.grad, w_cpu.grad),
+                       ("m.grad", m_gpu.grad, m_cpu.grad)]:
         ok = np.allclose(a.detach().cpu().numpy(), b.detach().numpy(), rtol=1e-4, atol=1e-5)
         checks.append(ok)
         print(f"  {name:8s} {'ok' if ok else 'MISMATCH'}  (cuda {tuple(a.shape)} vs cpu reference)")

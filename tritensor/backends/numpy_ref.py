@@ -78,12 +78,125 @@ def minimum(x, y):
     return np.minimum(x, y)
 
 
+# ------------------------------------------------------------------ pointwise math
+# NumPy has no erf; math.erf is correctly rounded to within an ulp (vectorized for small inputs).
+_erf_scalar = np.frompyfunc(__import__("math").erf, 1, 1)
+
+
+def erf(x):
+    return np.asarray(_erf_scalar(x), dtype=np.float64).astype(x.dtype, copy=False)
+
+
+def sign(x):
+    return np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f" else np.sign(x)
+
+
+def rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+def silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def gelu(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + erf(x / np.sqrt(2).astype(x.dtype)))
+
+
+def _rounding(np_fn):
+    def ref(x):
+        return np_fn(x) if x.dtype.kind == "f" else x.copy()   # integers: unchanged
+    return ref
+
+
+floor, ceil, trunc = _rounding(np.floor), _rounding(np.ceil), _rounding(np.trunc)
+round = _rounding(np.rint)         # half to even, like torch.round
+
+
+def round_decimals(x, scale):
+    scale = np.asarray(scale, x.dtype)
+    return np.where(scale > 0, np.rint(x * scale) / scale, np.rint(x / -scale) * -scale)
+
+
+def _check_int_divisor(x, y):
+    """torch's cpu kernels reject integer division by zero (its CUDA kernels don't check)."""
+    if np.asarray(y).dtype.kind in "iub" and np.any(np.asarray(y) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def div_trunc(x, y):
+    _check_int_divisor(x, y)
+    if np.asarray(x).dtype.kind == "f":
+        return np.trunc(np.true_divide(x, y))
+    q = np.abs(x) // np.abs(y)                 # C division truncates toward zero
+    return np.where((x < 0) != (y < 0), -q, q).astype(np.result_type(x, y))
+
+
+def div_floor(x, y):
+    _check_int_divisor(x, y)
+    return np.floor_divide(x, y)     # Python's algorithm (fmod based), as torch's
+
+
+def remainder(x, y):
+    # torch's formula, not np.remainder: remainder(-0.0, 3) keeps fmod's -0.0 (NumPy gives +0.0)
+    _check_int_divisor(x, y)
+    m = np.fmod(x, y)
+    return np.where((m != 0) & ((y < 0) != (m < 0)), m + y, m)
+
+
+def fmod(x, y):
+    _check_int_divisor(x, y)
+    return np.fmod(x, y)
+
+
+def bitwise_not(x):
+    return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+
+
+def sigmoid_backward(grad, y):
+    return grad * y * (1 - y)
+
+
+def silu_backward(grad, x):
+    s = 1 / (1 + np.exp(-x))
+    return grad * s * (1 + x * (1 - s))
+
+
+def gelu_backward(grad, x, approximate="none"):
+    if approximate == "tanh":
+        k = np.sqrt(2 / np.pi)
+        t = np.tanh(k * (x + 0.044715 * x ** 3))
+        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x))
+    cdf = 0.5 * (1 + erf(x / np.sqrt(2).astype(x.dtype)))
+    return grad * (cdf + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi))
+
+
+def erf_backward(grad, x):
+    return grad * 2 / np.sqrt(np.pi) * np.exp(-x * x)
+
+
+def clamp(x, lo, hi):
+    return np.minimum(np.maximum(x, lo), hi)   # NaN anywhere propagates, lo > hi gives hi
+
+
+def masked_fill(x, mask, value):
+    return np.where(mask.astype(bool), value, x)
+
+
 UFUNCS = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "sqrt": np.sqrt, "abs": np.abs,
     "add": np.add, "sub": np.subtract, "mul": np.multiply,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,
+    "exp2": np.exp2, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "tan": np.tan, "logical_not": np.logical_not, "logical_and": np.logical_and,
+    "logical_or": np.logical_or, "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and,
+    "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor, "isnan": np.isnan,
+    "isinf": np.isinf, "isfinite": np.isfinite, "floor_divide": div_floor,
+    "clamp_min": np.maximum, "clamp_max": np.minimum,
 }
 
 
@@ -151,4 +264,110 @@ def scan(op):
         if reverse:
             return np.flip(fn(np.flip(a, ax), axis=ax), ax).reshape(x.shape)
         return fn(a, axis=ax).reshape(x.shape)
+    return ref
+
+
+# ------------------------------------------------------------------ joining, triangular, as_strided
+def cat(*arrays, dim):
+    kept = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)]   # torch's legacy skip
+    return np.concatenate(kept, axis=dim)
+
+
+def stack(*arrays, dim):
+    return np.stack(arrays, axis=dim)
+
+
+def flip(x, dims):
+    return np.flip(x, axis=dims) if dims else x
+
+
+def tril(x, diagonal):
+    return np.tril(x, k=diagonal)
+
+
+def triu(x, diagonal):
+    return np.triu(x, k=diagonal)
+
+
+def _positions(geometry):
+    """Storage position of every element of a (shape, strides, offset) geometry, row-major."""
+    shape, strides, offset = geometry
+    pos = np.full(tuple(shape), offset, dtype=np.int64)
+    for d, (size, st) in enumerate(zip(shape, strides)):
+        idx = np.arange(size, dtype=np.int64) * st
+        pos = pos + idx.reshape((size,) + (1,) * (len(shape) - d - 1))
+    return pos
+
+
+def restride(g, src, dst):
+    """out[j] = sum of g[i] over the elements i of geometry ``src`` whose storage position is that
+    of element j of geometry ``dst`` (0 where none is): as_strided's gradient and its adjoint."""
+    ps, pd = _positions(src), _positions(dst)
+    lo = min(ps.min(initial=0), pd.min(initial=0))
+    hi = max(ps.max(initial=0), pd.max(initial=0))
+    mirror = np.zeros(hi - lo + 1, dtype=g.dtype)
+    np.add.at(mirror, (ps - lo).reshape(-1), np.broadcast_to(g, ps.shape).reshape(-1))
+    return mirror[pd - lo]
+
+
+def as_strided_scatter(x, src, base, view):
+    """x (laid out as geometry ``base``) with the elements that share a storage position with
+    geometry ``view`` replaced by src's element at that position."""
+    pb, pv = _positions(base), _positions(view)
+    lo = min(pb.min(initial=0), pv.min(initial=0))
+    hi = max(pb.max(initial=0), pv.max(initial=0))
+    mirror = np.zeros(hi - lo + 1, dtype=x.dtype)
+    mirror[(pb - lo).reshape(-1)] = np.broadcast_to(x, pb.shape).reshape(-1)
+    mirror[(pv - lo).reshape(-1)] = np.broadcast_to(src, pv.shape).reshape(-1)
+    return mirror[pb - lo]
+
+
+# ------------------------------------------------------------------ indexing (ops/indexing.py)
+# ``key`` is an ops.indexing.IndexKey: a basic part (ints, slices, None) giving a view, and index
+# arrays on some dims of that view, where NumPy's advanced-indexing rules agree with torch's.
+def advanced_index(x, key, **_):
+    view = x[key.basic + (Ellipsis,)]
+    return view[key.numpy_key(view.ndim)]
+
+
+def _last_writers(pos):
+    """Positions in ``pos`` of the last occurrence of each distinct value."""
+    _, first_in_reversed = np.unique(pos[::-1], return_index=True)
+    return len(pos) - 1 - first_in_reversed
+
+
+def _put(out, pos, vals, accumulate):
+    """out.flat[pos] = vals (the last write wins) or += (every write adds, in order)."""
+    flat = out.reshape(-1)          # out is C-contiguous: a view
+    if accumulate:
+        np.add.at(flat, pos, vals)
+    elif pos.size:
+        last = _last_writers(pos)
+        flat[pos[last]] = vals[last]
+    return out
+
+
+def index_put(x, values, key, accumulate, **_):
+    out = np.array(x, copy=True, order="C")
+    pos = np.arange(out.size, dtype=np.int64).reshape(out.shape)[key.basic + (Ellipsis,)]
+    pos = pos[key.numpy_key(pos.ndim)]
+    vals = np.broadcast_to(values, pos.shape).reshape(-1)
+    return _put(out, pos.reshape(-1), vals, accumulate)
+
+
+def gather(x, dim, index, **_):
+    idx = np.asarray(index._host_view(), dtype=np.int64)
+    src = x[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(idx.shape))]
+    return np.take_along_axis(src, idx, axis=dim)
+
+
+def scatter(accumulate):
+    def ref(x, src, dim, index, **_):
+        out = np.array(x, copy=True, order="C")
+        idx = np.asarray(index._host_view(), dtype=np.int64)
+        coords = list(np.indices(idx.shape, sparse=True))
+        coords[dim] = idx
+        pos = np.ravel_multi_index(tuple(np.broadcast_arrays(*coords)), out.shape).reshape(-1)
+        vals = np.broadcast_to(src, idx.shape) if src.ndim == 0 else src[tuple(slice(0, s) for s in idx.shape)]
+        return _put(out, pos, vals.reshape(-1), accumulate)
     return ref
