@@ -454,7 +454,7 @@ def div_floor(a, b):
         d = tl.where((mod != 0) & ((b < 0) != (mod < 0)), d - 1.0, d)
         fl = tl.floor(d)
         fl = tl.where(d - fl > 0.5, fl + 1.0, fl)
-        zero = tl.where(_signbit(q0), -0.0, 0.0)      # copysign(0, a / b)
+        zero = q0 * 0.0       # copysign(0, a / b): q0 is finite here; a literal -0.0 can lose its sign
         r = tl.where(d != 0, fl, zero)
         r = tl.where(b == 0, q0, r)
     else:

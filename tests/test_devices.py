@@ -262,3 +262,11 @@ def test_autograd_graphs_give_their_memory_back_at_once():
     finally:
         if enabled:
             gc.enable()
+
+
+def test_emulated_device_refuses_a_triton_interpreter_that_numpy_breaks():
+    from tritensor.runtime.device import interpreter_breaks_on
+    buggy = 'scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))'
+    fixed = 'scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))'
+    assert interpreter_breaks_on(buggy, "2.4.0") and interpreter_breaks_on(buggy, "2.10.1")
+    assert not interpreter_breaks_on(buggy, "2.3.5") and not interpreter_breaks_on(fixed, "2.4.6")

@@ -515,3 +515,16 @@ def test_mul_backward_is_one_fused_kernel_on_cuda(monkeypatch):
     gx, gy = tt.autograd.grad((x * y).sum(), (x, y), create_graph=True)
     assert gx.grad_fn is not None and gy.grad_fn is not None
     np.testing.assert_allclose(to_numpy(gy), np.broadcast_to(xv, (3, 4, 45)).sum(0), rtol=1e-12)
+
+
+def test_nn_functional_activations(device):
+    F = tt.nn.functional
+    x = tt.tensor([-1.0, 0.5, 2.0], dtype=tt.float64, device=device)
+    expected_silu = [-1 / (1 + math.e), 0.5 / (1 + math.exp(-0.5)), 2 / (1 + math.exp(-2))]
+    np.testing.assert_allclose(to_numpy(F.silu(x)), expected_silu, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(F.gelu(x)), [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in (-1, 0.5, 2)],
+                               rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(F.relu(x)), [0, 0.5, 2])
+    y = x.clone()
+    assert F.silu(y, inplace=True) is y and F.relu(y, inplace=True) is y     # in place: the same tensor
+    np.testing.assert_allclose(to_numpy(y), [0, expected_silu[1], expected_silu[2]], rtol=1e-12)

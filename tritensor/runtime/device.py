@@ -83,12 +83,35 @@ def _env_true(name):
 
 
 @functools.lru_cache(maxsize=None)
+def interpreter_breaks_on(index_source: str, numpy_version: str) -> bool:
+    """True when Triton's interpreter cannot run our kernels: before the fix of
+    triton-lang/triton#9171 it turns a scalar into a Python int with int() of a 1-element array,
+    which NumPy >= 2.4 refuses (every loop bound over a kernel argument fails)."""
+    major, minor = (int(p) for p in numpy_version.split(".")[:2])
+    return "int(self.handle.data)" in index_source and (major, minor) >= (2, 4)
+
+
+@functools.lru_cache(maxsize=None)
+def _check_interpreter():
+    import inspect
+
+    import numpy
+    import triton
+    from triton.runtime import interpreter
+    if interpreter_breaks_on(inspect.getsource(interpreter._patch_lang_tensor), numpy.__version__):
+        raise RuntimeError(
+            f"the emulated cuda device runs Triton's interpreter, and Triton {triton.__version__}'s "
+            f"interpreter fails with NumPy {numpy.__version__} (triton-lang/triton#9171). Install "
+            "numpy<2.4, or a Triton release with the fix (3.9 works).")
+
+
 def cuda_mode():
     """'real', 'emulated' or None; decided once per process."""
     if _env_true("TRITENSOR_EMULATE_CUDA") or _env_true("TRITON_INTERPRET"):
         # Triton decides interpreted-or-compiled when a kernel is decorated, which happens
         # when tritensor first imports its kernels, after this point.
         os.environ["TRITON_INTERPRET"] = "1"
+        _check_interpreter()
         return "emulated"
     try:
         import cupy
