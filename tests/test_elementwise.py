@@ -528,3 +528,11 @@ def test_nn_functional_activations(device):
     y = x.clone()
     assert F.silu(y, inplace=True) is y and F.relu(y, inplace=True) is y     # in place: the same tensor
     np.testing.assert_allclose(to_numpy(y), [0, expected_silu[1], expected_silu[2]], rtol=1e-12)
+
+
+def test_where_forms(device):
+    x = tt.tensor([[1.0, -2.0], [-3.0, 4.0]], device=device)
+    cond = x > 0
+    np.testing.assert_array_equal(to_numpy(x.where(cond, 0.0)), [[1.0, 0.0], [0.0, 4.0]])
+    rows, cols = tt.where(cond)                                   # one argument: nonzero(as_tuple=True)
+    assert to_numpy(rows).tolist() == [0, 1] and to_numpy(cols).tolist() == [0, 1]

@@ -41,9 +41,8 @@ from .ops.joining import (  # noqa: F401
 from .ops.views import as_strided  # noqa: F401
 from .ops.random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: F401
 from .ops.reduce import mean, sum  # noqa: F401
-# after ops.elementwise: tt.where also takes the one-argument form (nonzero(cond, as_tuple=True))
 from .ops.indexing import (  # noqa: F401
-    gather, index_put, index_select, masked_select, nonzero, scatter, scatter_add, take, where,
+    gather, index_put, index_select, masked_select, nonzero, scatter, scatter_add, take,
 )
 from .ops.reduce import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, log_softmax, logsumexp, max,

@@ -134,3 +134,4 @@ for _name, _dtype in {"float": _dt.float32, "double": _dt.float64, "half": _dt.f
                       "short": _dt.int16, "char": _dt.int8, "byte": _dt.uint8, "bool": _dt.bool_}.items():
     setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: _copy.to(self, dtype=d))(_dtype))
 Tensor.type_as = lambda self, other: _copy.to(self, dtype=other.dtype)
+Tensor.where = lambda self, condition, other: _ew.where(condition, self, other)   # torch: self where cond, else other

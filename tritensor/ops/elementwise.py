@@ -335,7 +335,11 @@ def relu_backward(grad, x):
     return dispatch(RELU_BACKWARD, grad, x)
 
 
-def where(condition, input, other):
+def where(condition, input=None, other=None):
+    """torch.where; the one-argument form is nonzero(condition, as_tuple=True)."""
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
     return dispatch(WHERE, condition, input, other)
 
 

@@ -716,13 +716,5 @@ def masked_select(input, mask):
     return out
 
 
-def where(condition, input=None, other=None):
-    """torch.where: the one-argument form is nonzero(condition, as_tuple=True)."""
-    from .elementwise import where as _where
-    if input is None and other is None:
-        return nonzero(condition, as_tuple=True)
-    return _where(condition, input, other)
-
-
 __all__ = ["IndexKey", "parse_key", "getitem", "setitem", "index_put_", "index_put", "index_select", "take",
-           "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "nonzero", "masked_select", "where"]
+           "gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "nonzero", "masked_select"]
