@@ -15,7 +15,7 @@ cannot run) is not used: rounding, expm1 and log1p are built from tl.floor/tl.ce
 import triton
 import triton.language as tl
 
-from .strided import convert, scalar_value, store_cast, strided_offset
+from .strided import block_indices, convert, scalar_value, store_cast, strided_offset
 
 # ------------------------------------------------------------------ helpers
 @triton.jit
@@ -612,8 +612,8 @@ def _operand(ptr, val, idx, mask, shape, strides, KIND: tl.constexpr, COMPUTE: t
 
 @triton.jit
 def unary_kernel(out_ptr, a_ptr, n, shape, out_strides, a_strides,
-                 FN: tl.constexpr, COMPUTE: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr):
-    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+                 FN: tl.constexpr, COMPUTE: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    idx = block_indices(BLOCK, WIDE)
     mask = idx < n
     a = convert(tl.load(a_ptr + strided_offset(idx, shape, a_strides, RANK), mask=mask, other=0), COMPUTE)
     r = FN(a)
@@ -623,8 +623,8 @@ def unary_kernel(out_ptr, a_ptr, n, shape, out_strides, a_strides,
 @triton.jit(do_not_specialize=["a_val", "b_val"])
 def binary_kernel(out_ptr, a_ptr, a_val, b_ptr, b_val, n, shape, out_strides, a_strides, b_strides,
                   FN: tl.constexpr, A_KIND: tl.constexpr, B_KIND: tl.constexpr,
-                  COMPUTE: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr):
-    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+                  COMPUTE: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    idx = block_indices(BLOCK, WIDE)
     mask = idx < n
     a = _operand(a_ptr, a_val, idx, mask, shape, a_strides, A_KIND, COMPUTE, RANK)
     b = _operand(b_ptr, b_val, idx, mask, shape, b_strides, B_KIND, COMPUTE, RANK)
@@ -636,8 +636,8 @@ def binary_kernel(out_ptr, a_ptr, a_val, b_ptr, b_val, n, shape, out_strides, a_
 def ternary_kernel(out_ptr, a_ptr, a_val, b_ptr, b_val, c_ptr, c_val, n, shape,
                    out_strides, a_strides, b_strides, c_strides,
                    FN: tl.constexpr, A_KIND: tl.constexpr, B_KIND: tl.constexpr, C_KIND: tl.constexpr,
-                   COMPUTE: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr):
-    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+                   COMPUTE: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    idx = block_indices(BLOCK, WIDE)
     mask = idx < n
     a = _operand(a_ptr, a_val, idx, mask, shape, a_strides, A_KIND, COMPUTE, RANK)
     b = _operand(b_ptr, b_val, idx, mask, shape, b_strides, B_KIND, COMPUTE, RANK)
@@ -651,9 +651,9 @@ def ternary_2out_kernel(out0_ptr, out1_ptr, a_ptr, a_val, b_ptr, b_val, c_ptr, c
                         out0_strides, out1_strides, a_strides, b_strides, c_strides,
                         FN: tl.constexpr, A_KIND: tl.constexpr, B_KIND: tl.constexpr,
                         C_KIND: tl.constexpr, COMPUTE: tl.constexpr, RANK: tl.constexpr,
-                        BLOCK: tl.constexpr):
+                        BLOCK: tl.constexpr, WIDE: tl.constexpr):
     """ternary_kernel for an FN with two results, each stored to its own output."""
-    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    idx = block_indices(BLOCK, WIDE)
     mask = idx < n
     a = _operand(a_ptr, a_val, idx, mask, shape, a_strides, A_KIND, COMPUTE, RANK)
     b = _operand(b_ptr, b_val, idx, mask, shape, b_strides, B_KIND, COMPUTE, RANK)

@@ -13,9 +13,25 @@ MAX_RANK = 6   # dims per launch; launchers loop over leading dims beyond this
 
 
 @triton.jit
+def block_indices(BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    """The BLOCK row-major indices of this program: int64 when WIDE, else int32. The launcher
+    asks for int32 only when every index and every element offset of every operand fits in
+    31 bits; then strided_offset's div/mod and address arithmetic run in 32 bits. (A 64-bit
+    division is a long emulated sequence on NVIDIA GPUs; LLVM guards it with a run-time test
+    that takes a 32-bit division when the values fit, so int64 costs that test and branch plus
+    64-bit multiply-adds per dim per element: seen in the sm_90 PTX, not yet timed.)"""
+    if WIDE:
+        idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    else:
+        idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    return idx
+
+
+@triton.jit
 def strided_offset(idx, shape, strides, RANK: tl.constexpr):
-    """Element offsets of the row-major linear indices ``idx`` (int64) in a tensor of ``shape``
-    and ``strides`` (tuples of RANK ints). The outermost dim needs no modulo."""
+    """Element offsets of the row-major linear indices ``idx`` (int32 or int64, see
+    block_indices) in a tensor of ``shape`` and ``strides`` (tuples of RANK ints). The outermost
+    dim needs no modulo."""
     off = tl.zeros_like(idx)
     rem = idx
     for d in tl.static_range(RANK - 1, 0, -1):   # innermost dim first

@@ -833,6 +833,13 @@ for name, diagonal, upper in [("float32", 0, False), ("float32", -2, True), ("bo
                               ("bfloat16", 1, True), ("int64", -1, False), ("float64", 0, True)]:
     tj.tri(T((3, 5, 40), name), T((3, 5, 40), name, True), diagonal, upper)
 tj.tri(T((2, 3) * 4, "float16"), T((2, 3) * 4, "float16", True), 1, False)     # leading dims loop
+tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
+tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
+tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")
+tb.elementwise("exp", T((5, 40), "bfloat16"), [T((5, 40), "float32", True)], "float32")
+tb.copy(T((5, 40), "float16", True), T((5, 40), "float32"))
+tb.fill(T((5, 40), "int64", True), 3)
+tb.INDEX32_LIMIT = 2 ** 31 - 1
 print("compiled", count[0])
 '''
 

@@ -207,6 +207,19 @@ def pieces(shape, strides_list):
         yield inner_shape, inner_strides, offsets, linear * inner_n
 
 
+INDEX32_LIMIT = 2 ** 31 - 1   # kernels index in int32 while every index and offset stays below
+
+
+def needs_int64(n, block, shape, strides_list):
+    """True when a launch over ``n`` elements of ``shape`` (blocks of ``block``) must index in
+    int64: the last block's indices, or the largest element offset of some operand (strides
+    are never negative), would pass INDEX32_LIMIT."""
+    if n + block > INDEX32_LIMIT:
+        return True
+    return any(sum((d - 1) * abs(st) for d, st in zip(shape, strides)) > INDEX32_LIMIT
+               for strides in strides_list)
+
+
 # --------------------------------------------------------------------------- scalars
 INT_SCALAR, FLOAT_SCALAR = 1, 2   # operand kinds; 0 is a tensor
 
@@ -353,7 +366,7 @@ def elementwise(fn, out, inputs, compute, **scalars):
                 operands += [out_ptr, value]
                 operand_strides.append((0,) * len(p_shape))
         _run(kernel, (_cdiv(n, block),), *out_ptrs, *operands, n, p_shape, *p_strides[:len(outs)],
-             *operand_strides, RANK=len(p_shape), **meta)
+             *operand_strides, RANK=len(p_shape), WIDE=needs_int64(n, block, p_shape, p_strides), **meta)
 
 
 # --------------------------------------------------------------------------- copy and fill
@@ -373,7 +386,7 @@ def copy(out, src):
         n = _prod(p_shape)
         _run(k.copy.copy_kernel, (_cdiv(n, block),), pointer(out, p_offsets[0]), pointer(src, p_offsets[1]),
              n, p_shape, p_strides[0], p_strides[1], RANK=len(p_shape), BLOCK=block,
-             num_warps=cfg["copy_warps"])
+             WIDE=needs_int64(n, block, p_shape, p_strides), num_warps=cfg["copy_warps"])
 
 
 def _fill_arg(dtype, value):
@@ -406,7 +419,8 @@ def fill(out, value):
     for p_shape, p_strides, p_offsets, _ in pieces(shape, strides):
         n = _prod(p_shape)
         _run(k.copy.fill_kernel, (_cdiv(n, block),), pointer(out, p_offsets[0]), arg, n, p_shape,
-             p_strides[0], KIND=kind, RANK=len(p_shape), BLOCK=block, num_warps=cfg["copy_warps"])
+             p_strides[0], KIND=kind, RANK=len(p_shape), BLOCK=block,
+             WIDE=needs_int64(n, block, p_shape, p_strides), num_warps=cfg["copy_warps"])
 
 
 # --------------------------------------------------------------------------- reductions
