@@ -1,4 +1,5 @@
-"""Random fills with Triton's Philox: uniform U[a, b) and normal (mean a, std b).
+"""Random fills with Triton's Philox: uniform U[a, b), normal (mean a, std b) and integers in
+[a, a + b) (randint, random_: a 32-bit word modulo the range, as torch's kernels do).
 
 Stream position p = offset + i (i the row-major linear index of the element) selects Philox4x32
 counter p // 4 and lane p % 4: one Philox call gives four 32-bit words, which become four
@@ -21,7 +22,7 @@ def _interleave4(a, b, c, d):
 
 @triton.jit(do_not_specialize=["seed", "counter0", "a_bits", "b_bits"])
 def random_kernel(out_ptr, n, seed, counter0, a_bits, b_bits, shape, strides,
-                  SHIFT: tl.constexpr, NORMAL: tl.constexpr, COMPUTE: tl.constexpr,
+                  SHIFT: tl.constexpr, KIND: tl.constexpr, COMPUTE: tl.constexpr,
                   RANK: tl.constexpr, BLOCK: tl.constexpr):
     """Element i gets stream position p = 4 * counter0 + SHIFT + i (the launcher passes
     counter0 = offset // 4 and SHIFT = offset % 4; SHIFT is 0 whenever offsets advance in fours,
@@ -32,18 +33,22 @@ def random_kernel(out_ptr, n, seed, counter0, a_bits, b_bits, shape, strides,
     c1 = (counter >> 32).to(tl.uint32)
     zero = tl.zeros_like(c0)
     r0, r1, r2, r3 = tl.philox(seed, c0, c1, zero, zero)
-    u0 = tl.uint_to_uniform_float(r0)
-    u1 = tl.uint_to_uniform_float(r1)
-    u2 = tl.uint_to_uniform_float(r2)
-    u3 = tl.uint_to_uniform_float(r3)
-    a = scalar_value(a_bits, 2, COMPUTE)
-    b = scalar_value(b_bits, 2, COMPUTE)
-    if NORMAL:
-        n0, n1 = tl.pair_uniform_to_normal(u0, u1)
-        n2, n3 = tl.pair_uniform_to_normal(u2, u3)
-        v = a + b * _interleave4(n0, n1, n2, n3).to(COMPUTE)
+    if KIND == 2:   # integers: a_bits is the low end, b_bits the range (1 .. 2**32), as int64
+        words = _interleave4(r0, r1, r2, r3).to(tl.int64)
+        v = a_bits.to(tl.int64) + words % b_bits.to(tl.int64)
     else:
-        v = a + (b - a) * _interleave4(u0, u1, u2, u3).to(COMPUTE)
+        u0 = tl.uint_to_uniform_float(r0)
+        u1 = tl.uint_to_uniform_float(r1)
+        u2 = tl.uint_to_uniform_float(r2)
+        u3 = tl.uint_to_uniform_float(r3)
+        a = scalar_value(a_bits, 2, COMPUTE)
+        b = scalar_value(b_bits, 2, COMPUTE)
+        if KIND == 1:
+            n0, n1 = tl.pair_uniform_to_normal(u0, u1)
+            n2, n3 = tl.pair_uniform_to_normal(u2, u3)
+            v = a + b * _interleave4(n0, n1, n2, n3).to(COMPUTE)
+        else:
+            v = a + (b - a) * _interleave4(u0, u1, u2, u3).to(COMPUTE)
     i = pid * BLOCK + tl.arange(0, BLOCK) - SHIFT     # linear index of each stream position
     mask = (i >= 0) & (i < n)
     store_cast(out_ptr + strided_offset(i, shape, strides, RANK), v, mask)

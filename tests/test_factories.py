@@ -394,3 +394,38 @@ def test_full_negative_dimension_raises(device):
 def test_non_integer_size_raises(device):
     with pytest.raises(TypeError):
         tt.zeros(2.5, device=device)
+
+
+@pytest.mark.parametrize("dtype", [tt.int64, tt.int8, tt.uint8, tt.float32, tt.bfloat16], ids=str)
+def test_randint_range_dtype_and_reproducibility(dtype, device):
+    low = 0 if dtype is tt.uint8 else -3
+    tt.manual_seed(7)
+    a = tt.randint(low, 5, (7, 41), dtype=dtype, device=device)     # crosses a 128-element block
+    assert a.dtype is dtype and tuple(a.shape) == (7, 41)
+    v = to_numpy(a).astype(np.float64)
+    assert set(np.unique(v)) == set(range(low, 5))                  # integers, every one hit
+    tt.manual_seed(7)
+    np.testing.assert_array_equal(to_numpy(tt.randint(low, 5, (7, 41), dtype=dtype, device=device)), to_numpy(a))
+
+
+def test_randint_forms_random_and_errors(device):
+    x = tt.randint(10, (1000,), device=device)
+    assert x.dtype is tt.int64 and 0 <= to_numpy(x).min() and to_numpy(x).max() <= 9
+    counts = np.bincount(to_numpy(x), minlength=10)
+    assert counts.min() > 50                                        # roughly uniform over 0..9
+    assert tt.randint_like(x, 3).dtype is tt.int64 and to_numpy(tt.randint_like(x, 3)).max() <= 2
+    b = tt.empty(300, dtype=tt.bool, device=device).random_()
+    assert set(np.unique(to_numpy(b))) == {False, True}
+    y = tt.zeros(20, 10, device=device).t()                         # written through strides
+    y.random_(2, 6)
+    assert set(np.unique(to_numpy(y))) == {2.0, 3.0, 4.0, 5.0}
+    z = tt.zeros(50, dtype=tt.int32, device=device).random_(4)
+    assert to_numpy(z).max() <= 3 and to_numpy(z).min() >= 0
+    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=5"):
+        tt.randint(5, 5, (3,), device=device)
+    with pytest.raises(RuntimeError, match="from is out of bounds for Byte"):
+        tt.randint(-1, 3, (2,), dtype=tt.uint8, device=device)
+    with pytest.raises(RuntimeError, match="to - 1 is out of bounds for Char"):
+        tt.zeros(2, dtype=tt.int8, device=device).random_(0, 200)
+    with pytest.raises(NotImplementedError, match="wider than 2\\*\\*32"):
+        tt.zeros(3, dtype=tt.int64, device=device).random_(0, 2 ** 40)

@@ -741,6 +741,8 @@ for name in ("float16", "bool", "int8"):   # count_nonzero/any/all: x != 0 teste
 for name in FLOATS:
     tb.random(T((5, 40), name, True), "normal" if name != "float16" else "uniform", 123, 2 ** 33 + 4, -1.0, 2.0)
 tb.random(T((64,), "float32"), "uniform", 123, 5, 0.0, 1.0)
+for name, low, span in [("int64", -3, 8), ("int8", 0, 2 ** 32), ("float32", 2, 5), ("bool", 0, 2)]:
+    tb.random(T((5, 40), name, True), "integers", 123, 2 ** 33 + 4, low, span)
 for op, name, c in [("argmax", "float32", "float32"), ("argmin", "bfloat16", "float32"),
                     ("argmax", "int64", "int64"), ("argmin", "float64", "float64")]:
     tb.arg_reduce(op, T((7,), "int64"), T((7, 5000), name), 1, c)          # along rows

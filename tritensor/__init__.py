@@ -17,7 +17,7 @@ from .dtypes import (  # noqa: F401
 from .ops.copy import clone  # noqa: F401
 from .ops.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
-    rand, rand_like, randn, randn_like, tensor, zeros, zeros_like,
+    rand, rand_like, randint, randint_like, randn, randn_like, tensor, zeros, zeros_like,
 )
 from .ops.elementwise import (  # noqa: F401
     abs, add, cos, div, eq, exp, ge, gt, le, log, lt, maximum, minimum, mul, ne, neg, pow, relu,

@@ -70,7 +70,7 @@ _PLAIN = {
     "clone": _copy.clone, "to": _copy.to, "copy_": _copy.copy_, "fill_": _copy.fill_,
     "zero_": _copy.zero_,
     # random
-    "normal_": _random.normal_, "uniform_": _random.uniform_,
+    "normal_": _random.normal_, "uniform_": _random.uniform_, "random_": _random.random_,
     # matrix multiplication
     "mm": _linalg.mm, "bmm": _linalg.bmm, "matmul": _linalg.matmul, "addmm": _linalg.addmm,
     "baddbmm": _linalg.baddbmm, "dot": _linalg.dot, "mv": _linalg.mv,

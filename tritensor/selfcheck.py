@@ -33,7 +33,7 @@ def main() -> int:
     x_cpu = tt.randn(64, 33, requires_grad=True)
     w_cpu = tt.randn(33, requires_grad=True)
     m_cpu = (tt.randn(66, 10) * 0.1).requires_grad_()
-    target = (tt.rand(64) * 10).long()                  # class labels 0..9
+    target = tt.randint(0, 10, (64,))                    # class labels
     checks = []
 
     def run(x, w, m, target):

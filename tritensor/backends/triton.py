@@ -666,16 +666,23 @@ def scan(op, out, x, dim, compute, reverse=False):
 def random(out, kind, seed, offset, a, b):
     """Fill ``out`` (float dtype, any strides) from Philox stream (seed, offset): the element at
     row-major position i gets the number at stream position offset + i. kind "uniform": U[a, b);
-    "normal": mean a, std b. The caller advances its offset past numel numbers."""
-    if kind not in ("uniform", "normal"):
+    "normal": mean a, std b; "integers": a + (a 32-bit word mod b), for ints a and 1 <= b <= 2**32
+    (any out dtype). The caller advances its offset past numel numbers."""
+    kinds = {"uniform": 0, "normal": 1, "integers": 2}
+    if kind not in kinds:
         raise ValueError(f"random: unknown kind {kind!r}")
-    if not out.dtype.is_floating_point:
+    if kind != "integers" and not out.dtype.is_floating_point:
         raise TypeError(f"random: {kind} needs a floating point tensor, got {out.dtype}")
+    if kind == "integers" and not 1 <= b <= 2 ** 32:
+        raise ValueError(f"random: an integer range of {b} is outside 1 .. 2**32")
     if out.numel() == 0:
         return
     k = _kernels()
     tl = k.tl
-    compute = tl.float64 if out.dtype.name == "float64" else tl.float32
+    if kind == "integers":
+        compute, a_arg, b_arg = tl.int64, int(a), int(b)
+    else:
+        compute, a_arg, b_arg = (tl.float64 if out.dtype.name == "float64" else tl.float32), _float_bits(a), _float_bits(b)
     shape, strides = coalesce(tuple(out.shape), [tuple(out.stride())])
     cfg = settings()
     block = max(4, cfg["random_block"])
@@ -684,6 +691,6 @@ def random(out, kind, seed, offset, a, b):
         n = _prod(p_shape)
         start = offset + base    # stream position of this piece's first element
         _run(k.random.random_kernel, (_cdiv(n + start % 4, block),), pointer(out, p_offsets[0]), n, seed,
-             start // 4, _float_bits(a), _float_bits(b), p_shape, p_strides[0], SHIFT=start % 4,
-             NORMAL=(kind == "normal"), COMPUTE=compute, RANK=len(p_shape), BLOCK=block,
+             start // 4, a_arg, b_arg, p_shape, p_strides[0], SHIFT=start % 4,
+             KIND=kinds[kind], COMPUTE=compute, RANK=len(p_shape), BLOCK=block,
              num_warps=cfg["random_warps"])

@@ -256,6 +256,33 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, ou
     return _finish(t, requires_grad)
 
 
+def randint(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None, out=None):
+    """torch.randint(high, size) / randint(low, high, size): integers uniform in [low, high),
+    int64 unless ``dtype`` says otherwise."""
+    if size is not None:
+        args = args + (size,)
+    if len(args) == 2:
+        low, (high, size) = 0, args
+    elif len(args) == 3:
+        low, high, size = args
+    else:
+        raise TypeError("randint() takes (high, size) or (low, high, size)")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    t = empty(*size, dtype=dtype or _dt.int64, device=device)
+    _random.random_(t, low, high, generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randint_like(x, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None,
+                 memory_format=None):
+    if high is None:
+        low, high = 0, low
+    dtype, device = _like(x, dtype, device)
+    return randint(low, high, tuple(x.shape), dtype=dtype, device=device, requires_grad=requires_grad,
+                   generator=generator)
+
+
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, out=None):
     t = empty(*size, dtype=dtype, device=device)
     _random.normal_(t, 0.0, 1.0, generator=generator)

@@ -112,3 +112,54 @@ def normal_(t, mean=0.0, std=1.0, *, generator=None):
     check_inplace(t)
     with no_grad():
         return _fill_random(t, "normal", mean, std, generator)
+
+
+def _fill_integers(t, low, high, generator):
+    """t[...] = integers uniform in [low, high), as torch's random_(from, to)."""
+    gen = generator if generator is not None else generator_for(t.device)
+    if t.numel() == 0:
+        return t
+    if t.device.type == "cpu":
+        vals = gen._np.integers(low, high, size=t.shape, dtype=np.int64)
+        t._host_view()[...] = vals.astype(t.dtype.numpy_dtype)
+    else:
+        tb.random(t, "integers", gen._kernel_seed(), gen._take_offset(t.numel()), low, high - low)
+    t._version.value += 1
+    return t
+
+
+def _integer_bounds(t, low, high):
+    """torch's defaults and checks for random_: to=None means the dtype's range (floats: the
+    integers exactly representable in the mantissa)."""
+    if high is None:
+        if t.dtype is _dt.bool_:
+            high = 2
+        elif t.dtype.is_floating_point:
+            high = 2 ** {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[t.dtype.name] + 1
+        else:
+            high = int(np.iinfo(t.dtype.numpy_dtype).max) + 1
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if not t.dtype.is_floating_point and t.dtype is not _dt.bool_:
+        info = np.iinfo(t.dtype.numpy_dtype)
+        for name, v in (("from", low), ("to - 1", high - 1)):
+            if not info.min <= v <= info.max:
+                raise RuntimeError(f"{name} is out of bounds for {_dt.type_name(t.dtype)}")
+    if high - low > 2 ** 32:
+        raise NotImplementedError(f"tritensor: random integers over a range wider than 2**32 "
+                                  f"(from={low}, to={high}) are not supported")
+    return int(low), int(high)
+
+
+def random_(t, *bounds, generator=None, **named):
+    """Tensor.random_(): integers uniform in [from, to), torch's overloads: random_() (the
+    dtype's range), random_(to) ([0, to)), random_(from, to) (to may be None)."""
+    if "from" in named or "to" in named:
+        bounds = (named.pop("from", 0), named.pop("to", None))
+    if named:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(named))}'")
+    low, high = {0: (0, None), 1: (0, bounds[0] if bounds else None), 2: tuple(bounds[:2])}[min(len(bounds), 2)]
+    check_inplace(t)
+    low, high = _integer_bounds(t, low, high)
+    with no_grad():
+        return _fill_integers(t, low, high, generator)
