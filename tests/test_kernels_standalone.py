@@ -610,6 +610,69 @@ def test_reduce_rank_past_max_rank(rng):
     assert_same(out, expected, "float32", rtol=1e-5)
 
 
+# --------------------------------------------------------------------------- softmax
+def _softmax_ref(mode, a, axis, g=None):
+    a = a.astype(np.float64)
+    if mode == "softmax":
+        e = np.exp(a - a.max(axis, keepdims=True))
+        return e / e.sum(axis, keepdims=True)
+    if mode == "log_softmax":
+        m = a.max(axis, keepdims=True)
+        return (a - m) - np.log(np.exp(a - m).sum(axis, keepdims=True))
+    g = g.astype(np.float64)
+    if mode == "softmax_backward":
+        return a * (g - (g * a).sum(axis, keepdims=True))
+    return g - np.exp(a) * g.sum(axis, keepdims=True)
+
+
+def run_softmax(mode, a, dim, name, g=None, monkeypatch=None, resident_bytes=None):
+    """tb.softmax on stand-ins, optionally with another one-tile limit (row_resident_bytes)."""
+    if resident_bytes is not None:
+        monkeypatch.setitem(tb.INTERPRETER_SETTINGS, "row_resident_bytes", resident_bytes)
+    out = np.zeros(a.shape, np_dtype(name))
+    tb.softmax(mode, FT(out), FT(a), dim, compute_of(name), grad=None if g is None else FT(g))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward"])
+@pytest.mark.parametrize("name", ["float32", "float64", "bfloat16"])
+def test_softmax_one_tile_and_streaming_paths_agree(mode, name, monkeypatch, rng):
+    """Rows that fit in registers are read once; longer rows stream in chunks. With the limit
+    moved so that the same rows take either path, both give the same values as NumPy, and the
+    same bits as each other (a single chunk sums in the same order)."""
+    if "backward" not in mode:
+        a, g = rng.uniform(-4, 4, size=(5, 29)), None
+        a[1, 3], a[2, :] = -np.inf, -np.inf     # a -inf entry, and a row of nothing but -inf
+    else:                                       # y: probabilities, or their logs
+        a, g = rng.uniform(0.01, 1, size=(5, 29)), rng.uniform(-1, 1, size=(5, 29)).astype(np_dtype(name))
+        a = np.log(a) if mode.startswith("log") else a
+    a = a.astype(np_dtype(name))
+    one = run_softmax(mode, a, 1, name, g, monkeypatch, resident_bytes=1 << 20)
+    chunk = tb.INTERPRETER_SETTINGS["row_max_block_n"]
+    assert a.shape[1] <= chunk       # a single chunk when streaming too
+    streamed = run_softmax(mode, a, 1, name, g, monkeypatch, resident_bytes=0)
+    np.testing.assert_array_equal(one.view(np.uint8), streamed.view(np.uint8))
+    with np.errstate(all="ignore"):
+        expected = _softmax_ref(mode, widen(a), 1, None if g is None else widen(g))
+    # backward: g - sum(g * y) cancels, so float32 keeps fewer correct digits than its epsilon
+    rtol = {"bfloat16": 2e-2, "float32": 1e-4 if g is not None else None}.get(name)
+    assert_same(one, expected.astype(np_dtype(name)), name, rtol=rtol)
+
+
+@pytest.mark.parametrize("mode", ["softmax", "log_softmax", "softmax_backward"])
+def test_softmax_one_tile_layouts(mode, monkeypatch, rng):
+    """The one-tile path on a strided softmax dim (columns of a row-major matrix), a transposed
+    input, several rows per program and a ragged last block of rows."""
+    a = rng.standard_normal((23, 7)).astype(np.float32)
+    g = rng.standard_normal((23, 7)).astype(np.float32) if "backward" in mode else None
+    for dim in (0, 1):
+        for how in ("contiguous", "transposed"):
+            x = layout(a, how)
+            out = run_softmax(mode, x, dim, "float32", None if g is None else layout(g, how), monkeypatch,
+                              resident_bytes=1 << 20)
+            assert_same(out, _softmax_ref(mode, a, dim, g).astype(np.float32), "float32", rtol=1e-5)
+
+
 # --------------------------------------------------------------------------- random
 def run_random(shape, kind, seed, offset, a, b, name="float32", how="contiguous"):
     out = layout(np.zeros(shape, np_dtype(name)), how)
@@ -750,11 +813,13 @@ for op, name, c in [("argmax", "float32", "float32"), ("argmin", "bfloat16", "fl
     tb.arg_reduce(op, T((), "int64"), T((70, 30), name, True), None, c)    # whole tensor
 for mode in ("softmax", "log_softmax"):
     for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float64", "float64")]:
-        tb.softmax(mode, T((5, 5000), name), T((5, 5000), name), 1, c)        # long rows, online
+        tb.softmax(mode, T((5, 5000), name), T((5, 5000), name), 1, c)        # one tile, read once
+        tb.softmax(mode, T((3, 40000), name), T((3, 40000), name), 1, c)      # long rows, online
         tb.softmax(mode, T((300, 7), name), T((300, 7), name, True), 0, c)   # strided dim
 for mode in ("softmax_backward", "log_softmax_backward"):
     for name, c in [("float32", "float32"), ("float16", "float32"), ("float64", "float64")]:
         tb.softmax(mode, T((5, 5000), name), T((5, 5000), name), 1, c, grad=T((5, 5000), name))
+        tb.softmax(mode, T((3, 40000), name), T((3, 40000), name), 1, c, grad=T((3, 40000), name))
 for op, name, c in [("sum", "float32", "float32"), ("prod", "float64", "float64"), ("sum", "int32", "int64"),
                     ("sum", "int64", "int64"), ("prod", "bfloat16", "float32"), ("sum", "bool", "int64")]:
     out = "int64" if c == "int64" else name

@@ -57,6 +57,8 @@ GPU_SETTINGS = {
     "reduce_min_iters": 4,          # ... into chunks of at least this many tiles
     "row_tile": 4096,               # softmax / scan: elements of one [BLOCK_M, BLOCK_N] tile ...
     "row_max_block_n": 4096,        # ... whose row chunk is at most this long
+    "row_resident_bytes": 65536,    # softmax rows up to this size (in the compute dtype) are read once
+    "row_resident_warps": 16,       # ... by up to this many warps (32 float32 values a thread)
     "scan_max_block_n": 1024,
     "row_warps": 8,
 }
@@ -71,6 +73,8 @@ INTERPRETER_SETTINGS = {
     "reduce_min_iters": 2,
     "row_tile": 64,
     "row_max_block_n": 32,
+    "row_resident_bytes": 128,      # float32 rows of <= 32 values take the one-tile path
+    "row_resident_warps": 4,
     "scan_max_block_n": 16,
     "row_warps": 4,
 }
@@ -633,14 +637,23 @@ def softmax(mode, out, x, dim, compute, grad=None):
     if grad is None:
         kstrides.append(kstrides[0])
         nstrides.append(nstrides[0])
+    # A row that fits in registers is read once (ONE_TILE); longer rows stream in chunks.
+    one_tile = N * _dtype(compute).itemsize <= cfg["row_resident_bytes"]
     for p_shape, p_strides, p_offsets, _ in pieces(kshape, kstrides):
         M = _prod(p_shape)
-        block_m, block_n = _row_blocks(M, N, cfg["row_max_block_n"], cfg)
+        if one_tile:
+            block_n = _next_pow2(N)
+            block_m = min(_next_pow2(M), max(1, cfg["row_tile"] // block_n))
+            # about 32 values of 4 bytes per thread: enough loads in flight, no spills
+            warps = min(cfg["row_resident_warps"], max(cfg["row_warps"] // 2, block_m * block_n // 1024))
+        else:
+            block_m, block_n = _row_blocks(M, N, cfg["row_max_block_n"], cfg)
+            warps = cfg["row_warps"]
         g_ptr = pointer(grad, p_offsets[2]) if grad is not None else pointer(x, p_offsets[0])
         _run(k.softmax.softmax_kernel, (_cdiv(M, block_m),), pointer(x, p_offsets[0]), g_ptr,
              pointer(out, p_offsets[1]), M, N, p_shape, p_strides[0], p_strides[2], p_strides[1],
              nstrides[0], nstrides[2], nstrides[1], MODE=m, COMPUTE=k.compute[compute],
-             KRANK=len(p_shape), BLOCK_M=block_m, BLOCK_N=block_n, num_warps=cfg["row_warps"])
+             KRANK=len(p_shape), BLOCK_M=block_m, BLOCK_N=block_n, ONE_TILE=one_tile, num_warps=warps)
 
 
 def scan(op, out, x, dim, compute, reverse=False):
