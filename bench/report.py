@@ -62,6 +62,8 @@ def cases(n, m):
         ("add matrix + row", (2 * m * m + m) * f32, lambda: a + row, lambda lib: peer(lib, lambda t: t["a"] + t["row"])()),
         ("add matrix + column", (2 * m * m + m) * f32, lambda: a + col, lambda lib: peer(lib, lambda t: t["a"] + t["col"])()),
         ("add transposed", 3 * m * m * f32, lambda: a + at, lambda lib: peer(lib, lambda t: t["a"] + t["at"])()),
+        ("contiguous() of a transpose", 2 * m * m * f32, lambda: at.contiguous(),
+         lambda lib: peer(lib, lambda t: lib.ascontiguousarray(t["at"]) if lib.__name__ == "cupy" else t["at"].contiguous())()),
         ("exp contiguous", 2 * n * f32, lambda: x.exp(), lambda lib: peer(lib, lambda t: lib.exp(t["x"]))()),
         ("clamp contiguous", 2 * n * f32, lambda: x.clamp(-1.0, 1.0), lambda lib: peer(lib, lambda t: lib.clip(t["x"], -1.0, 1.0))()),
         ("sum (all)", n * f32, lambda: x.sum(), lambda lib: peer(lib, lambda t: t["x"].sum())()),

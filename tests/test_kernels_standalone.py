@@ -610,6 +610,63 @@ def test_reduce_rank_past_max_rank(rng):
     assert_same(out, expected, "float32", rtol=1e-5)
 
 
+# --------------------------------------------------------------------------- transposed operands
+def test_tile_plan():
+    """Dims are reordered so the output's contiguous dim is last; an input contiguous along
+    another dim makes the problem tiled over that dim and the last."""
+    # out contiguous [R, C], b transposed: tiled over (0, 1) as they are
+    assert tb.tile_plan([30, 40], [[40, 1], [40, 1], [1, 30]]) == ([30, 40], [[40, 1], [40, 1], [1, 30]], True)
+    # every operand agrees: untouched
+    assert tb.tile_plan([30, 40], [[40, 1], [40, 1]]) == ([30, 40], [[40, 1], [40, 1]], False)
+    # the output transposed too: its fast dim goes last, then every operand agrees (1-D, merged)
+    assert tb.tile_plan([30, 40], [[1, 30], [1, 30]]) == ([1200], [[1], [1]], False)
+    # a broadcast along the output's fast dim reads one element per row: no tile needed
+    assert tb.tile_plan([30, 40], [[40, 1], [1, 0]])[2] is False
+    # 3-D: the input contiguous along dim 0 of [A, B, C] -> order (1, 0, 2), tiled
+    shape, strides, tiled = tb.tile_plan([5, 6, 7], [[42, 7, 1], [1, 35, 5]])
+    assert (shape, strides, tiled) == ([6, 5, 7], [[7, 42, 1], [35, 1, 5]], True)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "bfloat16", "int64", "bool"])
+def test_binary_with_a_transposed_operand(name, rng):
+    """a + b.T (and b.T + a), output contiguous: ragged tiles (the interpreter's tile is 8),
+    a broadcast row, a scalar, every dtype."""
+    a = values((19, 13), name, rng)
+    b = layout(values((19, 13), name, rng), "transposed")
+    for inputs in ([a, b], [b, a], [b, values((13,), name, rng)], [b, 2], [3, b]):
+        fn = "maximum" if name == "bool" else "add"
+        out, expected = run_elementwise(fn, inputs, name)
+        assert_same(out, expected, name)
+
+
+def test_ternary_and_unary_with_transposed_operands(rng):
+    cond = layout(values((3, 17, 11), "bool", rng), "transposed")
+    x = values((3, 17, 11), "float32", rng)
+    out, expected = run_elementwise("where", [cond, x, 0.5], "float32")
+    assert_same(out, expected, "float32")
+    t = layout(values((17, 11), "float32", rng, special=False), "transposed")
+    out, expected = run_elementwise("exp", [t], "float32")
+    assert_same(out, expected, "float32")
+    out, expected = run_elementwise("sub", [t, t], "float32", out_layout="transposed")   # all agree
+    assert_same(out, expected, "float32")
+
+
+@pytest.mark.parametrize("src_name,dst_name", [("float32", "float32"), ("float16", "bfloat16"),
+                                               ("float64", "int32"), ("bool", "float32"), ("int8", "int64")])
+def test_copy_transposes(src_name, dst_name, rng):
+    """contiguous() of a transpose / a permutation, a copy into a transposed view: the values
+    of a direct cast, in place."""
+    for shape, perm in [((23, 9), (1, 0)), ((4, 10, 7), (0, 2, 1)), ((4, 10, 7), (2, 0, 1)), ((3, 4, 5, 6), (3, 1, 2, 0))]:
+        src = np.transpose(values(shape, src_name, rng), perm)
+        out = np.zeros(src.shape, np_dtype(dst_name))
+        tb.copy(FT(out), FT(src))
+        np.testing.assert_array_equal(widen(out), widen(cast_like_kernel(src, dst_name)))
+    src = values((12, 17), src_name, rng)
+    out_t = np.zeros((17, 12), np_dtype(dst_name)).T                # write through a transposed view
+    tb.copy(FT(out_t), FT(src))
+    np.testing.assert_array_equal(widen(out_t), widen(cast_like_kernel(src, dst_name)))
+
+
 # --------------------------------------------------------------------------- softmax
 def _softmax_ref(mode, a, axis, g=None):
     a = a.astype(np.float64)
@@ -766,6 +823,10 @@ def np_dtype(name):
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 
 
+def compute_of(name):
+    return "float32" if name in ("float16", "bfloat16") else name
+
+
 def T(shape, name, transposed=False):
     a = np.zeros(shape[::-1] if transposed else shape, np_dtype(name))
     return FT(a.T if transposed else a)
@@ -900,6 +961,12 @@ for name, diagonal, upper in [("float32", 0, False), ("float32", -2, True), ("bo
                               ("bfloat16", 1, True), ("int64", -1, False), ("float64", 0, True)]:
     tj.tri(T((3, 5, 40), name), T((3, 5, 40), name, True), diagonal, upper)
 tj.tri(T((2, 3) * 4, "float16"), T((2, 3) * 4, "float16", True), 1, False)     # leading dims loop
+for name in ("float32", "bfloat16", "int8", "float64"):    # transposed operands: 2-D tiles
+    tb.elementwise("add", T((300, 200), name), [T((300, 200), name), T((300, 200), name, True)], compute_of(name))
+    tb.copy(T((300, 200), name), T((300, 200), name, True))
+tb.elementwise("where", T((3, 300, 200), "float32"), [T((3, 300, 200), "bool", True), T((3, 300, 200), "float32"), 0.0], "float32")
+tb.elementwise("exp", T((300, 200), "float32"), [T((300, 200), "float16", True)], "float32")
+tb.copy(T((300, 200), "float16", True), T((300, 200), "float32"))
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -49,6 +49,7 @@ MAX_RANK = 6   # dims per launch (kernels/strided.py says the same)
 GPU_SETTINGS = {
     "elementwise_block": 1024, "elementwise_warps": 4,
     "copy_block": 1024, "copy_warps": 4,
+    "tile": 64, "tile_warps": 4,    # transposed operands: [64, 64] tiles (elementwise, copy)
     "random_block": 1024, "random_warps": 4,
     "reduce_tile": 4096,            # elements of one [BLOCK_OUT, BLOCK_RED] tile
     "reduce_max_block_out": 256,    # kept-contiguous tiles are at least this wide in BLOCK_OUT
@@ -65,6 +66,7 @@ GPU_SETTINGS = {
 INTERPRETER_SETTINGS = {
     "elementwise_block": 128, "elementwise_warps": 4,
     "copy_block": 128, "copy_warps": 4,
+    "tile": 8, "tile_warps": 4,
     "random_block": 128, "random_warps": 4,
     "reduce_tile": 64,
     "reduce_max_block_out": 16,
@@ -107,11 +109,12 @@ def _kernels():
         from tritensor.kernels import reduce as reduce_k
         from tritensor.kernels import scan as scan_k
         from tritensor.kernels import softmax as softmax_k
+        from tritensor.kernels import tiled as tiled_k
         from tritensor.kernels.strided import MAX_RANK as kernel_max_rank
         assert kernel_max_rank == MAX_RANK
         k = _Kernels()
         k.tl, k.elementwise, k.copy, k.reduce, k.random = tl, ew_k, copy_k, reduce_k, random_k
-        k.softmax, k.scan = softmax_k, scan_k
+        k.softmax, k.scan, k.tiled = softmax_k, scan_k, tiled_k
         k.compute = {
             "bool": tl.int32, "uint8": tl.uint8, "int8": tl.int8, "int16": tl.int16,
             "int32": tl.int32, "int64": tl.int64, "float16": tl.float32, "bfloat16": tl.float32,
@@ -209,6 +212,80 @@ def pieces(shape, strides_list):
     for linear, idx in enumerate(itertools.product(*(range(s) for s in shape[:lead]))):
         offsets = [sum(i * st for i, st in zip(idx, s[:lead])) for s in strides_list]
         yield inner_shape, inner_strides, offsets, linear * inner_n
+
+
+def fast_dim(shape, strides):
+    """The dim along which an operand is contiguous (stride +-1, size > 1), else None."""
+    for d in range(len(shape) - 1, -1, -1):
+        if abs(strides[d]) == 1 and shape[d] > 1:
+            return d
+    return None
+
+
+def tile_plan(shape, strides_list, n_out=1):
+    """How to walk a coalesced elementwise problem whose operands (outputs first) disagree about
+    their contiguous dim. Returns (shape, strides_list, tiled): the dims reordered so that the
+    first output's contiguous dim comes last (as torch's TensorIterator orders them), and, when
+    some input still has its contiguous dim elsewhere (and reads more than a broadcast along the
+    last dim), that dim moved second to last with tiled True: a 2-D tile over the last two dims
+    then reads every operand along its own fast dim (kernels/tiled.py). Otherwise tiled is False
+    and the 1-D kernels walk the (reordered) problem."""
+    rank = len(shape)
+    if rank < 2:
+        return shape, strides_list, False
+    order = list(range(rank))
+    out_fast = fast_dim(shape, strides_list[0])
+    if out_fast is not None and out_fast != rank - 1:
+        order.remove(out_fast)
+        order.append(out_fast)
+    last = order[-1]
+    tile_dim = None
+    for strides in strides_list[n_out:]:
+        d = fast_dim(shape, strides)
+        if d is not None and d != last and strides[last] != 0:
+            tile_dim = d
+            break
+    if tile_dim is not None:
+        order.remove(tile_dim)
+        order.insert(len(order) - 1, tile_dim)
+    if order == list(range(rank)) and tile_dim is None:
+        return shape, strides_list, False
+    shape = [shape[d] for d in order]
+    strides_list = [[st[d] for d in order] for st in strides_list]
+    if tile_dim is None:      # reordered only: merge what has become mergeable
+        shape, strides_list = coalesce(shape, strides_list)
+        return shape, strides_list, False
+    return shape, strides_list, rank <= MAX_RANK
+
+
+def _launch_tiled(fn, out, operands, kinds, shape, strides_list, compute, cfg):
+    """One tiled_kernel launch over ``shape`` (the last two dims are the tile's R and C, see
+    tile_plan). ``operands``: up to 3 tensors or scalars with their (kind, value) in ``kinds``;
+    ``strides_list``: the output's strides, then one entry per tensor operand."""
+    k = _kernels()
+    R, C = int(shape[-2]), int(shape[-1])
+    outer = list(shape[:-2]) or [1]
+    tile_r, tile_c = min(cfg["tile"], _next_pow2(R)), min(cfg["tile"], _next_pow2(C))
+    strides = iter(strides_list[1:])
+    args, all_strides = [], [tuple(strides_list[0][:-2] or [0]) + tuple(strides_list[0][-2:])]
+    out_ptr = pointer(out)
+    for x, (kind, value) in zip(operands, kinds):
+        if kind == 0:
+            st = next(strides)
+            args += [pointer(x), 0]
+            all_strides.append(tuple(st[:-2] or [0]) + tuple(st[-2:]))
+        else:
+            args += [out_ptr, value]
+            all_strides.append((0,) * (len(outer) + 2))
+    for _ in range(3 - len(operands)):                 # unused operand slots
+        args += [out_ptr, 0]
+        all_strides.append((0,) * (len(outer) + 2))
+    kinds = [kind for kind, _ in kinds] + [1] * (3 - len(operands))
+    grid = (_prod(outer) * _cdiv(R, tile_r) * _cdiv(C, tile_c),)
+    _run(k.tiled.tiled_kernel, grid, out_ptr, *args, R, C, tuple(outer), *all_strides,
+         FN=fn, N_IN=len(operands), A_KIND=kinds[0], B_KIND=kinds[1], C_KIND=kinds[2],
+         COMPUTE=k.compute[compute], ORANK=len(outer), TILE_R=tile_r, TILE_C=tile_c,
+         num_warps=cfg["tile_warps"])
 
 
 INDEX32_LIMIT = 2 ** 31 - 1   # kernels index in int32 while every index and offset stays below
@@ -346,6 +423,11 @@ def elementwise(fn, out, inputs, compute, **scalars):
     kinds = [(0, 0) if _is_tensor(x) else _scalar_arg(x) for x in inputs]
     if len(inputs) == 1 and kinds[0][0] != 0:
         raise ValueError(f"elementwise({fn!r}): the operand must be a tensor")
+    shape, strides, tiled = tile_plan(shape, strides, len(outs))
+    # integer pow loops on a whole-block maximum, written for 1-D blocks
+    if tiled and len(outs) == 1 and not (fn == "pow" and compute not in ("float32", "float64", "float16", "bfloat16")):
+        _launch_tiled(table[fn], out, inputs, kinds, shape, strides, compute, settings())
+        return
     kernel = {1: k.elementwise.unary_kernel, 2: k.elementwise.binary_kernel,
               3: k.elementwise.ternary_kernel}[len(inputs)]
     if len(outs) == 2:
@@ -385,6 +467,10 @@ def copy(out, src):
     out_shape = tuple(out.shape)
     shape, strides = coalesce(out_shape, [tuple(out.stride()), broadcast_strides(src, out_shape)])
     cfg = settings()
+    shape, strides, tiled = tile_plan(shape, strides)
+    if tiled:     # a transpose: identity in the source's own compute dtype, then the store's cast
+        _launch_tiled(k.elementwise.UNARY["identity"], out, [src], [(0, 0)], shape, strides, src.dtype.name, cfg)
+        return
     block = cfg["copy_block"]
     for p_shape, p_strides, p_offsets, _ in pieces(shape, strides):
         n = _prod(p_shape)
