@@ -772,7 +772,7 @@ def test_random_layouts():
 
 # --------------------------------------------------------------------------- compiled for a GPU
 _COMPILE_SCRIPT = r'''
-import os, sys
+import os, re, sys
 import numpy as np
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver
@@ -795,10 +795,14 @@ from tritensor.backends import triton as tb
 count = [0]
 
 
+compiled_last = [None]
+
+
 def warmup(kernel, grid, *args, **meta):
     compiled = kernel.warmup(*args, grid=grid, **meta)
     assert "cubin" in compiled.asm
     count[0] += 1
+    compiled_last[0] = compiled
 
 
 def host_scratch(like, shape, dtype):
@@ -898,6 +902,12 @@ for name, prec, cfg in [("float16", "ieee", _MM_BIG), ("bfloat16", "ieee", _MM_B
                         ("float16", "ieee", _MM_SKINNY)]:
     backends_cuda.set_float32_matmul_precision("high" if prec == "high" else "highest")
     tmm.matmul(T((300, 200), name), T((300, 70), name), T((70, 200), name), config=cfg)
+    # Hopper's tensor-core path: warpgroup MMA for 16-bit and TF32 tiles of >= 64 rows, DMMA for float64
+    ptx = compiled_last[0].asm["ptx"]
+    if cfg.BLOCK_M >= 64 and (name in ("float16", "bfloat16") or prec == "high"):
+        assert "wgmma.mma_async" in ptx, (name, prec, cfg)
+    elif name == "float64":
+        assert re.search(r"mma\.sync\.aligned\.m\d+n\d+k\d+\.row\.col\.f64", ptx), cfg   # m8n8k4 (3.9), m16n8k16 (3.6)
 tmm.matmul(T((300, 200), "float16"), T((300, 70), "float16", True), T((70, 200), "float16", True), config=_MM_BIG)  # A^T, B^T
 tmm.matmul(T((3, 40, 50), "bfloat16"), T((3, 40, 70), "bfloat16"), T((3, 70, 50), "bfloat16", True),
            T((50,), "bfloat16"), alpha=0.5, beta=2.0, config=_MM_SMALL)                     # batched + bias epilogue
