@@ -58,7 +58,15 @@ def test_reduce_ops(name, dtype, dims, device):
         x = x.abs() * 0.05 + 0.99          # keep the product of 70 values finite
     keepdim = isinstance(dims, tuple)
     fn = getattr(x, name)
-    out = fn() if dims is None else fn(dims, keepdim=keepdim)
+    if name == "prod" and keepdim:
+        # torch's prod takes one int dim; the kernel (and prod's backward) reduce any set of dims
+        with pytest.raises(TypeError, match=r"prod\(\): argument 'dim' \(position 1\) must be int, not tuple"):
+            fn(dims)
+        from tritensor.ops.dispatch import dispatch
+        from tritensor.ops.reduce import PROD, normalize_dims
+        out = dispatch(PROD, x, dims=normalize_dims(x, dims), keepdim=True, dtype=None, dim_given=True)
+    else:
+        out = fn() if dims is None else fn(dims, keepdim=keepdim)
     axis = None if dims is None else dims
     ref = {"prod": np.prod, "amax": np.max, "amin": np.min}[name]
     expected = ref(_np(x), axis=axis, keepdims=keepdim and dims is not None)
@@ -75,7 +83,15 @@ def test_reduce_ops(name, dtype, dims, device):
 def test_argmax_argmin(name, dtype, dim, device):
     keepdim = dim in (None, 1)
     x = _x(dtype, device, nan=True)
-    out = getattr(tt, name)(x, dim, keepdim)
+    if dtype is tt.bool:
+        # torch refuses bools in argmax/argmin, but max/min(dim) of bools give the same indices
+        with pytest.raises(RuntimeError, match=rf"^{name}\(\): does not support bool input$"):
+            getattr(tt, name)(x, dim, keepdim)
+        if dim is None:
+            return
+        out = getattr(tt, name[3:])(x, dim, keepdim).indices
+    else:
+        out = getattr(tt, name)(x, dim, keepdim)
     a = to_numpy(x)
     fn = getattr(np, name)
     if dim is None:
@@ -217,11 +233,13 @@ def test_errors_follow_torch(device):
         e.max()
     with pytest.raises(IndexError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size."):
         e.amax(0)
-    with pytest.raises(IndexError, match=r"amax\(\): Expected reduction dim 0 to have non-zero size."):
+    with pytest.raises(RuntimeError, match=r"amax\(\): Expected reduction dim to be specified for "
+                       r"input.numel\(\) == 0. Specify the reduction dim with the 'dim' argument."):
         tt.zeros(0, device=device).amax()
     with pytest.raises(IndexError, match="max"):
         e.max(0)
-    with pytest.raises(RuntimeError, match="argmax"):
+    with pytest.raises(IndexError, match=r"^argmax\(\): Expected reduction dim to be specified for "
+                       r"input.numel\(\) == 0.$"):
         e.argmax()
     assert e.amax(1).shape == (0,) and e.max(1).indices.shape == (0,)
     assert e.sum().item() == 0 and e.prod().item() == 1
@@ -268,6 +286,7 @@ GRAD_CASES = {
     "std": lambda x: x.std(1, keepdim=True),
     "norm": lambda x: x.norm() + x.norm(1, dim=0).sum() + x.norm(3, dim=1).sum(),
     "norm_inf": lambda x: x.norm(math.inf, dim=1),
+    "norm_p_below_1": lambda x: x.norm(0.5, dim=1) + x.norm(-1.5),
     "logsumexp": lambda x: x.logsumexp(1) + x.logsumexp((0, 1)),
     "max_dim": lambda x: x.max(1).values + x.min(0, keepdim=True).values.sum(),
     "max_all": lambda x: x.max() + x.min(),
@@ -359,3 +378,150 @@ def test_all_any_count_nonzero_test_the_values_not_a_cast(dtype, device):
     np.testing.assert_array_equal(to_numpy(x.t().all(0, keepdim=True)), [[False, False, True]])
     assert x.count_nonzero().item() == 6 and x.any().item() and not x.all().item()
     assert tt.count_nonzero(tt.tensor(0.5, device=device)).item() == 1
+
+
+# ------------------------------------------------------------------ torch's behaviour at the edges
+# (found by a differential audit against PyTorch; the expected values are torch's, written out)
+def test_argument_checks_follow_torch(device):
+    x = tt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device)
+    for call, name in ((lambda: x.argmax((0, 1)), "argmax"), (lambda: x.cumsum((0,)), "cumsum"),
+                       (lambda: x.prod((0, 1)), "prod"), (lambda: tt.softmax(x, (1,)), "softmax")):
+        with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'dim' \(position 1\) must be int, not tuple"):
+            call()
+    with pytest.raises(TypeError, match=r"^max\(\) received an invalid combination of arguments - got \(tuple\)"):
+        x.max((0, 1))
+    with pytest.raises(TypeError, match="softmax"):
+        x.softmax()                                   # dim is required outside F.softmax
+    with pytest.raises(RuntimeError, match=r"^mean\(\): could not infer output dtype. Optional dtype must be "
+                       r"either a floating point or complex dtype. Got: Long$"):
+        x.mean(dtype=tt.int64)
+    with pytest.raises(RuntimeError, match=r"^mean\(\): could not infer output dtype. Input dtype must be "
+                       r"either a floating point or complex dtype. Got: Int$"):
+        x.int().mean()
+    with pytest.raises(NotImplementedError, match=r"^\"cumsum_out_cpu\" not implemented for 'Bool'$"):
+        x.cumsum(0, dtype=tt.bool)
+    with pytest.raises(NotImplementedError, match=r"^\"cumprod_out_cpu\" not implemented for 'Bool'$"):
+        x.cumprod(1, dtype=tt.bool)
+    with pytest.raises(TypeError, match=r"^var\(\) received an invalid combination"):
+        x.var(1, unbiased=True, correction=1)
+    with pytest.raises(TypeError, match=r"^std\(\) received an invalid combination"):
+        x.std(1, unbiased=False, correction=0)
+    with pytest.warns(UserWarning, match=r"^std\(\): degrees of freedom is <= 0"):
+        v = x.std(1, correction=3)                    # 3 - 3 = 0 degrees of freedom: inf, as in torch
+    assert to_numpy(v).tolist() == [math.inf, math.inf]
+
+
+def test_softmax_of_integers_and_implicit_dim(device):
+    i = tt.tensor([[1, 2], [3, 4]], device=device)
+    with pytest.raises(NotImplementedError, match=r"^\"softmax_lastdim_kernel_impl\" not implemented for 'Long'$"):
+        i.softmax(-1)
+    with pytest.raises(NotImplementedError, match=r"^\"log_softmax_kernel_impl\" not implemented for 'Long'$"):
+        i.log_softmax(0)
+    with pytest.raises(NotImplementedError, match="'Bool'"):
+        tt.softmax(i.float(), 1, dtype=tt.bool)
+    e = tt.zeros(0, 3, dtype=tt.int64, device=device).softmax(0)     # nothing to compute, no error
+    assert e.dtype is tt.int64 and e.shape == (0, 3)
+    np.testing.assert_allclose(to_numpy(tt.nn.functional.softmax(i, 1, dtype=tt.float64)),
+                               [[1 / (1 + math.e), math.e / (1 + math.e)]] * 2, rtol=1e-12)
+    x = tt.tensor([[0.0, math.log(3.0)], [0.0, 0.0]], device=device)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax has been deprecated"):
+        s = tt.nn.functional.softmax(x)               # 2-d: dim 1, as torch picks
+    np.testing.assert_allclose(to_numpy(s), [[0.25, 0.75], [0.5, 0.5]], rtol=1e-6)
+    with pytest.warns(UserWarning, match="log_softmax"):
+        ls = tt.nn.functional.log_softmax(x[0])       # 1-d: dim 0
+    np.testing.assert_allclose(to_numpy(ls), np.log([0.25, 0.75]), rtol=1e-6)
+
+
+def test_all_any_keep_uint8_and_reduce_nothing_over_empty_dims(device):
+    u = tt.tensor([[0, 3], [1, 2]], dtype=tt.uint8, device=device)
+    for r, expected in ((u.all(1), [0, 1]), (u.any(0), [1, 1]), (u.all(), 0), (tt.any(u, 1, keepdim=True), [[1], [1]])):
+        assert r.dtype is tt.uint8
+        np.testing.assert_array_equal(to_numpy(r), expected)
+    f = tt.tensor([[0.0, float("nan")], [-1.0, 0.0]], device=device)
+    for r in (f.all(()), f.any(dim=[]), tt.all(f, ())):     # torch: dim=() reduces nothing here
+        assert r.dtype is tt.bool and r.shape == (2, 2)
+        np.testing.assert_array_equal(to_numpy(r), [[False, True], [True, False]])
+    assert u.all(()).dtype is tt.uint8
+    assert f.count_nonzero(()).item() == 2 and f.sum(()).shape == ()    # these do reduce everything
+
+
+def test_max_min_forms(device):
+    x = tt.tensor([[1.0, 5.0], [7.0, -2.0]], device=device)
+    y = tt.tensor([[3.0, 0.0], [9.0, -3.0]], device=device)
+    np.testing.assert_array_equal(to_numpy(tt.min(x, other=y)), [[1, 0], [7, -3]])
+    np.testing.assert_array_equal(to_numpy(tt.max(x, y)), [[3, 5], [9, -2]])
+    r = x.max(dim=1)
+    assert type(r).__module__ == "tritensor.return_types" and isinstance(r, tuple)
+    assert repr(r) == f"tritensor.return_types.max(\nvalues={r.values!r},\nindices={r.indices!r})"
+    v, i = tt.tensor([[True, False], [False, False]], device=device).max(1)   # bools: max(dim) is fine
+    assert v.dtype is tt.bool and to_numpy(v).tolist() == [True, False] and to_numpy(i).tolist() == [0, 0]
+
+
+def test_norm_arguments_follow_torch(device):
+    x = tt.tensor([[3.0, -4.0], [0.0, 1.0]], device=device)
+    np.testing.assert_allclose(to_numpy(x.norm(None, 1)), [5.0, 1.0])          # p=None is the 2-norm
+    np.testing.assert_allclose(to_numpy(x.norm("fro", dim=1)), [5.0, 1.0])
+    with pytest.raises(RuntimeError, match=r"^linalg.vector_norm: Expected a floating point or complex tensor "
+                       r"as input. Got Long$"):
+        x.long().norm(dtype=tt.float64)                # checked before the cast, as in torch
+    with pytest.raises(RuntimeError, match=r"the dtype of the input \(Double\) should be convertible without "
+                       r"narrowing to the specified dtype \(Float\)"):
+        x.double().norm(dtype=tt.float32)
+    assert x.norm(dtype=tt.float64).dtype is tt.float64
+    with pytest.raises(RuntimeError, match=r"^linalg.matrix_norm: Order abc not supported.$"):
+        x.norm("abc")
+    with pytest.raises(NotImplementedError, match="nuc"):
+        x.norm("nuc")
+    e = tt.zeros(0, 3, device=device)
+    with pytest.raises(RuntimeError, match=r"^linalg.vector_norm cannot compute the inf norm on an empty tensor "
+                       r"because the operation does not have an identity$"):
+        e.norm(math.inf)
+    with pytest.raises(RuntimeError, match=r"cannot compute the -1 norm on the dimension 0because this "
+                       r"dimension is empty"):
+        e.norm(-1, 0)
+    assert e.norm(-1, 1).shape == (0,) and e.norm(2).item() == 0 and e.norm(math.inf, 1).shape == (0,)
+
+
+def test_gradients_at_zero_follow_torch(device):
+    f64 = dict(dtype=tt.float64, device=device, requires_grad=True)
+    # p-norms: the derivative of |x|^p at 0 and of the root at a zero norm are taken as 0
+    z = tt.tensor([[0.0, 0.0], [3.0, -4.0]], **f64)
+    z.norm(3, 1).sum().backward()
+    n = 91 ** (1 / 3)
+    np.testing.assert_allclose(to_numpy(z.grad), [[0, 0], [9 / n ** 2, -16 / n ** 2]], rtol=1e-12)
+    z = tt.tensor([[0.0, 4.0], [1.0, 0.0]], **f64)
+    z.norm(0.5, 1).sum().backward()
+    np.testing.assert_allclose(to_numpy(z.grad), [[0, 1], [1, 0]], rtol=1e-12)
+    z = tt.tensor([[0.0, 2.0], [1.0, 4.0]], **f64)
+    out = z.norm(-1, 1)                               # a zero makes the -1 norm 0
+    np.testing.assert_allclose(to_numpy(out), [0.0, 0.8], rtol=1e-12)
+    out.sum().backward()
+    np.testing.assert_allclose(to_numpy(z.grad), [[0, 0], [0.64, 0.04]], rtol=1e-12)
+    z = tt.tensor([[0.0, 2.0], [1.0, 4.0]], **f64)
+    out = z.norm(0)                                   # differentiable, with a zero gradient
+    assert out.item() == 3.0
+    out.backward()
+    np.testing.assert_array_equal(to_numpy(z.grad), np.zeros((2, 2)))
+    # std of constant rows: torch's gradient there is 0, not nan
+    s = tt.tensor([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]], **f64)
+    s.std(1).sum().backward()
+    np.testing.assert_allclose(to_numpy(s.grad), [[0, 0, 0], [-0.5, 0, 0.5]], rtol=1e-12)
+
+
+def test_nan_gradients_of_whole_max_and_inf_norm(device):
+    nan = float("nan")
+    f64 = dict(dtype=tt.float64, device=device, requires_grad=True)
+    # max()/min() of a whole tensor (torch's MaxBackward1) split the gradient among the NaNs
+    y = tt.tensor([[1.0, nan, nan], [2.0, -5.0, 5.0]], **f64)
+    m = y.max()
+    assert m.grad_fn.name() == "MaxBackward1" and y.amax().grad_fn.name() == "AmaxBackward0"
+    m.backward()
+    np.testing.assert_array_equal(to_numpy(y.grad), [[0, 0.5, 0.5], [0, 0, 0]])
+    y.grad = None
+    y.min().backward()
+    np.testing.assert_array_equal(to_numpy(y.grad), [[0, 0.5, 0.5], [0, 0, 0]])
+    # the inf-norm: ties in |x| share the gradient (with x's sign); a NaN row passes 0
+    x = tt.tensor([[1.0, nan, -3.0], [2.0, -5.0, 5.0]], **f64)
+    x.norm(math.inf, 1).sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [[0, 0, 0], [0, -0.5, 0.5]])
+

@@ -77,9 +77,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     out_dtype = _dt.as_dtype(dtype) if dtype is not None else input.dtype
     if not out_dtype.is_floating_point:
+        which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {_dt.type_name(input.dtype)}")
+            f"mean(): could not infer output dtype. {which} dtype must be either a floating point or "
+            f"complex dtype. Got: {_dt.type_name(out_dtype)}")
     dims = normalize_dims(input, dim)
     count = 1
     for d in dims:
@@ -113,6 +114,23 @@ from . import elementwise as _ew
 def _check_tensor(name, x):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def _int_dim(name, dim):
+    """torch's int-only dim arguments (prod, argmax, cumsum, softmax ...) refuse tuples."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+
+
+def _reduces_all(dim):
+    return dim is None or (not isinstance(dim, int) and len(dim) == 0)
+
+
+def _check_nonempty_all(name, x, dim):
+    """amax/amin/max/min of a whole empty tensor: torch asks for a dim."""
+    if _reduces_all(dim) and x.numel() == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
 
 
 def _check_nonempty(name, x, dims):
@@ -152,7 +170,7 @@ def _prod_backward(ctx, g):
     dims = ctx.dims
     n_zero = sum(zero, dims, keepdim=True)
     # no zero: out / x; exactly one zero: at the zero, the product of the others; else 0
-    others = prod(_ew.where(zero, 1.0, x), dims, keepdim=True)
+    others = dispatch(PROD, _ew.where(zero, 1.0, x), dims=dims, keepdim=True, dtype=None, dim_given=True)
     at_zero = _ew.where(_ew.eq(n_zero, 1), others, 0.0)
     return _ew.mul(g, _ew.where(zero, at_zero, _ew.div(out, _ew.where(zero, 1.0, x))))
 
@@ -164,6 +182,7 @@ PROD = op("prod", ("x",), rule=_sum_rule, reference=_prod_reference, kernel=_red
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     _check_tensor("prod", input)
+    _int_dim("prod", dim)
     dims = normalize_dims(input, dim)
     if dtype is not None:
         dtype = _dt.as_dtype(dtype)
@@ -176,9 +195,14 @@ def _same_rule(x, dims, keepdim, **_):
 
 
 def _extremum_backward(ctx, g):
-    """torch's amax/amin rule: the gradient is split evenly among the elements equal to the result."""
+    """torch's amax/amin rule: the gradient is split evenly among the elements equal to the result.
+    max()/min() of a whole tensor (torch's evenly_distribute_backward) and the inf-norms also count
+    NaN as equal to a NaN result; amax/amin do not (a NaN result gets a NaN gradient, as in torch)."""
     x, out = ctx.x, _keep(ctx.out, ctx)
-    hit = _ew.eq(x, out).to(g.dtype)
+    hit = _ew.eq(x, out)
+    if ctx.attrs.get("nan_ties"):
+        hit = _ew.logical_or(hit, _ew.logical_and(_ew.isnan(x), _ew.isnan(out)))
+    hit = hit.to(g.dtype)
     count = sum(hit, ctx.dims, keepdim=True)
     return _ew.mul(_expand_back(g, ctx), _ew.div(hit, count))
 
@@ -189,14 +213,22 @@ def _amax_ref(name):
     return ref
 
 
+def _extremum_grad_name(name):
+    # max()/min() of a whole tensor are torch's MaxBackward1/MinBackward1
+    def grad_name(args, attrs):
+        return attrs.get("whole_name") or f"{name.capitalize()}Backward0"
+    return grad_name
+
+
 AMAX = op("amax", ("x",), rule=_same_rule, reference=_amax_ref("amax"), kernel=_reduce_launcher("amax"),
-          backward=_extremum_backward, saves=("x", "out"))
+          backward=_extremum_backward, saves=("x", "out"), grad_name=_extremum_grad_name("amax"))
 AMIN = op("amin", ("x",), rule=_same_rule, reference=_amax_ref("amin"), kernel=_reduce_launcher("amin"),
-          backward=_extremum_backward, saves=("x", "out"))
+          backward=_extremum_backward, saves=("x", "out"), grad_name=_extremum_grad_name("amin"))
 
 
 def amax(input, dim=(), keepdim=False):
     _check_tensor("amax", input)
+    _check_nonempty_all("amax", input, dim)
     dims = normalize_dims(input, dim)
     _check_nonempty("amax", input, dims)
     return dispatch(AMAX, input, dims=dims, keepdim=keepdim)
@@ -204,6 +236,7 @@ def amax(input, dim=(), keepdim=False):
 
 def amin(input, dim=(), keepdim=False):
     _check_tensor("amin", input)
+    _check_nonempty_all("amin", input, dim)
     dims = normalize_dims(input, dim)
     _check_nonempty("amin", input, dims)
     return dispatch(AMIN, input, dims=dims, keepdim=keepdim)
@@ -233,11 +266,14 @@ ARGMIN = op("argmin", ("x",), rule=_arg_rule, reference=numpy_ref.arg_reduce("ar
             kernel=_arg_launcher("argmin"), differentiable=False)
 
 
-def _arg(entry, name, input, dim, keepdim):
+def _arg(entry, name, input, dim, keepdim, bool_ok=False):
     _check_tensor(name, input)
+    _int_dim(name, dim)
+    if input.dtype is _dt.bool_ and not bool_ok:     # max(dim) of bools is fine, argmax is not
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
     else:
         dim = _wrap(dim, input.dim())
         if input.dim():
@@ -254,33 +290,47 @@ def argmin(input, dim=None, keepdim=False):
 
 
 # ------------------------------------------------------------------ max / min
+def _return_type(name):
+    base = _collections.namedtuple(name, ["values", "indices"])
+
+    def __repr__(self):            # torch's layout: one field a line
+        return f"tritensor.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+    cls.__module__ = "tritensor.return_types"
+    return cls
+
+
 class _ReturnTypes:
     """torch.return_types: named tuples (values, indices)."""
-    max = _collections.namedtuple("max", ["values", "indices"])
-    min = _collections.namedtuple("min", ["values", "indices"])
+    max = _return_type("max")
+    min = _return_type("min")
 
 
 return_types = _ReturnTypes
-for _rt in (return_types.max, return_types.min):
-    _rt.__module__ = "tritensor.return_types"
 
 
-def _max_min(name, input, dim, keepdim, other_fn, whole_fn, arg_fn):
+def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry):
     _check_tensor(name, input)
+    if other is not None and dim is None:
+        dim = other
     if isinstance(dim, Tensor):                     # torch.max(a, b) is maximum
         return other_fn(input, dim)
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(dim).__name__}), but expected one of:\n"
+                        " * (Tensor input, int dim, bool keepdim = False)\n * (Tensor input, Tensor other)")
     if dim is None:
-        if input.numel() == 0:
-            raise RuntimeError(
-                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument.")
-        return whole_fn(input)
+        _check_nonempty_all(name, input, None)
+        # torch's MaxBackward1: the gradient is split among the elements equal to the result,
+        # NaN counting as equal to a NaN result
+        return dispatch(whole_entry, input, dims=normalize_dims(input, None), keepdim=False,
+                        nan_ties=True, whole_name=f"{name.capitalize()}Backward1")
     dim = _wrap(dim, input.dim())
     tuple_type = getattr(return_types, name)
     if input.dim() == 0:
         return tuple_type(input.clone(), _zeros_index(input))
     _check_nonempty(name, input, (dim,))
-    indices = arg_fn(input, dim, keepdim)
+    indices = _arg(arg_entry, "arg" + name, input, dim, keepdim, bool_ok=True)
     if input.requires_grad and _grad_enabled() and input.dtype.is_floating_point:
         # the value at the index, as a differentiable selection: the gradient goes to the index
         from .creation import arange
@@ -299,12 +349,12 @@ def _zeros_index(x):
     return zeros((), dtype=_dt.int64, device=x.device)
 
 
-def max(input, dim=None, keepdim=False):
-    return _max_min("max", input, dim, keepdim, _ew.maximum, amax, argmax)
+def max(input, dim=None, keepdim=False, *, other=None):
+    return _max_min("max", input, dim, keepdim, other, _ew.maximum, AMAX, ARGMAX)
 
 
-def min(input, dim=None, keepdim=False):
-    return _max_min("min", input, dim, keepdim, _ew.minimum, amin, argmin)
+def min(input, dim=None, keepdim=False, *, other=None):
+    return _max_min("min", input, dim, keepdim, other, _ew.minimum, AMIN, ARGMIN)
 
 
 # ------------------------------------------------------------------ var / std
@@ -318,10 +368,15 @@ def _widen(x):
     return x.to(_dt.float32) if x.dtype in (_dt.float16, _dt.bfloat16) else x
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    _check_tensor("var", input)
+def _var(name, input, dim, unbiased, keepdim, correction):
+    _check_tensor(name, input)
     if isinstance(dim, bool):          # var(x, unbiased)
         dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both unbiased and "
+                        "correction, but expected one of:\n * (Tensor input, tuple of ints dim, bool unbiased = True, "
+                        "bool keepdim = False)\n * (Tensor input, tuple of ints dim = None, *, Number correction = None, "
+                        "bool keepdim = False)")
     if not input.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
@@ -330,46 +385,98 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     n = 1
     for d in dims:
         n *= input.shape[d]
+    if n - correction <= 0:
+        import warnings
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
     x = _widen(input)
     centered = _ew.sub(x, mean(x, dims, keepdim=True))
     out = _ew.div(sum(_ew.mul(centered, centered), dims, keepdim), _builtins.max(n - correction, 0))
+    if name == "std":
+        out = _sqrt_zero_grad(out)
     return out.to(input.dtype) if out.dtype is not input.dtype else out
 
 
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return _var("var", input, dim, unbiased, keepdim, correction)
+
+
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return _ew.sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    return _var("std", input, dim, unbiased, keepdim, correction)
+
+
+def _sqrt_zero_grad(v):
+    """sqrt(v), whose derivative is infinite at 0; torch defines the gradient of std and of the
+    2-norm there as 0. Zeros are routed around sqrt so that no inf * 0 reaches the gradient."""
+    zero = _ew.eq(v, 0)
+    return _ew.where(zero, 0.0, _ew.sqrt(_ew.where(zero, 1.0, v)))
 
 
 # ------------------------------------------------------------------ norm / logsumexp
+def _norm_check_empty(input, p, dim, dims):
+    """inf and negative norms have no identity: torch refuses them over empty dims."""
+    if not (p < 0 or p == _math.inf):
+        return
+    if dim is None and input.numel() == 0:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {float(p):g} norm on an empty tensor "
+                           "because the operation does not have an identity")
+    for d in dims:
+        if input.shape[d] == 0:   # (sic: torch's message has no space before "because")
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {float(p):g} norm on the dimension {d}"
+                               "because this dimension is empty and the operation does not have an identity")
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     _check_tensor("norm", input)
-    if dtype is not None:
-        input = input.to(_dt.as_dtype(dtype))
     if not input.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           f"Got {_dt.type_name(input.dtype).replace('torch.', '').capitalize()}")
-    if p == "nuc":
-        raise NotImplementedError("tt.norm: p='nuc' needs the linear algebra issue")
+                           f"Got {_dt.type_name(input.dtype)}")
+    if dtype is not None:
+        dtype = _dt.as_dtype(dtype)
+        if not dtype.is_floating_point:
+            raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, but got "
+                               f"{_dt.type_name(dtype)}")
+        if _dt.promote_types(input.dtype, dtype) is not dtype:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_dt.type_name(input.dtype)}) "
+                               "should be convertible without narrowing to the specified dtype "
+                               f"({_dt.type_name(dtype)})")
+        input = input.to(dtype)
+    if p is None:
+        p = "fro"
+    if isinstance(p, str):
+        if p == "nuc":
+            raise NotImplementedError("tt.norm: p='nuc' (the nuclear norm) needs an SVD, which tritensor "
+                                      "does not have yet")
+        if p != "fro":
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        p = 2
+    elif isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
     dims = normalize_dims(input, dim)
+    _norm_check_empty(input, p, dim, dims)
     x = _widen(input)
-    if p == "fro" or p == 2:
-        squares = sum(_ew.mul(x, x), dims, keepdim)
-        # sqrt's derivative is infinite at 0; torch defines the norm's gradient there as 0.
-        # Route zero sums around sqrt so that no inf * 0 reaches the gradient.
-        zero = _ew.eq(squares, 0)
-        out = _ew.where(zero, 0.0, _ew.sqrt(_ew.where(zero, 1.0, squares)))
+    a = _ew.abs(x)
+    if p == 2:
+        out = _sqrt_zero_grad(sum(_ew.mul(x, x), dims, keepdim))
     elif p == 1:
-        out = sum(_ew.abs(x), dims, keepdim)
-    elif p == _math.inf:
-        _check_nonempty("linalg.vector_norm", input, dims)
-        out = amax(_ew.abs(x), dims, keepdim)
-    elif p == -_math.inf:
-        _check_nonempty("linalg.vector_norm", input, dims)
-        out = amin(_ew.abs(x), dims, keepdim)
+        out = sum(a, dims, keepdim)
+    elif p == _math.inf or p == -_math.inf:
+        # torch's gradient: split evenly among the elements of largest (smallest) |x|, NaN among NaNs
+        out = dispatch(AMAX if p > 0 else AMIN, a, dims=dims, keepdim=keepdim, nan_ties=True)
     elif p == 0:
-        out = sum(_ew.ne(x, 0), dims, keepdim, dtype=x.dtype)
+        # the number of nonzeros; differentiable with a zero gradient, as in torch
+        out = sum(_ew.where(_ew.ne(x, 0), 1.0, _ew.mul(x, 0.0)), dims, keepdim)
     else:
-        out = _ew.pow(sum(_ew.pow(_ew.abs(x), p), dims, keepdim), 1.0 / p)
+        # |x|^p with its derivative at x = 0 taken as 0 (torch masks it for p < 1), and for p > 0
+        # the root's derivative at a zero sum taken as 0 (torch's norm_backward)
+        zero = _ew.eq(a, 0)
+        ap = _ew.where(zero, _ew.pow(a.detach(), p), _ew.pow(_ew.where(zero, 1.0, a), p))
+        s = sum(ap, dims, keepdim)
+        if p > 0:
+            sz = _ew.eq(s, 0)
+            out = _ew.where(sz, 0.0, _ew.pow(_ew.where(sz, 1.0, s), 1.0 / p))
+        else:
+            out = _ew.pow(s, 1.0 / p)
     return out.to(input.dtype) if out.dtype is not input.dtype else out
 
 
@@ -413,14 +520,26 @@ def _count(name, input, dim, keepdim):
     return dispatch(COUNT_NONZERO, input, dims=dims, keepdim=keepdim), n
 
 
+def _logical_result(input, dim, keepdim, reduce):
+    _check_tensor("all", input)
+    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
+        out = _ew.ne(input, 0)            # torch's all/any over dim=() reduce nothing
+    else:
+        out = reduce()
+    return out.to(_dt.uint8) if input.dtype is _dt.uint8 else out   # torch keeps uint8
+
+
 def all(input, dim=None, keepdim=False):
-    count, n = _count("all", input, dim, keepdim)
-    return _ew.eq(count, n)
+    def reduce():
+        count, n = _count("all", input, dim, keepdim)
+        return _ew.eq(count, n)
+    return _logical_result(input, dim, keepdim, reduce)
 
 
 def any(input, dim=None, keepdim=False):
-    count, _ = _count("any", input, dim, keepdim)
-    return _ew.ne(count, 0)
+    def reduce():
+        return _ew.ne(_count("any", input, dim, keepdim)[0], 0)
+    return _logical_result(input, dim, keepdim, reduce)
 
 
 def count_nonzero(input, dim=None):
@@ -492,9 +611,12 @@ CUMPROD = op("cumprod", ("x",), rule=_scan_rule, reference=_scan_reference("prod
 
 def _scan(entry, name, input, dim, dtype):
     _check_tensor(name, input)
+    _int_dim(name, dim)
     dim = _wrap(dim, input.dim())
     if dtype is not None:
         dtype = _dt.as_dtype(dtype)
+        if dtype is _dt.bool_:
+            raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
         if input.dtype is not dtype:
             input = input.to(dtype)
     return dispatch(entry, input, dim=dim, reverse=False, dtype=dtype)
@@ -584,19 +706,26 @@ def _implicit_dim(ndim):
 
 def _softmax_call(entry, name, input, dim, dtype):
     _check_tensor(name, input)
-    if dim is None:
-        dim = _implicit_dim(input.dim())
+    if dim is None or isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     dim = _wrap(dim, input.dim())
     if dtype is not None:
         dtype = _dt.as_dtype(dtype)
         if input.dtype is not dtype:
             input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        if input.numel() == 0:          # torch launches no kernel, so it has nothing to refuse
+            return input.clone()
+        last = "lastdim_" if dim == input.dim() - 1 or input.dim() == 0 else ""
+        raise NotImplementedError(
+            f'"{name}_{last}kernel_impl" not implemented for \'{_dt.type_name(input.dtype)}\'')
     return dispatch(entry, input, dim=dim)
 
 
-def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+def softmax(input, dim, dtype=None):
+    """torch.softmax / Tensor.softmax: dim is required (F.softmax may leave it out)."""
     return _softmax_call(SOFTMAX, "softmax", input, dim, dtype)
 
 
-def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+def log_softmax(input, dim, dtype=None):
     return _softmax_call(LOG_SOFTMAX, "log_softmax", input, dim, dtype)
