@@ -59,7 +59,7 @@ def test_promotion_follows_torch(device):
         (i32 ^ i64, tt.int64, [5, -5, -3]),
         (tt.logical_and(f32, i32), tt.bool, [True, True, True]),
         (f16.round(), tt.float16, [2.0, -2.0, 3.0]),
-        (tt.maximum(f16, 2), tt.float16, [2.0, 2.0, 3.0]),      # a scalar never widens its category
+        (tt.maximum(f16, tt.tensor(2, device=device)), tt.float16, [2.0, 2.0, 3.0]),  # 0-d: no widening
     ]
     for got, dtype, expected in cases:
         assert got.dtype is dtype, (got.dtype, dtype, expected)
@@ -272,7 +272,7 @@ def test_clamp_bounds(device):
     _same(x.clip(max=hi), np.minimum(xv, to_numpy(hi)))
     # min > max gives max everywhere, as torch; a NaN bound gives NaN
     _same(tt.clamp(tt.tensor([-5.0, 0.0, 5.0], device=device), 2.0, 1.0), [1.0, 1.0, 1.0])
-    _same(tt.clamp(tt.tensor([1.0, 2.0], device=device), tt.tensor([NAN, 0.0], device=device), 3.0), [NAN, 2.0])
+    _same(tt.clamp(tt.tensor([1.0, 2.0], device=device), tt.tensor([NAN, 0.0], device=device), tt.tensor(3.0, device=device)), [NAN, 2.0])
     i = tt.tensor([-5, 3, 9], device=device)
     r = i.clamp(0, 4)
     assert r.dtype is tt.int64 and r.tolist() == [0, 3, 4]
@@ -296,7 +296,7 @@ def test_logical_and_bitwise(device):
     assert (~a).dtype is tt.int32
     f = tt.tensor(av * 0.5, device=device)
     np.testing.assert_array_equal(to_numpy(tt.logical_and(f, b)), np.logical_and(av * 0.5, bv))
-    np.testing.assert_array_equal(to_numpy(tt.logical_or(f, 0)), av != 0)
+    np.testing.assert_array_equal(to_numpy(tt.logical_or(f, tt.tensor(0, device=device))), av != 0)
     np.testing.assert_array_equal(to_numpy(tt.logical_xor(f, b)), np.logical_xor(av, bv))
     np.testing.assert_array_equal(to_numpy(tt.logical_not(f)), av == 0)
     np.testing.assert_array_equal(to_numpy(tt.logical_not(tt.tensor([NAN], device=device))), [False])
@@ -394,7 +394,7 @@ def test_inplace_records_history(device):
     x = tt.tensor([-1.0, 0.5, 2.0], device=device, requires_grad=True)
     y = x * 1
     y.clamp_(0, 1)
-    assert y.grad_fn.name() == "ClampBackward0"
+    assert y.grad_fn.name() == "ClampBackward1"
     ew.silu_(y)          # for nn.functional.silu(inplace=True); torch has no Tensor.silu_
     y.sum().backward()
     s = 1 / (1 + np.exp(-np.array([0.0, 0.5, 1.0])))
@@ -432,8 +432,8 @@ def test_backward_node_names(device):
     x = tt.tensor([0.5, -1.5], device=device, requires_grad=True)
     y = tt.tensor([2.0, 3.0], device=device, requires_grad=True)
     names = {
-        "ClampBackward1": tt.clamp(x, y, 4.0), "ClampBackward0": x.clamp(0, 1),
-        "ClampMinBackward0": x.clamp(min=0), "ClampMaxBackward1": x.clamp(max=y),
+        # torch.clamp's overloads: tensor bounds ClampBackward0, numbers ClampBackward1
+        "ClampBackward0": x.clamp(max=y), "ClampBackward1": x.clamp(min=0),
         "ErfBackward0": x.erf(), "SiluBackward0": tt.silu(x), "GeluBackward0": tt.gelu(x, approximate="tanh"),
         "RemainderBackward1": x % y, "RemainderBackward0": x % 2, "FmodBackward1": tt.fmod(x, y),
         "DivBackward2": tt.div(x, y, rounding_mode="floor"), "DivBackward3": tt.div(x, 2, rounding_mode="trunc"),
@@ -536,3 +536,160 @@ def test_where_forms(device):
     np.testing.assert_array_equal(to_numpy(x.where(cond, 0.0)), [[1.0, 0.0], [0.0, 4.0]])
     rows, cols = tt.where(cond)                                   # one argument: nonzero(as_tuple=True)
     assert to_numpy(rows).tolist() == [0, 1] and to_numpy(cols).tolist() == [0, 1]
+
+
+# --------------------------------------------------------------------------- torch-audit regressions
+def test_sub_rejects_any_bool_operand(device):
+    b = tt.tensor([True, False], device=device)
+    i = tt.tensor([3, 4], device=device)
+    one_bool = r"^Subtraction, the `-` operator, with a bool tensor is not supported"
+    for call in (lambda: i - b, lambda: b - i, lambda: b - 2, lambda: 2.5 - b, lambda: i - True,
+                 lambda: i.sub_(b), lambda: tt.sub(i, True, alpha=2)):
+        with pytest.raises(RuntimeError, match=one_bool):
+            call()
+    with pytest.raises(RuntimeError, match=r"^Subtraction, the `-` operator, with two bool tensors"):
+        b - True
+    with pytest.raises(RuntimeError, match=r"^Subtraction, the `-` operator, with two bool tensors"):
+        b -= b
+
+
+def test_uint8_with_negative_python_int_wraps(device):
+    u = tt.tensor([0, 1, 200], dtype=tt.uint8, device=device)
+    for got, want in ((u + -2, [254, 255, 198]), (u - -2, [2, 3, 202]), (u * -1, [0, 255, 56]),
+                      (-2 + u, [254, 255, 198])):
+        assert got.dtype is tt.uint8
+        assert to_numpy(got).tolist() == want
+
+
+def test_dtype_dispatch_errors_are_not_implemented_errors(device):
+    b = tt.tensor([True, False], device=device)
+    f = tt.tensor([1.5, 2.0], dtype=tt.float16, device=device)
+    dev = "cuda" if device == "cuda" else "cpu"
+    cases = [(lambda: tt.remainder(b, b), f'"remainder_{dev}" not implemented for \'Bool\''),
+             (lambda: tt.div(b, True, rounding_mode="floor"), f'"div_floor_{dev}" not implemented for \'Bool\''),
+             (lambda: f & f, f'"bitwise_and_{dev}" not implemented for \'Half\''),
+             (lambda: tt.abs(b), f'"abs_{dev}" not implemented for \'Bool\''),
+             (lambda: b.floor(), f'"floor_{"cuda" if dev == "cuda" else "vml_cpu"}" not implemented for \'Bool\''),
+             (lambda: b.round_(), f'"round_{"cuda" if dev == "cuda" else "vml_cpu"}" not implemented for \'Bool\''),
+             (lambda: tt.gelu(b), f'"{"GeluCUDAKernelImpl" if dev == "cuda" else "GeluKernelImpl"}" not implemented '
+                                  "for 'Bool'"),
+             (lambda: b ** b, '"pow" not implemented for \'Bool\''),
+             (lambda: True ** b, '"pow" not implemented for \'Bool\'')]
+    for call, msg in cases:
+        with pytest.raises(NotImplementedError, match="^" + msg.replace("(", r"\(").replace(")", r"\)") + "$"):
+            call()
+    with pytest.raises(RuntimeError, match="^Boolean inputs not supported for relu$"):
+        tt.relu(b)
+    assert (b ** True).tolist() == [True, False] and (b ** True).dtype is tt.bool   # a scalar 1: a copy
+    assert b.sign().dtype is tt.bool and b.sign().tolist() == [True, False]
+
+
+def test_tensor_only_binary_ops_reject_numbers(device):
+    x = tt.tensor([1.0, -2.0], device=device)
+    for call, name in ((lambda: tt.maximum(x, 0), "maximum"), (lambda: tt.minimum(1, x), "minimum"),
+                       (lambda: tt.logical_and(x, True), "logical_and"), (lambda: tt.logical_xor(0, x), "logical_xor"),
+                       (lambda: x.logical_or_(1), "logical_or_")):
+        with pytest.raises(TypeError, match=f"^{name}\\(\\): argument"):
+            call()
+    for call in (lambda: tt.eq(2, x), lambda: tt.lt(2.0, x), lambda: tt.fmod(2, x),
+                 lambda: tt.clamp(x, x, 4.0)):
+        with pytest.raises(TypeError, match="received an invalid combination of arguments"):
+            call()
+    assert (2 < x).tolist() == [False, False] and (x == 1).tolist() == [True, False]  # reflected operators still work
+
+
+def test_alpha_follows_torch(device):
+    i = tt.tensor([1, 2], dtype=tt.int32, device=device)
+    with pytest.raises(RuntimeError, match="^For integral input tensors, argument alpha must not be a floating point number.$"):
+        tt.add(i, i, alpha=2.5)
+    with pytest.raises(RuntimeError, match="^Boolean alpha only supported for Boolean results.$"):
+        tt.add(i, i, alpha=True)
+    b = tt.tensor([True, False], device=device)
+    r = tt.add(b, tt.tensor([False, False], device=device), alpha=2)     # bool stays bool: True + 2*False
+    assert r.dtype is tt.bool and r.tolist() == [True, False]
+    assert tt.add(i, 3, alpha=2).tolist() == [7, 8] and tt.add(i, 3, alpha=2).dtype is tt.int32
+    # input + alpha * other in the result type: float64, not float32 first
+    d = tt.add(tt.tensor([0.0], dtype=tt.float64, device=device), tt.tensor([16777217], device=device), alpha=1.0 + 2 ** -30)
+    assert d.dtype is tt.float64 and d.item() == 16777217 * (1.0 + 2 ** -30)
+
+
+def test_where_accepts_uint8_condition_with_a_warning(device):
+    c = tt.tensor([1, 0, 2], dtype=tt.uint8, device=device)
+    with pytest.warns(UserWarning, match="where received a uint8 condition tensor"):
+        out = tt.where(c, 1.0, 2.0)
+    assert out.tolist() == [1.0, 2.0, 1.0]
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor, but got a tensor with dtype Int"):
+        tt.where(c.int(), 1.0, 2.0)
+
+
+def test_scalars_written_into_a_tensor_must_fit_its_dtype(device):
+    i8 = tt.zeros(2, dtype=tt.int8, device=device)
+    for call, cname in ((lambda: i8.fill_(300), "int8_t"), (lambda: i8.masked_fill(i8 == 0, -129), "int8_t"),
+                        (lambda: i8.clamp(0, 300), "int8_t"),
+                        (lambda: tt.where(i8 == 0, i8, 300), "int8_t"),
+                        (lambda: tt.zeros(2, dtype=tt.int32, device=device).fill_(float("nan")), "int"),
+                        (lambda: tt.zeros(2, dtype=tt.float16, device=device).fill_(1e10), "c10::Half"),
+                        (lambda: tt.zeros(2, dtype=tt.uint8, device=device).fill_(-256), "uint8_t")):
+        with pytest.raises(RuntimeError, match=f"^value cannot be converted to type {cname} without overflow$"):
+            call()
+    assert tt.zeros(2, dtype=tt.uint8, device=device).fill_(-255).tolist() == [1, 1]   # torch's unsigned rule
+    assert tt.zeros(1, dtype=tt.float16, device=device).fill_(math.inf).tolist() == [math.inf]
+    assert (i8 + 300).tolist() == [44, 44]                                    # arithmetic wraps, no check
+
+
+def test_inplace_memory_overlap_errors(device):
+    internal = r"^unsupported operation: more than one element of the written-to tensor refers to a single memory location"
+    partial = r"^unsupported operation: some elements of the input tensor and the written-to tensor refer to a single"
+    e = tt.zeros(3, device=device).expand(2, 3)
+    for call in (lambda: e.add_(1), lambda: e.exp_(), lambda: e.clamp_(0, 1),
+                 lambda: e.copy_(tt.ones(2, 3, device=device)), lambda: e[:, 0].copy_(tt.ones(2, device=device))):
+        with pytest.raises(RuntimeError, match=internal):
+            call()
+    e.fill_(2.0)                       # fill_/zero_ write one value: allowed, as torch
+    assert tt.zeros(3, device=device).expand(2, 3).zero_().shape == (2, 3)
+    with pytest.warns(UserWarning, match="Use of masked_fill_ on expanded tensors is deprecated"):
+        e.masked_fill_(tt.ones(2, 3, dtype=tt.bool, device=device), 5.0)
+    assert to_numpy(e).tolist() == [[5.0] * 3] * 2
+    t = tt.arange(5.0, device=device)
+    for call in (lambda: t[1:].add_(t[:-1]), lambda: t[1:].copy_(t[:-1]), lambda: t[1:].clamp_(t[:-1])):
+        with pytest.raises(RuntimeError, match=partial):
+            call()
+    a = tt.arange(6.0, device=device).view(2, 3)
+    with pytest.raises(RuntimeError, match=partial):
+        a.t().copy_(a.view(3, 2))             # the same memory read with other strides
+    assert to_numpy(t.add_(t)).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]   # the very same tensor: fine
+    t.copy_(t)
+    t[::2].add_(t[1::2][:1])                  # strided, too hard to judge: allowed, as torch
+    assert to_numpy(t).tolist() == [2.0, 2.0, 6.0, 6.0, 10.0]
+
+
+def test_copy_fill_zero_record_torch_nodes(device):
+    x = tt.ones(3, device=device, requires_grad=True)
+    v = tt.tensor(2.0, device=device, requires_grad=True)
+    s = tt.tensor([1.0, 2.0, 3.0], dtype=tt.float64, device=device, requires_grad=True)
+    assert (x * 1).fill_(2).grad_fn.name() == "FillBackward2"
+    assert (x * 1).zero_().grad_fn.name() == "ZeroBackward0"
+    assert (x * 1).copy_(s).grad_fn.name() == "CopyBackwards"
+    y = x * 1
+    y.fill_(v)
+    assert y.grad_fn.name() == "FillBackward3"
+    (y * tt.tensor([1.0, 2.0, 3.0], device=device)).sum().backward()
+    assert v.grad.item() == 6.0 and to_numpy(x.grad).tolist() == [0.0, 0.0, 0.0]   # the old value: zeros
+    x.grad = None
+    y = x * 1
+    y.copy_(s)
+    (y * tt.tensor([1.0, 2.0, 3.0], device=device)).sum().backward()
+    assert s.grad.dtype is tt.float64 and to_numpy(s.grad).tolist() == [1.0, 2.0, 3.0]
+    assert to_numpy(x.grad).tolist() == [0.0, 0.0, 0.0]
+    z = tt.zeros(2, 3, dtype=tt.int32, device=device)
+    z.copy_(tt.tensor([1.7, -2.5, 3.0], device=device))
+    assert z.tolist() == [[1, -2, 3]] * 2
+
+
+def test_clamp_node_names_follow_torch_overloads(device):
+    x = tt.tensor([0.5, -1.5], device=device, requires_grad=True)
+    y = tt.tensor([2.0, 3.0], device=device, requires_grad=True)
+    assert x.clamp(0, 1).grad_fn.name() == "ClampBackward1"
+    assert x.clamp(min=0).grad_fn.name() == "ClampBackward1"
+    assert x.clamp(max=y).grad_fn.name() == "ClampBackward0"
+    assert x.clamp(y, y + 1).grad_fn.name() == "ClampBackward0"

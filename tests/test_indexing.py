@@ -161,8 +161,13 @@ def test_getitem_errors(device):
         x[_idx([0, 1, 2, 3], device), _idx([0, 1, 2], device)]
     with pytest.raises(IndexError, match=r"^index 5 is out of bounds for dimension 0 with size 4$"):
         x[_idx([1, 5, 7], device)]
-    with pytest.raises(IndexError, match=r"^index -4 is out of bounds for dimension 1 with size 3$"):
+    # torch names the position of the index tensor among the index tensors, not the dim
+    with pytest.raises(IndexError, match=r"^index -4 is out of bounds for dimension 0 with size 3$"):
         x[:, _idx([0, -4], device)]
+    with pytest.raises(IndexError, match=r"^index 3 is out of bounds for dimension 1 with size 3$"):
+        x[_idx([0], device), _idx([3], device)]
+    with pytest.raises(IndexError, match=r"^index is out of bounds for dimension with size 0$"):
+        x[:, :0][:, _idx([0], device)]
     with pytest.raises(IndexError, match=r"^The shape of the mask \[3\] at index 0 does not match the shape of "
                                          r"the indexed tensor \[4, 3\] at index 0$"):
         x[_idx([True, False, True], device, tt.bool)]
@@ -201,8 +206,8 @@ def test_setitem_matches_numpy(case, value_kind, device):
     else:
         vshape = shape if value_kind == "tensor" else shape[-1:]
         np_value = RNG.standard_normal(vshape)
-        value = tt.tensor(np_value, device=device)   # float64: cast to x's float32
         np_value = np_value.astype(np.float32)
+        value = tt.tensor(np_value, device=device)   # index_put needs x's dtype (a cast raises, as torch)
     x[key(device)] = value
     a[np_key] = np_value
     _same(x, a)
@@ -262,8 +267,14 @@ def test_setitem_errors(device):
 
 def test_setitem_self_overlap(device):
     x = tt.arange(6, device=device)
-    x[_idx([1, 2, 3], device)] = x[:3]                 # values alias x: read before written
+    with pytest.raises(RuntimeError, match=r"^unsupported operation: some elements of the input tensor and the "
+                                           r"written-to tensor refer to a single memory location"):
+        x[_idx([1, 2, 3], device)] = x[:3]             # values alias x: torch refuses
+    x[_idx([1, 2, 3], device)] = x[:3].clone()
     _same(x, np.array([0, 0, 1, 2, 4, 5]))
+    y = tt.arange(12, device=device).reshape(3, 4)
+    y[_idx([1, 2], device)] = y[::2]                   # a strided alias is too hard to judge: allowed
+    _same(y, np.array([[0, 1, 2, 3], [0, 1, 2, 3], [8, 9, 10, 11]]))
 
 
 # --------------------------------------------------------------------------- index_put_
@@ -322,7 +333,7 @@ def test_index_select(dtype, device):
 
 def test_index_select_errors(device):
     x = tt.zeros(3, 4, device=device)
-    with pytest.raises(IndexError, match=r"index_select\(\): Expected dtype int32 or int64 for index"):
+    with pytest.raises(RuntimeError, match=r"index_select\(\): Expected dtype int32 or int64 for index"):
         x.index_select(0, tt.tensor([0.0], device=device))
     with pytest.raises(IndexError, match=r"index_select\(\): Index is supposed to be a vector"):
         x.index_select(0, _idx([[0]], device))
@@ -361,10 +372,10 @@ def test_gather_errors(device):
     x = tt.zeros(3, 4, device=device)
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as input tensor"):
         x.gather(0, _idx([0], device))
-    with pytest.raises(RuntimeError, match=r"gather\(\): Expected dtype int64 for index"):
-        x.gather(0, _idx([[0]], device, tt.int32))
+    with pytest.raises(RuntimeError, match=r"gather\(\): Expected dtype int32/int64 for index"):
+        x.gather(0, _idx([[0]], device, tt.int16))
     with pytest.raises(RuntimeError, match=r"Size does not match at dimension 1 expected index \[1, 5\] to be "
-                                           r"smaller than self \[3, 4\] apart from dimension 0"):
+                                           r"no larger than self \[3, 4\] apart from dimension 0"):
         x.gather(0, _idx([[0] * 5], device))
     with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 0 with size 3"):
         x.gather(0, _idx([[3]], device))
@@ -413,14 +424,14 @@ def test_scatter_inplace_and_repeats(device):
 
 def test_scatter_errors(device):
     x = tt.zeros(3, 4, device=device)
-    with pytest.raises(RuntimeError, match=r"scatter\(\): Expected dtype int64 for index"):
-        x.scatter(0, _idx([[0]], device, tt.int32), 1.0)
-    with pytest.raises(RuntimeError, match=r"scatter_add\(\): Expected dtype int64 for index"):
-        x.scatter_add(0, _idx([[0]], device, tt.int32), tt.ones(1, 1, device=device))
+    with pytest.raises(RuntimeError, match=r"scatter\(\): Expected dtype int32/int64 for index"):
+        x.scatter(0, _idx([[0]], device, tt.int16), 1.0)
+    with pytest.raises(RuntimeError, match=r"scatter_add\(\): Expected dtype int32/int64 for index"):
+        x.scatter_add(0, _idx([[0]], device, tt.int16), tt.ones(1, 1, device=device))
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as self tensor"):
         x.scatter(0, _idx([0], device), 1.0)
-    with pytest.raises(RuntimeError, match=r"Expected index \[1, 5\] to be smaller than self \[3, 4\] apart from "
-                                           r"dimension 0 and to be smaller size than src \[1, 5\]"):
+    with pytest.raises(RuntimeError, match=r"Expected index \[1, 5\] to be no larger than self \[3, 4\] apart from "
+                                           r"dimension 0 and to be no larger size than src \[1, 5\]"):
         x.scatter(0, _idx([[0] * 5], device), tt.ones(1, 5, device=device))
     with pytest.raises(RuntimeError, match=r"scatter\(\): Expected self.dtype to be equal to src.dtype"):
         x.scatter(0, _idx([[0]], device), tt.ones(1, 1, dtype=tt.float64, device=device))
@@ -495,7 +506,7 @@ def test_grad_fn_names(device):
 
 
 def test_setitem_advanced_gradients(device):
-    x = tt.tensor(np.arange(5.0), device=device, requires_grad=True)
+    x = tt.tensor(np.arange(5.0), dtype=tt.float32, device=device, requires_grad=True)
     v = tt.tensor([10.0, 20.0], device=device, requires_grad=True)
     y = x * 1
     y[_idx([1, -1], device)] = v
@@ -524,7 +535,7 @@ def test_masked_select_gradient_broadcast(device):
 
 
 def test_setitem_advanced_through_a_view_of_a_non_leaf(device):
-    x = tt.tensor(np.arange(6.0), device=device, requires_grad=True)
+    x = tt.tensor(np.arange(6.0), dtype=tt.float32, device=device, requires_grad=True)
     v = tt.tensor([10.0, 20.0], device=device, requires_grad=True)
     y = x * 1
     z = y[1:]
@@ -557,3 +568,65 @@ def test_index_modified_in_place_after_forward_is_an_error(device):
     g_idx.zero_()
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+# --------------------------------------------------------------------------- torch-audit regressions
+def test_setitem_value_dtype_rules(device):
+    x = tt.zeros(2, 3, device=device)
+    mismatch = r"^Index put requires the source and destination dtypes match, got Float for the destination and {} for the source.$"
+    with pytest.raises(RuntimeError, match=mismatch.format("Double")):
+        x[_idx([0], device)] = tt.ones(3, dtype=tt.float64, device=device)
+    with pytest.raises(RuntimeError, match=mismatch.format("Long")):
+        x[_idx([0], device), _idx([1], device)] = tt.tensor([3], device=device)
+    with pytest.raises(RuntimeError, match=mismatch.format("Double")):       # a mask with a many-valued value
+        x[_idx([True, False], device, tt.bool)] = tt.ones(3, dtype=tt.float64, device=device)
+    # one bool mask and a one-element host value is masked_fill_: the value is converted
+    x[_idx([True, False], device, tt.bool)] = tt.tensor(2.5, dtype=tt.float64)
+    x[_idx([0], device)] = 7                                                 # Python numbers convert too
+    x[:, 1] = tt.tensor([4, 5], device=device)                               # basic keys copy_ with a cast
+    _same(x, np.array([[7, 4, 7], [0, 5, 0]], np.float32))
+    with pytest.raises(RuntimeError, match="^masked_fill_ only supports boolean masks, but got mask with dtype "
+                                           "unsigned char$"):
+        x[_idx([1, 0], device, tt.uint8)] = 1.0
+    with pytest.raises(RuntimeError, match="^value cannot be converted to type int8_t without overflow$"):
+        tt.zeros(3, dtype=tt.int8, device=device)[_idx([0], device)] = 300
+    with pytest.raises(RuntimeError, match=r"^The expanded size of the tensor \(3\) must match the existing size "
+                                           r"\(2\) at non-singleton dimension 0.  Target sizes: \[3\].  Tensor "
+                                           r"sizes: \[2\]$"):
+        x[0] = tt.ones(2, device=device)
+    with pytest.raises(ValueError, match="^slice step cannot be zero$"):
+        x[::0]
+
+
+def test_setitem_through_basic_part_records_copy_slices(device):
+    x = tt.arange(6.0, device=device).view(2, 3).requires_grad_()
+    v = tt.tensor([10.0], device=device, requires_grad=True)
+    y = x * 1
+    y[1, _idx([2], device)] = v              # torch: y[1] is a view, index_put_ into it
+    assert y.grad_fn.name() == "CopySlices"
+    y2 = x * 1
+    y2[:, _idx([2], device)] = 5.0           # full slices make no view
+    assert y2.grad_fn.name() == "IndexPutBackward0"
+    (y * tt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device)).sum().backward()
+    _same(x.grad, np.array([[1, 2, 3], [4, 5, 0]], np.float32))
+    _same(v.grad, np.array([6], np.float32))
+    _same(y.detach(), np.array([[0, 1, 2], [3, 4, 10]], np.float32))
+
+
+def test_index_select_gather_scatter_audit(device):
+    x = tt.tensor(np.arange(12.0).reshape(3, 4), dtype=tt.float32, device=device)
+    with pytest.raises(RuntimeError, match=r"^index_select\(\): Index to scalar can have only 1 value, got 2 value\(s\)$"):
+        tt.tensor(3.0, device=device).index_select(0, _idx([0, 0], device))
+    idx32 = _idx([[3, 0], [1, 1], [0, 2]], device, tt.int32)                 # gather/scatter take int32 too
+    _same(x.gather(1, idx32), np.take_along_axis(np.arange(12.0).reshape(3, 4), np.array([[3, 0], [1, 1], [0, 2]]), 1))
+    s = x.scatter(1, _idx([[0], [3], [2]], device, tt.int32), -1.0)
+    _same(s, np.array([[-1, 1, 2, 3], [4, 5, 6, -1], [8, 9, -1, 11]], np.float32))
+    internal = r"^unsupported operation: more than one element of the written-to tensor refers to a single"
+    with pytest.raises(RuntimeError, match=internal):
+        tt.zeros(3, device=device).expand(2, 3).scatter_(0, _idx([[0, 1, 0]], device), 5.0)
+    with pytest.raises(RuntimeError, match=r"^unsupported operation: some elements of the input tensor and the written-to"):
+        x.scatter_(1, _idx([[0]], device), x)
+    e = tt.zeros(0, 3, device=device)
+    with pytest.raises(IndexError, match="^index is out of bounds for dimension with size 0$"):
+        e[_idx([0], device)]
+    assert e[:, _idx([1, 2], device)].shape == (0, 2)

@@ -64,7 +64,7 @@ def test_cat_promotes_dtypes_and_skips_empty_1d(device):
 
 def test_cat_errors(device):
     a = tt.ones(2, 3, device=device)
-    with pytest.raises(RuntimeError, match=r"^torch.cat\(\): expected a non-empty list of Tensors$"):
+    with pytest.raises(ValueError, match=r"^torch.cat\(\): expected a non-empty list of Tensors$"):
         tt.cat([])
     with pytest.raises(RuntimeError, match=r"^Sizes of tensors must match except in dimension 1. Expected size 3 "
                                            r"but got size 4 for tensor number 1 in the list.$"):
@@ -205,7 +205,7 @@ def test_flip_is_a_copy_and_edge_shapes(device):
 
 def test_flip_errors_and_gradient(device):
     x = tt.tensor([[1.0, 2.0, 3.0]], device=device, requires_grad=True)
-    with pytest.raises(RuntimeError, match="dims has duplicates"):
+    with pytest.raises(RuntimeError, match="^dim 1 appears multiple times in the list of dims$"):
         x.flip(1, -1)
     with pytest.raises(IndexError, match="Dimension out of range"):
         x.flip(2)

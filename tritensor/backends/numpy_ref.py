@@ -16,7 +16,8 @@ def _as_compute(a, compute):
     if isinstance(a, Tensor):
         return a._host_view().astype(compute.numpy_dtype, copy=False)
     if isinstance(a, (bool, int, float)):
-        return np.asarray(a, dtype=compute.numpy_dtype)
+        # through NumPy's own type first: an out-of-range Python int wraps (uint8 - 2), as in torch
+        return np.asarray(a).astype(compute.numpy_dtype)
     return a
 
 
@@ -88,6 +89,8 @@ def erf(x):
 
 
 def sign(x):
+    if x.dtype.kind == "b":
+        return x.copy()          # sign(True) is True, as torch
     return np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f" else np.sign(x)
 
 

@@ -11,8 +11,17 @@ from ..backends import numpy_ref
 from ..backends import triton as tb
 from ..tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
-from .dispatch import dispatch, dispatch_inplace, empty
+from .dispatch import dispatch, empty
+from .dispatch import dispatch_inplace as _dispatch_inplace
 from .table import Meta, op
+from .views import check_inplace_overlap
+
+
+def dispatch_inplace(entry, self, *others, **attrs):
+    """An in-place elementwise op: torch's memory-overlap checks (an expanded ``self``, an input
+    partly overlapping it), then dispatch's in-place road."""
+    check_inplace_overlap(self, *others)
+    return _dispatch_inplace(entry, self, *others, **attrs)
 
 
 # --------------------------------------------------------------------------- rules
@@ -149,7 +158,13 @@ TANH = _elementwise("tanh", ("x",), float_rule, lambda ctx, g: tanh_backward(g, 
 # relu's gradient is one fused kernel: where(x > 0, grad, 0); it is linear in grad.
 RELU_BACKWARD = _elementwise("relu_backward", ("grad", "x"), same_type_rule,
                              lambda ctx, gg: (relu_backward(gg, ctx.x), None), saves=("x",))
-RELU = _elementwise("relu", ("x",), same_type_rule, lambda ctx, g: relu_backward(g, ctx.x), saves=("x",))
+def _relu_rule(x, **_):
+    if x.dtype is _dt.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return same_type_rule(x)
+
+
+RELU = _elementwise("relu", ("x",), _relu_rule, lambda ctx, g: relu_backward(g, ctx.x), saves=("x",))
 
 
 def _abs_backward(ctx, g):
@@ -157,11 +172,25 @@ def _abs_backward(ctx, g):
     return mul(g, sub(gt(x, 0).to(g.dtype), lt(x, 0).to(g.dtype)))  # g * sign(x), sign(0) = 0
 
 
-ABS = _elementwise("abs", ("x",), same_type_rule, _abs_backward, saves=("x",))
+def no_bool_rule(cpu_kernel, cuda_kernel):
+    """same_type_rule for ops torch has no bool kernel for (abs, floor ...): its dispatch error,
+    naming torch's kernel on each device."""
+    def rule(x, *rest, **_):
+        if x.dtype is _dt.bool_:
+            name = cuda_kernel if x.device.type == "cuda" else cpu_kernel
+            raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+        return same_type_rule(x, *rest)
+    return rule
+
+
+ABS = _elementwise("abs", ("x",), no_bool_rule("abs_cpu", "abs_cuda"), _abs_backward, saves=("x",))
 
 
 def _pow_rule(x, y):
     meta = same_type_rule(x, y)
+    if meta.dtype is _dt.bool_ and not (isinstance(x, Tensor) and isinstance(y, bool)):
+        # torch's pow kernels have no bool case; a bool scalar exponent is 1 (a copy) or 0 (ones)
+        raise NotImplementedError('"pow" not implemented for \'Bool\'')
     if not meta.dtype.is_floating_point and isinstance(y, int) and not isinstance(y, bool) and y < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return meta
@@ -216,7 +245,7 @@ COMPARISONS = {n: _elementwise(n, ("x", "y"), compare_rule, differentiable=False
 
 
 def _where_rule(cond, a, b):
-    if isinstance(cond, Tensor) and cond.dtype is not _dt.bool_:
+    if isinstance(cond, Tensor) and cond.dtype is not _dt.bool_ and cond.dtype is not _dt.uint8:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {_dt.type_name(cond.dtype)}")
     dtype = _dt.result_type(a, b)
     return Meta(broadcast_shapes(*_shapes((cond, a, b))), dtype, _dt.compute_dtype(dtype))
@@ -236,15 +265,59 @@ def _binary(entry, x, y):
     return dispatch(entry, x, y)
 
 
+def _tensor_args(name, x, y):
+    """torch's ops with Tensor-Tensor overloads only (maximum, logical_and ...)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    if not isinstance(y, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(y).__name__}")
+
+
+def _tensor_first(name, x):
+    """torch's ops with (Tensor, Tensor) and (Tensor, Scalar) overloads but no (Scalar, Tensor)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(x).__name__}, Tensor)")
+
+
 def add(input, other, *, alpha=1):
-    if alpha != 1:
-        other = _scaled(other, alpha)
+    if type(alpha) is not int or alpha != 1:
+        other = _scaled(input, other, alpha)
     return _binary(ADD, input, other)
 
 
-def _scaled(other, alpha):
-    """alpha * other, for add/sub's ``alpha``; ``other`` may be a Python number."""
-    return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+def _scaled(input, other, alpha):
+    """alpha * other, for add/sub's ``alpha`` (``other`` may be a Python number), with torch's
+    checks; the result keeps result_type(input, other), as torch computes input + alpha * other
+    in that type."""
+    _check_operands("add", (input, other))
+    dtype = _dt.result_type(input, other)
+    if isinstance(alpha, bool) and dtype is not _dt.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not dtype.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if dtype is _dt.bool_:
+        alpha = bool(alpha)
+    if not isinstance(other, Tensor):
+        return bool(other and alpha) if dtype is _dt.bool_ else other * alpha
+    if other.dtype is not dtype and other.dim() > 0:
+        from .copy import to_dtype
+        other = to_dtype(other, dtype)
+    return mul(other, alpha)
+
+
+def _is_bool(a):
+    return isinstance(a, bool) or (isinstance(a, Tensor) and a.dtype is _dt.bool_)
+
+
+def _check_sub(input, other):
+    """torch's sub_check: no bool operand (a Python bool counts as a bool tensor)."""
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                           "`^` or `logical_xor()` operator instead.")
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def _both_bool_tensors(a, b):
@@ -252,14 +325,9 @@ def _both_bool_tensors(a, b):
 
 
 def sub(input, other, *, alpha=1):
-    if _dt.result_type(input, other) is _dt.bool_:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-            "`logical_xor()` operator instead." if _both_bool_tensors(input, other) else
-            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
-            "to invert a mask, use the `~` or `logical_not()` operator instead.")
-    if alpha != 1:
-        other = _scaled(other, alpha)
+    _check_sub(input, other)
+    if type(alpha) is not int or alpha != 1:
+        other = _scaled(input, other, alpha)
     return _binary(SUB, input, other)
 
 
@@ -278,10 +346,12 @@ def pow(input, exponent):
 
 
 def maximum(input, other):
+    _tensor_args("maximum", input, other)
     return _binary(MAXIMUM, input, other)
 
 
 def minimum(input, other):
+    _tensor_args("minimum", input, other)
     return _binary(MINIMUM, input, other)
 
 
@@ -340,6 +410,18 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
+    if isinstance(condition, Tensor) and condition.dtype is _dt.uint8:
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
+                      "removed in a future version of PyTorch. Use a boolean condition instead.", UserWarning,
+                      stacklevel=2)
+        condition = ne(condition, 0)
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        from .copy import check_scalar_fits
+        dtype = _dt.result_type(input, other)
+        for v in (input, other):
+            if not isinstance(v, Tensor):
+                check_scalar_fits(v, dtype)
     return dispatch(WHERE, condition, input, other)
 
 
@@ -347,6 +429,7 @@ def _compare(name):
     entry = COMPARISONS[name]
 
     def fn(input, other):
+        _tensor_first(name, input)
         return _binary(entry, input, other)
     fn.__name__ = name
     return fn
@@ -361,14 +444,15 @@ def _inplace_binary(entry, self, other):
 
 
 def add_(self, other, *, alpha=1):
-    if alpha != 1:
-        other = _scaled(other, alpha)
+    if type(alpha) is not int or alpha != 1:
+        other = _scaled(self, other, alpha)
     return _inplace_binary(ADD, self, other)
 
 
 def sub_(self, other, *, alpha=1):
-    if alpha != 1:
-        other = _scaled(other, alpha)
+    _check_sub(self, other)
+    if type(alpha) is not int or alpha != 1:
+        other = _scaled(self, other, alpha)
     return _inplace_binary(SUB, self, other)
 
 

@@ -210,7 +210,9 @@ def parse_key(x, key, keep_scalar_tensors=False):
                          + ", ".join(_shape_str(t.shape) for t in indices)) from None
     for j, (d, t) in enumerate(zip(dims, indices)):
         if j not in checked:
-            check_range(t, vshape[d], d)
+            if vshape[d] == 0 and t.numel():
+                raise IndexError("index is out of bounds for dimension with size 0")
+            check_range(t, vshape[d], j)    # torch names the index tensor's position, not the dim
     return IndexKey(basic, dims, indices, bshape), None
 
 
@@ -405,6 +407,7 @@ def _check_put_dtype(x, values):
 def index_put_(input, indices, values, accumulate=False):
     _check_put_dtype(input, values)
     key = _index_put_key(input, indices)
+    _check_put_overlap(input, key, values)
     return dispatch_inplace(INDEX_PUT, input, _values_for(input, key, values, cast=False), key=key,
                             accumulate=bool(accumulate))
 
@@ -424,6 +427,19 @@ def getitem(x, key):
     return dispatch(INDEX, x, key=k)
 
 
+def _masked_fill_form(x, key, value):
+    """torch's canDispatchToMaskedFill: x[mask] = v with one bool/uint8 index tensor and a value
+    of one element held on the host (a Python number, or a cpu tensor) is masked_fill_(mask,
+    v.item()): the value is converted to x's dtype. Returns the mask tensor, or None."""
+    if isinstance(value, Tensor) and not (value.numel() == 1 and value.device.type == "cpu"):
+        return None
+    items = [i for i in _key_items(key) if isinstance(i, (Tensor, list, tuple, np.ndarray, bool, np.bool_))]
+    if len(items) != 1:
+        return None
+    item = _item(items[0], False)
+    return item if isinstance(item, Tensor) and item.dtype.name in _MASK_DTYPES else None
+
+
 def setitem(x, key, value):
     k, basic = parse_key(x, key)
     if k is None:
@@ -433,21 +449,58 @@ def setitem(x, key, value):
         if isinstance(value, Tensor):
             while value.dim() > target.dim() and value.shape[0] == 1:
                 value = _views.reshape(value, value.shape[1:])
+            if tuple(value.shape) != tuple(target.shape):
+                value = _views.expand(value, tuple(target.shape))     # torch's expand error text
             _copy.copy_(target, value)
         else:
             _copy.fill_(target, value)
         return
-    dispatch_inplace(INDEX_PUT, x, _values_for(x, k, value, cast=True), key=k, accumulate=False)
+    mask = _masked_fill_form(x, key, value)
+    if mask is not None:
+        if mask.dtype is _dt.uint8:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        if not isinstance(value, Tensor):
+            _copy.check_scalar_fits(value, x.dtype)
+        cast = True
+    else:
+        _check_put_dtype(x, values=value)
+        if not isinstance(value, Tensor):
+            _copy.check_scalar_fits(value, x.dtype)
+        cast = False
+    _check_put_overlap(x, k, value)
+    values = _values_for(x, k, value, cast=cast)
+    shape, strides, offset = k.view_layout(x)
+    if (tuple(shape), tuple(strides), offset) != (tuple(x.shape), tuple(x.stride()), x.storage_offset()):
+        # as torch: the ints, slices and None give a view first, the index tensors are put into
+        # it (so a tensor with history gets CopySlices)
+        x = _views.basic_index(x, k.basic)
+        k = IndexKey((), k.dims, k.indices, k.bshape)
+    dispatch_inplace(INDEX_PUT, x, values, key=k, accumulate=False)
+
+
+def _check_put_overlap(x, key, value):
+    """torch's index_put_ checks: no write into an expanded tensor's shared memory is reported
+    (torch warns), but a value or an index tensor overlapping x is an error."""
+    if isinstance(value, Tensor) and value.device == x.device:
+        _views.assert_no_overlap(x, value)
+    for t in key.indices:
+        if t.device == x.device:
+            _views.assert_no_overlap(x, t)
 
 
 # --------------------------------------------------------------------------- index_select / take
 def index_select(input, dim, index):
-    if not isinstance(index, Tensor) or index.dtype.name not in _INDEX_DTYPES:
-        raise IndexError("index_select(): Expected dtype int32 or int64 for index")
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_select(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
+    if index.dtype.name not in _INDEX_DTYPES:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     common_device([input, index])
     if input.dim() == 0:
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} "
+                               "value(s)")
         out = index_select(_views.reshape(input, (1,)), 0, index)
         return _views.reshape(out, ()) if index.dim() == 0 else out
     d = _wrap(dim, input.dim())
@@ -569,8 +622,8 @@ def _gather_checks(name, input, dim, index, src=None):
     d = _wrap(dim, input.dim())
     if index.numel() == 0:
         return d, False
-    if index.dtype is not _dt.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.dtype.name not in _INDEX_DTYPES:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     nd = max(input.dim(), 1)
     if name == "gather":
         if max(index.dim(), 1) != nd:
@@ -579,7 +632,7 @@ def _gather_checks(name, input, dim, index, src=None):
             if i != d and _size(index, i) > _size(input, i):
                 raise RuntimeError(
                     f"Size does not match at dimension {i} expected index {_shape_str(index.shape)} to be "
-                    f"smaller than self {_shape_str(input.shape)} apart from dimension {d}")
+                    f"no larger than self {_shape_str(input.shape)} apart from dimension {d}")
     else:
         if max(index.dim(), 1) != nd:
             raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
@@ -588,8 +641,8 @@ def _gather_checks(name, input, dim, index, src=None):
         bad = any(i != d and _size(index, i) > _size(input, i) for i in range(nd))
         bad = bad or (src is not None and any(_size(index, i) > _size(src, i) for i in range(nd)))
         if bad:
-            extra = f" and to be smaller size than src {_shape_str(src.shape)}" if src is not None else ""
-            raise RuntimeError(f"Expected index {_shape_str(index.shape)} to be smaller than self "
+            extra = f" and to be no larger size than src {_shape_str(src.shape)}" if src is not None else ""
+            raise RuntimeError(f"Expected index {_shape_str(index.shape)} to be no larger than self "
                                f"{_shape_str(input.shape)} apart from dimension {d}{extra}")
     if name == "gather" or input.device.type == "cpu":
         # scatter on a GPU checks the host copy of the index its launcher reads anyway
@@ -632,6 +685,11 @@ def _scatter(entry, name, input, dim, index, src, inplace, reduce=None):
         if inplace:
             return _copy.copy_(input, out)
         return out
+    if inplace:
+        _views.assert_no_internal_overlap(input)
+        _views.assert_no_overlap(input, index)
+        if not value_form:
+            _views.assert_no_overlap(input, src_t)
     if not value_form and src_t._storage is input._storage:
         src_t = _copy.clone(src_t)
     if inplace:

@@ -96,7 +96,7 @@ CAT = op("cat", ("tensors",), rule=_cat_rule, reference=numpy_ref.cat, kernel=_c
 def cat(tensors, dim=0, *, out=None):
     tensors = _check_tensor_list(tensors, "cat")
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     if out is not None:
         raise NotImplementedError("tritensor: cat(out=...) is not supported")
     _, dim = _cat_shape(tensors, dim)
@@ -279,9 +279,9 @@ def flip(input, *dims):
         dims = tuple(dims[0])
     n = input.dim()
     wrapped = tuple(_wrap(int(d), n) for d in dims)
-    if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, "
-                           f"but unique flip dims size={len(set(wrapped))}")
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if n == 0:
         wrapped = ()
     return dispatch(FLIP, input, dims=tuple(sorted(wrapped)))

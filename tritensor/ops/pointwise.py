@@ -19,10 +19,12 @@ from .. import dtypes as _dt
 from ..backends import numpy_ref
 from ..backends import triton as tb
 from ..tensor import Tensor
-from .dispatch import dispatch, dispatch_inplace
+from .dispatch import dispatch
+from .dispatch import dispatch_inplace as _unchecked_inplace
 from .elementwise import (
-    _binary, _check_operands, _elementwise, _needed, add, broadcast_shapes, compare_rule, div, exp,
-    float_rule, ge, gt, le, lt, mul, neg, same_type_rule, sigmoid, sub, tanh, where,
+    _binary, _check_operands, _elementwise, _needed, _tensor_args, _tensor_first, add, broadcast_shapes,
+    compare_rule, dispatch_inplace, div, exp, float_rule, ge, gt, le, lt, mul, neg, no_bool_rule,
+    same_type_rule, sigmoid, sub, tanh, where,
 )
 from .table import Meta, op
 
@@ -37,7 +39,7 @@ _TYPEMETA_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Hal
 def _not_implemented(kernel, dtype, device):
     """torch's dispatch error for a dtype a kernel has no case for."""
     where_ = "cuda" if device is not None and device.type == "cuda" else "cpu"
-    return RuntimeError(f'"{kernel}_{where_}" not implemented for \'{_dt.type_name(dtype)}\'')
+    return NotImplementedError(f'"{kernel}_{where_}" not implemented for \'{_dt.type_name(dtype)}\'')
 
 
 def _device_of(*args):
@@ -83,12 +85,16 @@ def _logical_rule(*args, **_):
     return compare_rule(*args)
 
 
-def _float_input_rule(name):
-    """Activations torch defines for floating inputs only (silu, gelu)."""
+def _float_input_rule(name, kernels=None):
+    """Activations torch defines for floating inputs only (silu, gelu); ``kernels``: torch's
+    (cpu, cuda) kernel names where they are not name_cpu / name_cuda."""
     def rule(x, *rest, **_):
         meta = same_type_rule(x, *rest)
         if not meta.dtype.is_floating_point:
-            raise _not_implemented(name, meta.dtype, x.device)
+            if kernels is None:
+                raise _not_implemented(name, meta.dtype, x.device)
+            kernel = kernels[1] if x.device.type == "cuda" else kernels[0]
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_dt.type_name(meta.dtype)}\'')
         return meta
     return rule
 
@@ -105,10 +111,11 @@ def _masked_fill_rule(x, mask, value, **_):
 # --------------------------------------------------------------------------- entries
 # Step functions: zero gradient wherever they are differentiable (torch's convention).
 SIGN = _elementwise("sign", ("x",), same_type_rule, _zeros)
-FLOOR = _elementwise("floor", ("x",), same_type_rule, _zeros)
-CEIL = _elementwise("ceil", ("x",), same_type_rule, _zeros)
-TRUNC = _elementwise("trunc", ("x",), same_type_rule, _zeros)
-ROUND = _elementwise("round", ("x",), same_type_rule, _zeros)
+# torch has no bool kernel for the rounding functions (on cpu its error names the vml kernel)
+FLOOR = _elementwise("floor", ("x",), no_bool_rule("floor_vml_cpu", "floor_cuda"), _zeros)
+CEIL = _elementwise("ceil", ("x",), no_bool_rule("ceil_vml_cpu", "ceil_cuda"), _zeros)
+TRUNC = _elementwise("trunc", ("x",), no_bool_rule("trunc_vml_cpu", "trunc_cuda"), _zeros)
+ROUND = _elementwise("round", ("x",), no_bool_rule("round_vml_cpu", "round_cuda"), _zeros)
 # round(x, decimals=d): ``scale`` is 10**d, or -10**-d for d < 0 (see the FN)
 ROUND_DECIMALS = _elementwise("round_decimals", ("x", "scale"), same_type_rule,
                               lambda ctx, g: (_zeros(ctx, g), None), grad_name="RoundBackward1")
@@ -196,7 +203,7 @@ GELU_BACKWARD = op(
         ctx, lambda: gelu_backward(gg, ctx.x, approximate=ctx.approximate),
         lambda: mul(mul(gg, ctx.grad), _gelu_second(ctx.x, ctx.approximate))),
     saves=("grad", "x"))
-GELU = op("gelu", ("x",), rule=_float_input_rule("gelu"), reference=numpy_ref.gelu,
+GELU = op("gelu", ("x",), rule=_float_input_rule("gelu", ("GeluKernelImpl", "GeluCUDAKernelImpl")), reference=numpy_ref.gelu,
           kernel=_gelu_launcher("gelu", "gelu_tanh"),
           backward=lambda ctx, g: gelu_backward(g, ctx.x, approximate=ctx.approximate), saves=("x",))
 
@@ -223,6 +230,12 @@ FMOD = _elementwise(
     saves=("x", "y"), grad_name=_by_tensor_other("FmodBackward"))
 
 
+def _clamp_node_name(args, attrs):
+    """torch.clamp's overloads: clamp.Tensor (any tensor bound) is ClampBackward0, clamp with
+    numbers ClampBackward1 (min- or max-only clamps are clamp too)."""
+    return f"ClampBackward{0 if any(isinstance(a, Tensor) for a in args[1:]) else 1}"
+
+
 # clamp: the gradient passes where min <= x <= max (boundaries included, as torch); a tensor
 # bound gets it where it is the active one (min only while min < max, as torch).
 def _clamp_backward(ctx, g):
@@ -235,17 +248,17 @@ def _clamp_backward(ctx, g):
 
 CLAMP = op("clamp", ("x", "min", "max"), rule=_clamp_rule, reference=numpy_ref.clamp,
            kernel=lambda out, *args, compute: tb.elementwise("clamp", out, list(args), compute),
-           backward=_clamp_backward, saves=("x", "min", "max"), grad_name=_by_tensor_other("ClampBackward"))
+           backward=_clamp_backward, saves=("x", "min", "max"), grad_name=_clamp_node_name)
 CLAMP_MIN = _elementwise(
     "clamp_min", ("x", "min"), _clamp_rule,
     lambda ctx, g: _needed(ctx, lambda: where(ge(ctx.x, ctx.min), g, 0.0),
                            lambda: where(lt(ctx.x, ctx.min), g, 0.0)),
-    saves=("x", "min"), fn="maximum", grad_name=_by_tensor_other("ClampMinBackward"))
+    saves=("x", "min"), fn="maximum", grad_name=_clamp_node_name)
 CLAMP_MAX = _elementwise(
     "clamp_max", ("x", "max"), _clamp_rule,
     lambda ctx, g: _needed(ctx, lambda: where(le(ctx.x, ctx.max), g, 0.0),
                            lambda: where(gt(ctx.x, ctx.max), g, 0.0)),
-    saves=("x", "max"), fn="minimum", grad_name=_by_tensor_other("ClampMaxBackward"))
+    saves=("x", "max"), fn="minimum", grad_name=_clamp_node_name)
 
 LOGICAL = {n: _elementwise(n, ("x", "y"), _logical_rule, differentiable=False)
            for n in ("logical_and", "logical_or", "logical_xor")}
@@ -409,6 +422,7 @@ def remainder(input, other):
 
 
 def fmod(input, other):
+    _tensor_first("fmod", input)
     return _binary(FMOD, input, other)
 
 
@@ -429,6 +443,14 @@ def _clamp_entry_and_args(input, min, max):
     _check_operands("clamp", tuple(b for b in (min, max) if b is not None))
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        raise TypeError("clamp() received an invalid combination of arguments - got (Tensor, "
+                        f"{type(min).__name__}, {type(max).__name__}): the bounds are both Tensors or both Numbers")
+    dtype = _dt.result_type(input, *(b for b in (min, max) if b is not None))
+    from .copy import check_scalar_fits
+    for b in (min, max):
+        if b is not None and not isinstance(b, Tensor):
+            check_scalar_fits(b, dtype)
     if max is None:
         return CLAMP_MIN, (min,)
     if min is None:
@@ -460,26 +482,32 @@ def clamp_max(input, max):
 
 # logical and bitwise
 def logical_and(input, other):
+    _tensor_args("logical_and", input, other)
     return _binary(LOGICAL["logical_and"], input, other)
 
 
 def logical_or(input, other):
+    _tensor_args("logical_or", input, other)
     return _binary(LOGICAL["logical_or"], input, other)
 
 
 def logical_xor(input, other):
+    _tensor_args("logical_xor", input, other)
     return _binary(LOGICAL["logical_xor"], input, other)
 
 
 def logical_and_(self, other):
+    _tensor_args("logical_and_", self, other)
     return dispatch_inplace(LOGICAL["logical_and"], self, other)
 
 
 def logical_or_(self, other):
+    _tensor_args("logical_or_", self, other)
     return dispatch_inplace(LOGICAL["logical_or"], self, other)
 
 
 def logical_xor_(self, other):
+    _tensor_args("logical_xor_", self, other)
     return dispatch_inplace(LOGICAL["logical_xor"], self, other)
 
 
@@ -526,9 +554,22 @@ def _check_masked_fill(mask, value):
 def masked_fill(input, mask, value):
     _tensor_input("masked_fill", input)
     _check_masked_fill(mask, value)
+    if not isinstance(value, Tensor):
+        from .copy import check_scalar_fits
+        check_scalar_fits(value, input.dtype)
     return dispatch(MASKED_FILL, input, mask, value)
 
 
 def masked_fill_(self, mask, value):
     _check_masked_fill(mask, value)
-    return dispatch_inplace(MASKED_FILL, self, mask, value)
+    if not isinstance(value, Tensor):
+        from .copy import check_scalar_fits
+        check_scalar_fits(value, self.dtype)
+    from .views import assert_no_partial_overlap, has_internal_overlap
+    if has_internal_overlap(self):
+        import warnings
+        warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
+                      "scalar", UserWarning, stacklevel=2)
+    assert_no_partial_overlap(self, mask)
+    return _unchecked_inplace(MASKED_FILL, self, mask, value)

@@ -225,7 +225,9 @@ def _basic_index_layout(x, index):
             size, st = x.shape[dim], x.stride()[dim]
             start, stop, step = item.start, item.stop, item.step
             step = 1 if step is None else step
-            if step <= 0:
+            if step == 0:
+                raise ValueError("slice step cannot be zero")      # Python's own slice error, as torch
+            if step < 0:
                 raise ValueError("step must be greater than zero")
             start = 0 if start is None else (start + size if start < 0 else start)
             stop = size if stop is None else (stop + size if stop < 0 else stop)
@@ -439,6 +441,73 @@ def as_strided(x, size, stride, storage_offset=None):
     offset = x.storage_offset() if storage_offset is None else int(storage_offset)
     return dispatch(AS_STRIDED, x, size=tuple(size), stride=tuple(stride), storage_offset=offset,
                     input_geometry=geometry(x))
+
+
+# --------------------------------------------------------------------------- memory overlap
+# torch's checks before an in-place write (aten/src/ATen/MemoryOverlap.cpp): a written-to tensor
+# whose elements share memory (an expanded one) and an input that partly overlaps the output are
+# errors; geometries too hard to judge (neither dense nor broadcast) pass, as in torch.
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
+                     "single memory location. Please clone() the tensor before performing the operation.")
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
+                    "refer to a single memory location. Please clone() the tensor before performing the "
+                    "operation.")
+
+
+def is_non_overlapping_and_dense(t):
+    """torch's is_non_overlapping_and_dense: some permutation of the dims is contiguous."""
+    dims = sorted((st, s) for s, st in zip(t.shape, t.stride()) if s != 1)
+    expected = 1
+    for st, s in dims:
+        if st != expected:
+            return False
+        expected *= s
+    return True
+
+
+def has_internal_overlap(t):
+    """True where torch says MemOverlap::Yes: a dim of size > 1 with stride 0."""
+    if is_non_overlapping_and_dense(t):
+        return False
+    return any(st == 0 and s > 1 for s, st in zip(t.shape, t.stride()))
+
+
+def assert_no_internal_overlap(t):
+    if has_internal_overlap(t):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+
+
+def _overlap_status(a, b):
+    """torch's get_overlap_status: 'full', 'partial' or None (no overlap, or too hard to tell)."""
+    if a is b:
+        return "full"
+    if a.numel() == 0 or b.numel() == 0 or a._storage is not b._storage:
+        return None
+    if not (is_non_overlapping_and_dense(a) and is_non_overlapping_and_dense(b)):
+        return None
+    a0, b0 = a.storage_offset() * a.dtype.itemsize, b.storage_offset() * b.dtype.itemsize
+    a1, b1 = a0 + a.numel() * a.dtype.itemsize, b0 + b.numel() * b.dtype.itemsize
+    if a0 == b0 and a1 == b1:
+        return "full" if tuple(a.stride()) == tuple(b.stride()) else "partial"
+    return "partial" if a0 < b1 and b0 < a1 else None
+
+
+def assert_no_partial_overlap(out, inp):
+    if _overlap_status(out, inp) == "partial":
+        raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def assert_no_overlap(out, inp):
+    if _overlap_status(out, inp) is not None:
+        raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def check_inplace_overlap(out, *inputs):
+    """The checks torch's TensorIterator makes for an in-place op writing ``out``."""
+    assert_no_internal_overlap(out)
+    for a in inputs:
+        if isinstance(a, Tensor):
+            assert_no_partial_overlap(out, a)
 
 
 def _squash_broadcast(shape, strides):
