@@ -693,3 +693,15 @@ def test_clamp_node_names_follow_torch_overloads(device):
     assert x.clamp(min=0).grad_fn.name() == "ClampBackward1"
     assert x.clamp(max=y).grad_fn.name() == "ClampBackward0"
     assert x.clamp(y, y + 1).grad_fn.name() == "ClampBackward0"
+
+
+def test_maximum_minimum_gradients_ties_and_nan(device):
+    """torch's rule: ties split the gradient, the losing side gets 0, NaN on either side passes
+    the whole gradient to both inputs."""
+    nan = float("nan")
+    for fn, grads in [(tt.maximum, ([0.5, 1, 1, 0], [0.5, 1, 1, 1])), (tt.minimum, ([0.5, 1, 1, 1], [0.5, 1, 1, 0]))]:
+        a = tt.tensor([1.0, nan, 3.0, 2.0], device=device, requires_grad=True)
+        b = tt.tensor([1.0, 2.0, nan, 5.0], device=device, requires_grad=True)
+        fn(a, b).sum().backward()
+        np.testing.assert_array_equal(to_numpy(a.grad), grads[0])
+        np.testing.assert_array_equal(to_numpy(b.grad), grads[1])

@@ -525,3 +525,11 @@ def test_nan_gradients_of_whole_max_and_inf_norm(device):
     x.norm(math.inf, 1).sum().backward()
     np.testing.assert_array_equal(to_numpy(x.grad), [[0, 0, 0], [0, -0.5, 0.5]])
 
+
+
+def test_max_min_refuse_a_number_as_dim(device):
+    x = tt.ones(3, device=device)
+    for fn in (tt.max, tt.min):
+        for bad in (2.5, True):
+            with pytest.raises(TypeError, match="received an invalid combination of arguments"):
+                fn(x, bad)

@@ -225,19 +225,19 @@ POW = op("pow", ("x", "y"), rule=_pow_rule, reference=numpy_ref.pow, kernel=laun
          backward=_pow_backward, saves=("x", "y", "out"), grad_name=_by_scalar_position("PowBackward"))
 
 
-def _max_min_backward(select_self):
+def _max_min_backward(loses):
+    """torch's rule: tied inputs split the gradient evenly, the losing side gets 0, and every
+    other element (NaN on either side) passes the whole gradient to both inputs."""
     def backward(ctx, g):
         x, y = ctx.x, ctx.y
-        # torch splits the gradient evenly between tied inputs
-        win_x = where(eq(x, y), mul(g, 0.5), where(select_self(x, y), g, 0.0))
-        win_y = sub(g, win_x)
-        return win_x, win_y
+        tie, half = eq(x, y), mul(g, 0.5)
+        return where(tie, half, where(loses(x, y), 0.0, g)), where(tie, half, where(loses(y, x), 0.0, g))
     return backward
 
 
-MAXIMUM = _elementwise("maximum", ("x", "y"), same_type_rule, _max_min_backward(lambda a, b: gt(a, b)),
+MAXIMUM = _elementwise("maximum", ("x", "y"), same_type_rule, _max_min_backward(lambda a, b: lt(a, b)),
                        saves=("x", "y"))
-MINIMUM = _elementwise("minimum", ("x", "y"), same_type_rule, _max_min_backward(lambda a, b: lt(a, b)),
+MINIMUM = _elementwise("minimum", ("x", "y"), same_type_rule, _max_min_backward(lambda a, b: gt(a, b)),
                        saves=("x", "y"))
 
 COMPARISONS = {n: _elementwise(n, ("x", "y"), compare_rule, differentiable=False) for n in

@@ -315,7 +315,7 @@ def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry)
         dim = other
     if isinstance(dim, Tensor):                     # torch.max(a, b) is maximum
         return other_fn(input, dim)
-    if isinstance(dim, (tuple, list)):
+    if isinstance(dim, (tuple, list, bool, float)):     # torch.max(x, 2.5) is no dim
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({type(dim).__name__}), but expected one of:\n"
                         " * (Tensor input, int dim, bool keepdim = False)\n * (Tensor input, Tensor other)")
