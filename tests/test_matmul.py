@@ -68,10 +68,10 @@ def rng():
 
 @pytest.fixture(autouse=True)
 def _highest_precision():
-    """Every test starts and ends at torch's default (IEEE float32)."""
-    tt.set_float32_matmul_precision("highest")
+    """Every test starts and ends at torch's default (IEEE float32, fp32_precision "none")."""
+    tt.backends.cuda.matmul.fp32_precision = "none"
     yield
-    tt.set_float32_matmul_precision("highest")
+    tt.backends.cuda.matmul.fp32_precision = "none"
 
 
 # --------------------------------------------------------------------------- parity
@@ -276,11 +276,43 @@ def test_precision_settings_round_trip():
     assert tt.get_float32_matmul_precision() == "highest" and tmm.input_precision("float32") == "ieee"
     tt.set_float32_matmul_precision("high")
     assert m.allow_tf32 is True
-    with pytest.raises(RuntimeError, match="invalid precision 'fast'"):
+    # torch: an unknown name warns and changes nothing; a non-string is an error
+    with pytest.warns(UserWarning, match="fast is not one of 'highest', 'high', or 'medium'"):
         tt.set_float32_matmul_precision("fast")
     assert tt.get_float32_matmul_precision() == "high"
-    with pytest.raises(AttributeError):
+    _raises("set_float32_matmul_precision expects a str, but got int", lambda: tt.set_float32_matmul_precision(1))
+    _raises("set_allow_tf32_cublas expects a bool, but got int", lambda: setattr(m, "allow_tf32", 1))
+    assert m.allow_tf32 is True
+    with pytest.raises(AttributeError, match="Unknown attribute allow_tf33"):
         m.allow_tf33 = True
+    with pytest.raises(AttributeError, match="Unknown attribute allow_tf33"):
+        m.allow_tf33
+
+
+def test_fp32_precision_and_reduction_flags():
+    """torch's newer name for the same setting, and its cuBLAS reduction switches (read back
+    only: tritensor always accumulates 16-bit inputs in float32)."""
+    m = tt.backends.cuda.matmul
+    assert m.fp32_precision == "none"                 # torch's default: nothing set yet
+    m.fp32_precision = "tf32"
+    assert m.allow_tf32 is True and tmm.input_precision("float32") == "tf32"
+    m.fp32_precision = "ieee"
+    assert tt.get_float32_matmul_precision() == "highest" and tmm.input_precision("float32") == "ieee"
+    tt.set_float32_matmul_precision("medium")
+    assert m.fp32_precision == "tf32"
+    _raises("Unknown precision: TF32", lambda: setattr(m, "fp32_precision", "TF32"))
+    _raises("backend 'cuda' does not support precision 'bf16'", lambda: setattr(m, "fp32_precision", "bf16"))
+    m.fp32_precision = "none"
+    assert m.fp32_precision == "none" and m.allow_tf32 is False
+    assert m.allow_fp16_reduced_precision_reduction is True and m.allow_bf16_reduced_precision_reduction is True
+    assert m.allow_fp16_accumulation is False
+    try:
+        m.allow_fp16_reduced_precision_reduction = False
+        assert m.allow_fp16_reduced_precision_reduction is False
+        with pytest.raises(TypeError, match="expects a bool"):
+            m.allow_bf16_reduced_precision_reduction = 1
+    finally:
+        m.allow_fp16_reduced_precision_reduction = True
 
 
 def test_tf32_reaches_the_kernel(monkeypatch, rng):
@@ -374,6 +406,16 @@ def test_dtype_errors(device):
     _raises("expected scalar type Float but found Double", lambda: tt.bmm(f32[None], f64[None]))
     _raises("self and mat2 must have the same dtype, but got Double and Float", lambda: tt.addmm(f64, f32, f32))
     _raises("dot : expected both vectors to have same dtype, but found Float and Double", lambda: f32[0] @ f64[0])
+    # torch's C++ type names: c10::Half, c10::BFloat16
+    f16, bf16 = f32.half(), f32.bfloat16()
+    _raises(f"expected {which} to have the same dtype, but got: c10::Half != float", lambda: f16 @ f32)
+    _raises(f"expected {which} to have the same dtype, but got: c10::BFloat16 != c10::Half", lambda: tt.mm(bf16, f16))
+    _raises("Input dtypes must be the same, got: input float, batch1: c10::Half, batch2: c10::Half",
+            lambda: tt.baddbmm(f32[None], f16[None], f16[None]))
+    # mv (and matmul's matrix @ vector) is torch's addmv: result (vec's dtype), mat, vec
+    _raises("addmv input tensors must have the same dtype, but got Float, Double, and Float",
+            lambda: tt.mv(f64, f32[0]))
+    _raises("addmv input tensors must have the same dtype, but got Double, Float, and Double", lambda: f32 @ f64[0])
     i64 = tt.zeros(2, 2, device=device, dtype=tt.int64)
     name = '"addmm_impl_cpu_"' if device == "cpu" else '"addmm_cuda"'
     _raises(f"{name} not implemented for 'Long'", lambda: i64 @ i64)
@@ -381,6 +423,16 @@ def test_dtype_errors(device):
     bname = '"bmm"' if device == "cpu" else '"bmm_cuda"'
     _raises(f"{bname} not implemented for 'Long'", lambda: tt.bmm(i64[None], i64[None]))
     _raises(f"{name} not implemented for 'Bool'", lambda: tt.mm(i64 > 0, i64 > 0))
+    vname = '"addmv_impl_cpu"' if device == "cpu" else '"addmv_impl_cuda"'
+    _raises(f"{vname} not implemented for 'Long'", lambda: tt.mv(i64, i64[0]))
+    badd = '"baddbmm"' if device == "cpu" else '"bmm_cuda"'
+    _raises(f"{badd} not implemented for 'Long'", lambda: tt.baddbmm(i64[None], i64[None], i64[None]))
+    _raises('"dot" not implemented for \'Long\'', lambda: tt.dot(i64[0], i64[0]))
+    # bmm dispatches on batch1's dtype before comparing batch2's
+    _raises(f"{bname} not implemented for 'Bool'", lambda: tt.bmm(i64[None] > 0, f32[None]))
+    # torch raises these as NotImplementedError (a RuntimeError)
+    with pytest.raises(NotImplementedError):
+        tt.mm(i64, i64)
 
 
 def test_device_mismatch():
@@ -390,6 +442,170 @@ def test_device_mismatch():
             lambda: a @ b)
     _raises("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
             lambda: tt.bmm(a[None], b[None]))
+
+
+def test_matmul_errors_follow_torchs_path(device):
+    """torch.matmul folds an N-D operand into matrix rows (mm, or mv against a vector) when that
+    needs no copy, or when the other operand requires grad; otherwise it expands both to a bmm.
+    The path decides which check a bad call meets, so which message it gets."""
+    z = lambda *s, dtype=tt.float32: tt.zeros(*s, device=device, dtype=dtype)   # noqa: E731
+    f64 = tt.float64
+    # contiguous batch: folded into an mm / mv
+    _raises("mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)", lambda: z(2, 2, 3) @ z(4, 5))
+    _raises("size mismatch, got input (4), mat (4x3), vec (4)", lambda: z(2, 2, 3) @ z(4))
+    _raises("addmv input tensors must have the same dtype, but got Double, Float, and Double",
+            lambda: z(2, 2, 3) @ z(3, dtype=f64))
+    # a batch that does not fold without a copy: bmm
+    _raises("Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4].",
+            lambda: z(2, 2, 3).transpose(0, 1) @ z(4, 5))
+    _raises("expected scalar type Float but found Double", lambda: z(2, 2, 3).transpose(0, 1) @ z(3, 5, dtype=f64))
+    _raises("expected scalar type Float but found Double", lambda: z(2, 1, 2, 3) @ z(2, 3, 4, dtype=f64))
+    _raises("expected scalar type Float but found Double", lambda: z(3) @ z(2, 3, 5, dtype=f64))
+    _raises("expected scalar type Float but found Double", lambda: z(2, 3) @ z(2, 3, 5, dtype=f64))
+    # ... unless the other operand requires grad: torch folds then too
+    _raises("mat1 and mat2 shapes cannot be multiplied (4x3 and 4x5)",
+            lambda: z(2, 2, 3).transpose(0, 1) @ z(4, 5).requires_grad_())
+    _raises("mat1 and mat2 shapes cannot be multiplied (10x4 and 3x2)",
+            lambda: z(2, 3).requires_grad_() @ z(2, 4, 5))
+    # vector @ N-D: y.mT folds when its batch is contiguous with its rows (here K == 1)
+    _raises("size mismatch, got input (10), mat (10x1), vec (3)", lambda: z(3) @ z(2, 1, 5))
+    _raises("size mismatch, got input (10), mat (10x4), vec (3)", lambda: z(3) @ z(2, 5, 4).mT)
+    # the values do not depend on the path
+    rng = np.random.default_rng(0)
+    a = _make((3, 2, 5), tt.float64, device, rng).transpose(0, 1)
+    b = _make((5, 4), tt.float64, device, rng)
+    expected = np.matmul(_host(a), _host(b))
+    np.testing.assert_allclose(_host(a @ b), expected, rtol=1e-12)
+    np.testing.assert_allclose(_host(a @ b.detach().requires_grad_()), expected, rtol=1e-12)
+
+
+def test_input_broadcast_errors(device):
+    """addmm/baddbmm expand their input to the result's shape: expand's messages."""
+    z = lambda *s: tt.zeros(*s, device=device)   # noqa: E731
+    _raises("The expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension 0.  "
+            "Target sizes: [2, 4].  Tensor sizes: [3, 4]", lambda: tt.addmm(z(3, 4), z(2, 3), z(3, 4)))
+    kind = "torch.FloatTensor" if device == "cpu" else "torch.cuda.FloatTensor"
+    _raises(f"expand({kind}{{[1, 2, 4]}}, size=[2, 4]): the number of sizes provided (2) must be greater or "
+            "equal to the number of dimensions in the tensor (3)", lambda: tt.addmm(z(1, 2, 4), z(2, 3), z(3, 4)))
+    _raises("The expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension 0.  "
+            "Target sizes: [2, 2, 4].  Tensor sizes: [3, 2, 4]", lambda: tt.baddbmm(z(3, 2, 4), z(2, 2, 3), z(2, 3, 4)))
+    # and a 0-d, a row or a column input broadcasts
+    out = tt.addmm(tt.full((2, 1), 2.0, device=device), tt.ones(2, 3, device=device), tt.ones(3, 4, device=device))
+    assert np.all(_host(out) == 5.0)
+
+
+def test_argument_type_errors():
+    z = tt.zeros(2, 2)
+    with pytest.raises(TypeError, match=r"^mm\(\): argument 'mat2' \(position 2\) must be Tensor, not float$"):
+        tt.mm(z, 2.0)
+    with pytest.raises(TypeError, match=r"^addmm\(\): argument 'mat2' \(position 3\) must be Tensor, not list$"):
+        tt.addmm(z, z, [1.0])
+    with pytest.raises(TypeError, match=r"^linear\(\): argument 'bias' \(position 3\) must be Tensor, not int$"):
+        tt.nn.functional.linear(z, z, 2)
+    # the operator returns NotImplemented for a non-tensor: Python's own TypeError, as with torch
+    assert z.__matmul__(2) is NotImplemented and z.__rmatmul__(2) is NotImplemented
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for @: 'Tensor' and 'float'"):
+        z @ 2.0
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for @: 'float' and 'Tensor'"):
+        2.0 @ z
+
+
+def test_linear_follows_torchs_paths(device, rng):
+    """at::linear: a 2-D input with a bias is one addmm; a contiguous input with a 1-D bias folds
+    into one addmm too (a view of its result); otherwise matmul, then the bias is added as
+    torch's in-place add_ does: the product keeps its dtype and shape."""
+    F = tt.nn.functional
+    r = lambda *s, dtype=tt.float64: tt.tensor(rng.standard_normal(s), dtype=dtype, device=device,   # noqa: E731
+                                               requires_grad=True)
+    w, b = r(4, 3), r(4)
+    assert F.linear(r(2, 3), w, b).grad_fn.name() == "AddmmBackward0"
+    assert F.linear(r(2, 2, 3), w, b).grad_fn.name() == "ViewBackward0"
+    out = F.linear(r(3), w, b)
+    assert out.shape == (4,) and out.grad_fn.name() == "ViewBackward0"     # [1, 3] @ w^T + b, viewed
+    bias2 = r(2, 4)
+    x = r(3, 2, 3)
+    out = F.linear(x, w, bias2)                                          # 2-D bias: matmul, then add
+    np.testing.assert_allclose(_host(out), _host(x) @ _host(w).T + _host(bias2), rtol=1e-12)
+    assert out.grad_fn.name() == "AddBackward0"
+    # a bias of another dtype on the unfused path: the result keeps the product's dtype
+    x32, w32 = r(2, 2, 3, dtype=tt.float32).transpose(0, 1), r(4, 3, dtype=tt.float32)
+    out = F.linear(x32, w32, b)
+    assert out.dtype is tt.float32
+    np.testing.assert_allclose(_host(out), _host(x32) @ _host(w32).T + _host(b), rtol=1e-5, atol=1e-5)
+    out.sum().backward()
+    assert b.grad.dtype is tt.float64
+    np.testing.assert_allclose(_host(b.grad), np.full(4, 4.0))
+    # on a fused path the dtypes must agree (addmm's message)
+    msg = "self and mat2 must have the same dtype, but got Double and Float"
+    _raises(msg, lambda: F.linear(r(3, dtype=tt.float32), w32, b))
+    _raises(msg, lambda: F.linear(r(2, 2, 3, dtype=tt.float32), w32, b))
+    # the bias broadcasts to the product's shape, never beyond it
+    _raises("output with shape [2, 2, 4] doesn't match the broadcast shape [3, 2, 2, 4]",
+            lambda: F.linear(x32, w32, r(3, 1, 1, 4, dtype=tt.float32)))
+    _raises("The expanded size of the tensor (4) must match the existing size (5) at non-singleton dimension 1.  "
+            "Target sizes: [1, 4].  Tensor sizes: [5]", lambda: F.linear(r(3), w, r(5)))
+    # ranks
+    _raises("both arguments to linear need to be at least 1D, but they are 0D and 2D", lambda: F.linear(r(), w))
+    _raises("both arguments to linear need to be at least 1D, but they are 2D and 0D", lambda: F.linear(w, r()))
+    _raises("t() expects a tensor with <= 2 dimensions, but self is 3D", lambda: F.linear(r(2, 3), r(2, 4, 3)))
+    _raises("mat2 must be a matrix, got 1-D tensor", lambda: F.linear(r(2, 3), r(3), r(1)))
+    v = r(3)
+    out = F.linear(r(2, 2, 3), v, r())                                   # 1-D weight, 0-d bias
+    assert out.shape == (2, 2)
+
+
+def test_addmm_baddbmm_in_place(device, rng):
+    a = _make((17, 20), tt.float64, device, rng)
+    b = _make((20, 33), tt.float64, device, rng, "transposed")
+    s0 = rng.standard_normal((17, 33))
+    s = tt.tensor(s0, device=device)
+    view = s[:, :5]
+    assert s.addmm_(a, b, beta=0.5, alpha=-2) is s
+    expected = 0.5 * s0 - 2 * (_host(a) @ _host(b))
+    np.testing.assert_allclose(_host(s), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_host(view), expected[:, :5], rtol=1e-12, atol=1e-12)   # in s's memory
+    x3 = _make((2, 17, 20), tt.float64, device, rng)
+    y3 = _make((2, 20, 9), tt.float64, device, rng)
+    s3 = tt.ones(2, 17, 9, dtype=tt.float64, device=device)
+    s3.baddbmm_(x3, y3, beta=2)
+    np.testing.assert_allclose(_host(s3), 2 + _host(x3) @ _host(y3), rtol=1e-12, atol=1e-12)
+    # self is the output: it must have the result's shape
+    _raises("Bad in-place call: input tensor size [33] and output tensor size [17, 33] should match",
+            lambda: tt.zeros(33, dtype=tt.float64, device=device).addmm_(a, b))
+    _raises("Bad in-place call: input tensor size [9] and output tensor size [2, 17, 9] should match",
+            lambda: tt.zeros(9, dtype=tt.float64, device=device).baddbmm_(x3, y3))
+    _raises("a leaf Variable that requires grad is being used in an in-place operation.",
+            lambda: tt.zeros(17, 33, dtype=tt.float64, device=device, requires_grad=True).addmm_(a, b))
+    # an operand that is self (or shares its memory) is read before it is overwritten
+    m0 = np.eye(40) + np.arange(40.0)[:, None] / 40
+    m = tt.tensor(m0, device=device)
+    m.addmm_(m, m)
+    np.testing.assert_allclose(_host(m), m0 + m0 @ m0, rtol=1e-12)
+    # gradients flow through the in-place op to self's old value and both operands
+    leaf = _r((3, 4), device, rng)
+    p, q = _r((3, 2), device, rng), _r((2, 4), device, rng)
+    y = leaf * 1
+    y.addmm_(p, q, beta=0.5, alpha=3)
+    assert y.grad_fn.name() == "AddmmBackward0"
+    g = rng.standard_normal((3, 4))
+    y.backward(tt.tensor(g, device=device))
+    np.testing.assert_allclose(_host(leaf.grad), 0.5 * g, rtol=1e-12)
+    np.testing.assert_allclose(_host(p.grad), 3 * g @ _host(q).T, rtol=1e-12)
+    np.testing.assert_allclose(_host(q.grad), 3 * _host(p).T @ g, rtol=1e-12)
+
+
+def test_outer(device, rng):
+    a = _make((17,), tt.float32, device, rng)
+    b = _make((33,), tt.float64, device, rng)
+    out = tt.outer(a, b)                             # torch: a[:, None] * b, promoted like mul
+    assert out.dtype is tt.float64 and out.shape == (17, 33)
+    np.testing.assert_allclose(_host(out), np.outer(_host(a), _host(b)), rtol=1e-7)
+    np.testing.assert_allclose(_host(a.outer(a)), np.outer(_host(a), _host(a)), rtol=1e-6)
+    i = tt.arange(3, device=device)
+    assert tt.ger(i, i).dtype is tt.int64 and _host(tt.ger(i, i)).tolist() == [[0, 0, 0], [0, 1, 2], [0, 2, 4]]
+    _raises("outer: Expected 1-D argument self, but got 2-D", lambda: tt.outer(tt.zeros(2, 2, device=device), i))
+    _raises("outer: Expected 1-D argument vec2, but got 0-D", lambda: tt.outer(i, tt.tensor(1, device=device)))
+    assert gradcheck(tt.outer, (_r((3,), device, rng), _r((4,), device, rng)))
 
 
 # --------------------------------------------------------------------------- autotuning

@@ -33,7 +33,7 @@ from .ops.elementwise import abs as absolute, neg_ as negative_  # noqa: F401
 from . import backends  # noqa: F401  (tt.backends.cuda.matmul.allow_tf32)
 from .backends import cuda as _backends_cuda  # noqa: F401  (binds tt.backends.cuda)
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
-from .ops.linalg import addmm, baddbmm, bmm, dot, matmul, mm, mv  # noqa: F401
+from .ops.linalg import addmm, baddbmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: F401
 from .ops.joining import (  # noqa: F401
     cat, chunk, concat, concatenate, flip, fliplr, flipud, hstack, row_stack, split, stack, tensor_split,
     tril, triu, vstack,

@@ -73,7 +73,8 @@ _PLAIN = {
     "normal_": _random.normal_, "uniform_": _random.uniform_, "random_": _random.random_,
     # matrix multiplication
     "mm": _linalg.mm, "bmm": _linalg.bmm, "matmul": _linalg.matmul, "addmm": _linalg.addmm,
-    "baddbmm": _linalg.baddbmm, "dot": _linalg.dot, "mv": _linalg.mv,
+    "baddbmm": _linalg.baddbmm, "dot": _linalg.dot, "mv": _linalg.mv, "addmm_": _linalg.addmm_,
+    "baddbmm_": _linalg.baddbmm_, "outer": _linalg.outer, "ger": _linalg.ger,
     # joining, splitting, flipping and triangular parts (ops/joining.py)
     "split": _join.split, "split_with_sizes": _join.split_with_sizes, "chunk": _join.chunk,
     "tensor_split": _join.tensor_split, "flip": _join.flip, "fliplr": _join.fliplr,
@@ -107,7 +108,7 @@ _OPERATORS = {
     "__ror__": _rev(_ew.bitwise_or), "__xor__": _ew.bitwise_xor, "__rxor__": _rev(_ew.bitwise_xor),
     "__ifloordiv__": _ew.floor_divide_, "__imod__": _ew.remainder_, "__iand__": _ew.bitwise_and_,
     "__ior__": _ew.bitwise_or_, "__ixor__": _ew.bitwise_xor_,
-    "__matmul__": _linalg.matmul, "__rmatmul__": _linalg.rmatmul,
+    "__matmul__": _linalg.matmul_operator, "__rmatmul__": _linalg.rmatmul,
 }
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, _name, _method(_fn))

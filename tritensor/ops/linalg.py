@@ -1,5 +1,5 @@
 """Matrix multiplication: mm, bmm, matmul, addmm, baddbmm (table entries), and on top of them
-dot, mv, linear and the ``@`` operator.
+dot, mv, outer, linear, the in-place addmm_/baddbmm_ and the ``@`` operator.
 
 Five table entries share one rule family, one NumPy reference, one Triton launcher
 (backends/triton_matmul.py) and one backward family:
@@ -12,7 +12,9 @@ Five table entries share one rule family, one NumPy reference, one Triton launch
 
 The kernel reads every operand through its strides, so a transposed or sliced operand, and a
 batch broadcast with stride 0, cost no copy. torch's ``matmul`` handles 1-D operands by
-unsqueezing them (views) and squeezing the result; so does ``tt.matmul``.
+unsqueezing them (views) and squeezing the result; so does ``tt.matmul``. Which of mm, mv, dot or
+bmm torch would call for a bad call decides its error message; _check_matmul mirrors that choice
+(the computation does not depend on it).
 
 Backward: dA = dC @ B^T and dB = A^T @ dC, written with these same ops on transposed views (no
 copies) so that create_graph differentiates them again; gradients of broadcast batch dims (and of
@@ -30,29 +32,30 @@ import numpy as np
 from .. import dtypes as _dt
 from ..backends import triton_matmul as tmm
 from ..tensor import Tensor
-from .dispatch import dispatch
-from .elementwise import _needed, add, mul
+from .dispatch import dispatch, dispatch_inplace
+from .elementwise import _needed, add, broadcast_shapes, mul
 from .reduce import sum_to_size
 from .table import Meta, op
-from .views import view_strides
+from .views import _expand_layout, view_strides
 
 # torch's C++ type names (caffe2 TypeMeta), as its dtype-mismatch messages print them
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "Half", "bfloat16": "BFloat16",
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
               "uint8": "unsigned char", "bool": "bool"}
 
 
 # --------------------------------------------------------------------------- checks
-def _check_tensor(name, x, arg="input"):
+def _check_tensor(name, x, arg="input", position=1):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
 
 
 def _check_floating(x, cpu_name, cuda_name):
-    """torch implements matmul for floating types only (here): its dispatch error otherwise."""
+    """Matmul is implemented for floating types only (torch's cuda, not its cpu, is the model):
+    torch's dispatch error otherwise, a NotImplementedError (a RuntimeError) as in torch."""
     if not x.dtype.is_floating_point:
         name = cpu_name if x.device.type == "cpu" else cuda_name
-        raise RuntimeError(f'"{name}" not implemented for \'{_dt.type_name(x.dtype)}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(x.dtype)}\'')
 
 
 def _check_same_dtype_mm(x, y):
@@ -88,15 +91,16 @@ def _check_mm(x, y):
     _check_floating(x, "addmm_impl_cpu_", "addmm_cuda")
 
 
-def _check_bmm(x, y):
+def _check_bmm(x, y, cpu_name="bmm"):
     if x.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if y.dim() != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     if y.shape[0] != x.shape[0] or y.shape[1] != x.shape[2]:
         raise _bmm_shapes_error(x.shape[0], x.shape[2], y.shape[0], y.shape[1])
+    # torch dispatches on batch1's dtype first, then finds batch2's to differ
+    _check_floating(x, cpu_name, "bmm_cuda")
     _check_same_dtype_bmm(x, y)
-    _check_floating(x, "bmm", "bmm_cuda")
 
 
 def _broadcast_batch(a, b):
@@ -130,15 +134,9 @@ def _matmul_rule(x, y, **_):
 
 
 def _check_input_broadcast(name, input, shape):
-    """addmm/baddbmm's input must expand to the result's shape (torch's expand_size)."""
-    try:
-        ok = input.dim() <= len(shape) and _broadcast_batch(input.shape, shape) == tuple(shape)
-    except RuntimeError:
-        ok = False
-    if not ok:
-        raise RuntimeError(f"The expanded size of the tensor ({shape[-1]}) must match the existing size "
-                           f"({input.shape[-1] if input.dim() else 1}) at non-singleton dimension "
-                           f"{len(shape) - 1}.  Target sizes: {list(shape)}.  Tensor sizes: {list(input.shape)}")
+    """addmm/baddbmm's input must expand to the result's shape: torch expands it, and its
+    errors are expand's."""
+    _expand_layout(input, tuple(shape))
 
 
 def _addmm_rule(input, x, y, beta=1, alpha=1):
@@ -170,7 +168,7 @@ def _baddbmm_rule(input, x, y, beta=1, alpha=1):
     if input.dtype is not x.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {_CPP_NAMES[input.dtype.name]}, "
                            f"batch1: {_CPP_NAMES[x.dtype.name]}, batch2: {_CPP_NAMES[y.dtype.name]}")
-    _check_bmm(x, y)
+    _check_bmm(x, y, "baddbmm")
     return Meta(shape, x.dtype, _dt.compute_dtype(x.dtype))
 
 
@@ -259,13 +257,13 @@ BADDBMM = op("baddbmm", ("input", "x", "y"), rule=_baddbmm_rule, reference=_refe
 # --------------------------------------------------------------------------- functions
 def mm(input, mat2):
     _check_tensor("mm", input)
-    _check_tensor("mm", mat2, "mat2")
+    _check_tensor("mm", mat2, "mat2", 2)
     return dispatch(MM, input, mat2)
 
 
 def bmm(input, mat2):
     _check_tensor("bmm", input)
-    _check_tensor("bmm", mat2, "mat2")
+    _check_tensor("bmm", mat2, "mat2", 2)
     return dispatch(BMM, input, mat2)
 
 
@@ -287,15 +285,15 @@ def _as_input(input, like):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    for t, n in ((input, "input"), (mat1, "mat1"), (mat2, "mat2")):
-        _check_tensor("addmm", t, n)
+    for i, (t, n) in enumerate(((input, "input"), (mat1, "mat1"), (mat2, "mat2"))):
+        _check_tensor("addmm", t, n, i + 1)
     return dispatch(ADDMM, _as_input(input, mat1), mat1, mat2, beta=_scalar("beta", beta),
                     alpha=_scalar("alpha", alpha))
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    for t, n in ((input, "input"), (batch1, "batch1"), (batch2, "batch2")):
-        _check_tensor("baddbmm", t, n)
+    for i, (t, n) in enumerate(((input, "input"), (batch1, "batch1"), (batch2, "batch2"))):
+        _check_tensor("baddbmm", t, n, i + 1)
     return dispatch(BADDBMM, _as_input(input, batch1), batch1, batch2, beta=_scalar("beta", beta),
                     alpha=_scalar("alpha", alpha))
 
@@ -311,7 +309,7 @@ def _matmul_nd(x, y):
 
 def dot(input, tensor):
     _check_tensor("dot", input)
-    _check_tensor("dot", tensor, "tensor")
+    _check_tensor("dot", tensor, "tensor", 2)
     if input.dim() != 1 or tensor.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
     return _dot(input, tensor)
@@ -331,24 +329,101 @@ def _dot(x, y):
 
 def mv(input, vec):
     _check_tensor("mv", input)
-    _check_tensor("mv", vec, "vec")
+    _check_tensor("mv", vec, "vec", 2)
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
     return _mv(input, vec)
 
 
 def _mv(x, v):
-    if x.shape[1] != v.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({x.shape[0]}), mat ({x.shape[0]}x{x.shape[1]}), "
-                           f"vec ({v.shape[0]})")
+    _check_mv(tuple(x.shape), x.dtype, v.dtype, x, v.shape[0])
     return mm(x, v.unsqueeze(1)).squeeze(-1)
+
+
+def _check_mv(mat_shape, mat_dtype, vec_dtype, like, n):
+    """torch's mv (addmv) checks: sizes, then dtypes, then that the dtype is implemented.
+    ``mat_shape`` is the (possibly folded) matrix's, ``n`` the vector's length; ``like`` gives
+    the device."""
+    rows, k = mat_shape
+    if k != n:
+        raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({n})")
+    if mat_dtype is not vec_dtype:
+        v, m = _dt.type_name(vec_dtype), _dt.type_name(mat_dtype)
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {v}, {m}, and {v}")
+    if not mat_dtype.is_floating_point:
+        name = "addmv_impl_cpu" if like.device.type == "cpu" else "addmv_impl_cuda"
+        raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(mat_dtype)}\'')
+
+
+def _should_fold(x, y):
+    """ATen's should_fold: whether torch.matmul folds the batch of the operand with more dims
+    into matrix rows (one mm, or mv against a vector) instead of expanding both to a bmm.
+
+    tritensor computes every case in place whichever path torch takes; the path only decides
+    which of mm's, mv's or bmm's checks (so which error message) a bad call meets."""
+    larger = x.dim() >= y.dim()
+    if larger:
+        shape, strides = tuple(x.shape), tuple(x.stride())
+    else:   # y.mT
+        shape = tuple(y.shape[:-2]) + (y.shape[-1], y.shape[-2])
+        st = tuple(y.stride())
+        strides = st[:-2] + (st[-1], st[-2])
+    other = y if larger else x
+    if not (len(shape) >= 3 and other.dim() <= 2):
+        return False
+    if other.requires_grad:        # torch folds (copying if it must) to keep the backward small
+        return True
+    if x.dim() == 2:
+        return False
+    if int(np.prod(shape)) == 0:
+        return True
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _check_matmul(x, y):
+    """torch.matmul's checks for operands of which one has 3 or more dims, as the path torch
+    takes meets them (see _should_fold)."""
+    d1, d2 = x.dim(), y.dim()
+    if _should_fold(x, y):
+        if d2 > d1:        # torch folds y.mT and multiplies it by x (transposed if a matrix)
+            s = tuple(y.shape)
+            t1_shape, t1_dtype = s[:-2] + (s[-1], s[-2]), y.dtype
+            t2_shape, t2_dtype = tuple(reversed(x.shape)), x.dtype
+        else:
+            t1_shape, t1_dtype = tuple(x.shape), x.dtype
+            t2_shape, t2_dtype = tuple(y.shape), y.dtype
+        folded = (int(np.prod(t1_shape[:-1])), t1_shape[-1])
+        if len(t2_shape) == 1:
+            _check_mv(folded, t1_dtype, t2_dtype, x, t2_shape[0])
+            return
+        if folded[1] != t2_shape[0]:
+            raise _mm_shapes_error(folded, t2_shape)
+        _check_same_dtype_mm(_DtypeOf(t1_dtype, x), _DtypeOf(t2_dtype, x))
+        _check_floating(_DtypeOf(t1_dtype, x), "addmm_impl_cpu_", "addmm_cuda")
+        return
+    # expand both to [batch, n, m1] and [batch, m2, p] and call bmm
+    batch = _broadcast_batch(x.shape[:-2] if d1 > 2 else (), y.shape[:-2] if d2 > 2 else ())
+    bs = int(np.prod(batch)) if batch else 1
+    m1, m2 = x.shape[-1], (y.shape[-2] if d2 > 1 else y.shape[0])
+    if m1 != m2:
+        raise _bmm_shapes_error(bs, m1, bs, m2)
+    _check_floating(x, "bmm", "bmm_cuda")
+    _check_same_dtype_bmm(x, y)
+
+
+class _DtypeOf:
+    """What the dtype checks read of a tensor (its dtype and device), for folded operands."""
+    __slots__ = ("dtype", "device")
+
+    def __init__(self, dtype, like):
+        self.dtype, self.device = dtype, like.device
 
 
 def matmul(input, other):
     """torch.matmul: 1-D operands are unsqueezed to matrices (and the added dim removed from the
-    result); batch dims broadcast."""
+    result); batch dims broadcast. Errors are those of the mm, mv, dot or bmm torch calls."""
     _check_tensor("matmul", input)
-    _check_tensor("matmul", other, "other")
+    _check_tensor("matmul", other, "other", 2)
     d1, d2 = input.dim(), other.dim()
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
@@ -356,27 +431,21 @@ def matmul(input, other):
         return _dot(input, other)
     if d1 == 2 and d2 == 1:
         return _mv(input, other)
-    if d1 == 1:
-        return _matmul_checked(input.unsqueeze(0), other, vec_x=True).squeeze(-2)
-    if d2 == 1:
-        if input.shape[-1] != other.shape[0]:
-            rows = int(np.prod(input.shape[:-1]))
-            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{input.shape[-1]}), "
-                               f"vec ({other.shape[0]})")
-        return _matmul_checked(input, other.unsqueeze(1)).squeeze(-1)
-    return _matmul_checked(input, other)
+    if d1 <= 2 and d2 == 2:
+        x = input.unsqueeze(0) if d1 == 1 else input
+        out = mm(x, other)
+        return out.squeeze(0) if d1 == 1 else out
+    _check_matmul(input, other)
+    out = _matmul_nd(input.unsqueeze(0) if d1 == 1 else input, other.unsqueeze(1) if d2 == 1 else other)
+    return out.squeeze(-2) if d1 == 1 else (out.squeeze(-1) if d2 == 1 else out)
 
 
-def _matmul_checked(x, y, vec_x=False):
-    """torch's matmul folds/reshapes before calling mm or bmm; its shape error is theirs."""
-    if x.shape[-1] != y.shape[-2]:
-        if y.dim() == 2 and (x.dim() == 2 or not vec_x):
-            rows = int(np.prod(x.shape[:-1]))
-            raise _mm_shapes_error((rows, x.shape[-1]), y.shape)
-        batch = _broadcast_batch(x.shape[:-2], y.shape[:-2])
-        bs = int(np.prod(batch)) if batch else 1
-        raise _bmm_shapes_error(bs, x.shape[-1], bs, y.shape[-2])
-    return _matmul_nd(x, y)
+def matmul_operator(self, other):
+    """``Tensor.__matmul__``: NotImplemented for a non-tensor (Python then raises its
+    "unsupported operand type(s) for @" TypeError, as with torch)."""
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(self, other)
 
 
 def rmatmul(self, other):
@@ -386,24 +455,82 @@ def rmatmul(self, other):
     return matmul(other, self)
 
 
+def _check_inplace_shape(self, shape):
+    if tuple(self.shape) != tuple(shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self.shape)} and output tensor size "
+                           f"{list(shape)} should match")
+
+
+def _unaliased(self, *operands):
+    """Operands that share self's memory are copied first: the kernel writes self tile by tile
+    while other programs may still be reading them."""
+    return tuple(o.clone() if o._storage is self._storage else o for o in operands)
+
+
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """Tensor.addmm_: self = beta * self + alpha * mat1 @ mat2, in self's memory."""
+    for i, (t, n) in enumerate(((mat1, "mat1"), (mat2, "mat2"))):   # a method: self is not counted
+        _check_tensor("addmm_", t, n, i + 1)
+    beta, alpha = _scalar("beta", beta), _scalar("alpha", alpha)
+    _check_inplace_shape(self, ADDMM.rule(self, mat1, mat2, beta=beta, alpha=alpha).shape)
+    return dispatch_inplace(ADDMM, self, *_unaliased(self, mat1, mat2), beta=beta, alpha=alpha)
+
+
+def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """Tensor.baddbmm_: self = beta * self + alpha * batch1 @ batch2, in self's memory."""
+    for i, (t, n) in enumerate(((batch1, "batch1"), (batch2, "batch2"))):   # a method: self is not counted
+        _check_tensor("baddbmm_", t, n, i + 1)
+    beta, alpha = _scalar("beta", beta), _scalar("alpha", alpha)
+    _check_inplace_shape(self, BADDBMM.rule(self, batch1, batch2, beta=beta, alpha=alpha).shape)
+    return dispatch_inplace(BADDBMM, self, *_unaliased(self, batch1, batch2), beta=beta, alpha=alpha)
+
+
+def outer(input, vec2):
+    """torch.outer (and its old name ger): input[:, None] * vec2, a broadcast multiply as in
+    torch (any dtype, promoted like mul; MulBackward0)."""
+    _check_tensor("outer", input)
+    _check_tensor("outer", vec2, "vec2", 2)
+    for t, n in ((input, "self"), (vec2, "vec2")):
+        if t.dim() != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {n}, but got {t.dim()}-D")
+    return mul(input.reshape(-1, 1), vec2)
+
+
+ger = outer
+
+
 def linear(input, weight, bias=None):
-    """tt.nn.functional.linear: input [*, in] @ weight[out, in]^T (+ bias [out]); weight^T is a
-    transposed view, read in place. A 2-D input (or one whose leading dims fold into rows
-    without a copy) with a bias is one fused addmm."""
+    """tt.nn.functional.linear: input [*, in] @ weight[out, in]^T (+ bias [out]), the paths of
+    torch's at::linear: a 2-D input with a bias is one fused addmm; so is a contiguous input of
+    any other rank with a 1-D bias (its leading dims fold into rows: a view); otherwise matmul,
+    then the bias is added as torch's in-place ``add_`` does (the product keeps its dtype and
+    shape). weight^T is a transposed view, read in place."""
     _check_tensor("linear", input)
-    _check_tensor("linear", weight, "weight")
+    _check_tensor("linear", weight, "weight", 2)
     if bias is not None:
-        _check_tensor("linear", bias, "bias")
-    if weight.dim() == 2 and bias is not None and input.dim() >= 2:
-        if input.dim() == 2:
-            return addmm(bias, input, weight.t())
+        _check_tensor("linear", bias, "bias", 3)
+    di, dw = input.dim(), weight.dim()
+    if di == 0 or dw == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {di}D and {dw}D")
+    wt = weight.t()                              # torch's t() error for a weight of 3 or more dims
+    if bias is not None and di == 2:
+        return addmm(bias, input, wt)
+    if bias is not None and bias.dim() == 1:
         k = input.shape[-1]
         rows = int(np.prod(input.shape[:-1]))
-        if view_strides(input.shape, input.stride(), (rows, k)) is not None:
-            out = addmm(bias, input.reshape(rows, k), weight.t())
-            return out.reshape(tuple(input.shape[:-1]) + (weight.shape[0],))
-    if weight.dim() == 2 and input.dim() >= 2:
-        out = _matmul_checked(input, weight.t())
-    else:
-        out = matmul(input, weight.t() if weight.dim() == 2 else weight)
-    return out if bias is None else add(out, bias)
+        # torch fuses for contiguous inputs; any input whose rows fold into a view gives the same
+        # values, so it is fused too when that changes nothing else (the dtypes agree)
+        if input.is_contiguous() or (bias.dtype is input.dtype and dw == 2 and
+                                     view_strides(input.shape, input.stride(), (rows, k)) is not None):
+            out = addmm(bias, input.reshape(rows, k), wt)
+            return out.reshape(tuple(input.shape[:-1]) + (out.shape[1],))
+    out = matmul(input, wt)
+    if bias is None:
+        return out
+    # torch: output.add_(bias): bias broadcasts to the output's shape (never beyond it) and the
+    # output keeps its dtype
+    shape = broadcast_shapes(tuple(out.shape), tuple(bias.shape))
+    if shape != tuple(out.shape):
+        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}")
+    result = add(out, bias)             # in the promoted dtype, as add_ computes
+    return result if result.dtype is out.dtype else result.to(out.dtype)
