@@ -705,3 +705,15 @@ def test_maximum_minimum_gradients_ties_and_nan(device):
         fn(a, b).sum().backward()
         np.testing.assert_array_equal(to_numpy(a.grad), grads[0])
         np.testing.assert_array_equal(to_numpy(b.grad), grads[1])
+
+
+@pytest.mark.parametrize("a,b,message", [
+    ((2, 3, 4), (5, 4), "tensor a (3) must match the size of tensor b (5) at non-singleton dimension 1"),
+    ((3,), (2, 4), "tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"),
+    ((2, 3), (3, 2), "tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"),
+    ((0,), (2,), "tensor a (0) must match the size of tensor b (2) at non-singleton dimension 0"),
+])
+def test_broadcast_error_names_the_output_dim(a, b, message):
+    """torch's infer_size: dims compared from the last, the output dim named."""
+    with pytest.raises(RuntimeError, match=r"The size of " + message.replace("(", r"\(").replace(")", r"\)")):
+        tt.zeros(a) + tt.zeros(b)

@@ -26,20 +26,21 @@ def dispatch_inplace(entry, self, *others, **attrs):
 
 # --------------------------------------------------------------------------- rules
 def broadcast_shapes(*shapes):
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for idx, s in enumerate(shapes):
-        for i, d in enumerate(s):
-            j = ndim - len(s) + i
-            if d == out[j] or d == 1:
-                continue
-            if out[j] == 1:
-                out[j] = d
-                continue
-            raise RuntimeError(
-                f"The size of tensor a ({out[j]}) must match the size of tensor b ({d}) at "
-                f"non-singleton dimension {i}")
-    return tuple(out)
+    """torch's infer_size, pairwise from the first shape: dims align on the right and are
+    compared from the last; a mismatch names the output dim, a the shape so far, b the next."""
+    out = ()
+    for s in shapes:
+        ndim = max(len(out), len(s))
+        a, b = (1,) * (ndim - len(out)) + tuple(out), (1,) * (ndim - len(s)) + tuple(s)
+        merged = [0] * ndim
+        for j in range(ndim - 1, -1, -1):
+            if a[j] != b[j] and a[j] != 1 and b[j] != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({a[j]}) must match the size of tensor b ({b[j]}) at "
+                    f"non-singleton dimension {j}")
+            merged[j] = b[j] if a[j] == 1 else a[j]
+        out = tuple(merged)
+    return tuple(int(d) for d in out)
 
 
 def _shapes(args):
