@@ -717,3 +717,23 @@ def test_broadcast_error_names_the_output_dim(a, b, message):
     """torch's infer_size: dims compared from the last, the output dim named."""
     with pytest.raises(RuntimeError, match=r"The size of " + message.replace("(", r"\(").replace(")", r"\)")):
         tt.zeros(a) + tt.zeros(b)
+
+
+def test_numpy_scalars_are_numbers_and_arrays_defer(device):
+    """NumPy scalars act as the Python numbers they hold (wrapped numbers: the tensor's dtype
+    wins), on either side and in functions, methods and in-place forms; an ndarray operand
+    leaves its operator to the Tensor (as torch's __array_priority__ does), so no ndarray
+    comes back by accident."""
+    h = tt.ones(3, dtype=tt.float16, device=device)
+    for r in (np.float32(2.0) * h, h * np.float64(2.0), np.int64(4) - h - h, tt.add(h, np.int8(1)),
+              tt.where(h > 0, h * 2, np.float64(0.0)), h.clamp(np.float32(2.0), np.float32(3.0))):
+        assert isinstance(r, tt.Tensor) and r.dtype is tt.float16
+        np.testing.assert_array_equal(to_numpy(r), [2.0, 2.0, 2.0])
+    i = tt.arange(3, device=device)
+    assert (i * np.float32(1.5)).dtype is tt.float32 and (i + np.bool_(True)).dtype is tt.int64
+    h.add_(np.float32(1))
+    np.testing.assert_array_equal(to_numpy(h), [2.0, 2.0, 2.0])
+    with pytest.raises(TypeError):
+        np.ones(3) + h
+    with pytest.raises(TypeError):
+        np.ones(3) @ h

@@ -637,6 +637,10 @@ def test_binary_with_a_transposed_operand(name, rng):
         fn = "maximum" if name == "bool" else "add"
         out, expected = run_elementwise(fn, inputs, name)
         assert_same(out, expected, name)
+    if name in ("float32", "int64"):     # pow's squaring loop over a 2-D tile
+        e = layout(np.abs(values((19, 13), name, rng, special=False)) % 5, "transposed")
+        out, expected = run_elementwise("pow", [a, e], name)
+        assert_same(out, expected, name)
 
 
 def test_ternary_and_unary_with_transposed_operands(rng):
@@ -977,6 +981,8 @@ for name in ("float32", "bfloat16", "int8", "float64"):    # transposed operands
 tb.elementwise("where", T((3, 300, 200), "float32"), [T((3, 300, 200), "bool", True), T((3, 300, 200), "float32"), 0.0], "float32")
 tb.elementwise("exp", T((300, 200), "float32"), [T((300, 200), "float16", True)], "float32")
 tb.copy(T((300, 200), "float16", True), T((300, 200), "float32"))
+for name in ("float32", "int32"):      # pow loops on the block's largest exponent, here a 2-D tile
+    tb.elementwise("pow", T((300, 200), name), [T((300, 200), name), T((300, 200), name, True)], name)
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

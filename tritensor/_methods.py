@@ -15,11 +15,12 @@ from .tensor import Tensor
 
 
 def _rev(fn):
-    return lambda self, other: fn(other, self)
+    return lambda self, other: fn(_ew.as_number(other), self)
 
 
 def _method(fn):
-    return lambda self, *args, **kwargs: fn(self, *args, **kwargs)
+    """A method or operator: NumPy scalar arguments count as the Python numbers they hold."""
+    return lambda self, *args, **kwargs: fn(self, *(_ew.as_number(a) for a in args), **kwargs)
 
 
 _PLAIN = {

@@ -244,6 +244,10 @@ class Tensor:
 
     __str__ = __repr__
 
+    # As torch's: NumPy arrays and scalars defer their binary operators to the Tensor's reflected
+    # ones, so np.float32(2) * t is a Tensor (not an ndarray) and ndarray @ t raises TypeError.
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         arr = self.detach().cpu()._host_view()
         return arr if dtype is None else arr.astype(dtype)

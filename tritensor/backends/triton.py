@@ -424,8 +424,7 @@ def elementwise(fn, out, inputs, compute, **scalars):
     if len(inputs) == 1 and kinds[0][0] != 0:
         raise ValueError(f"elementwise({fn!r}): the operand must be a tensor")
     shape, strides, tiled = tile_plan(shape, strides, len(outs))
-    # integer pow loops on a whole-block maximum, written for 1-D blocks
-    if tiled and len(outs) == 1 and not (fn == "pow" and compute not in ("float32", "float64", "float16", "bfloat16")):
+    if tiled and len(outs) == 1:
         _launch_tiled(table[fn], out, inputs, kinds, shape, strides, compute, settings())
         return
     kernel = {1: k.elementwise.unary_kernel, 2: k.elementwise.binary_kernel,

@@ -6,6 +6,8 @@ that is its reference.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..backends import numpy_ref
 from ..backends import triton as tb
@@ -45,6 +47,12 @@ def broadcast_shapes(*shapes):
 
 def _shapes(args):
     return [a.shape for a in args if isinstance(a, Tensor)]
+
+
+def as_number(a):
+    """A NumPy scalar (np.float32(2), np.int64(3), np.bool_) as the Python number it holds:
+    torch reads them as it reads Python numbers (wrapped numbers in type promotion)."""
+    return a.item() if isinstance(a, (np.number, np.bool_)) else a
 
 
 def _check_operands(name, args):
@@ -260,6 +268,7 @@ WHERE = op("where", ("condition", "x", "y"), rule=_where_rule, reference=numpy_r
 
 # --------------------------------------------------------------------------- functions
 def _binary(entry, x, y):
+    x, y = as_number(x), as_number(y)
     _check_operands(entry.name, (x, y))
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         raise TypeError(f"{entry.name}(): argument 'input' must be Tensor, not {type(x).__name__}")
@@ -282,6 +291,7 @@ def _tensor_first(name, x):
 
 
 def add(input, other, *, alpha=1):
+    other = as_number(other)
     if type(alpha) is not int or alpha != 1:
         other = _scaled(input, other, alpha)
     return _binary(ADD, input, other)
@@ -326,6 +336,7 @@ def _both_bool_tensors(a, b):
 
 
 def sub(input, other, *, alpha=1):
+    input, other = as_number(input), as_number(other)
     _check_sub(input, other)
     if type(alpha) is not int or alpha != 1:
         other = _scaled(input, other, alpha)
@@ -411,6 +422,7 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
+    input, other = as_number(input), as_number(other)
     if isinstance(condition, Tensor) and condition.dtype is _dt.uint8:
         import warnings
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "

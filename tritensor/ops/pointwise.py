@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from .dispatch import dispatch
 from .dispatch import dispatch_inplace as _unchecked_inplace
 from .elementwise import (
-    _binary, _check_operands, _elementwise, _needed, _tensor_args, _tensor_first, add, broadcast_shapes,
+    _binary, _check_operands, _elementwise, _needed, _tensor_args, _tensor_first, add, as_number, broadcast_shapes,
     compare_rule, dispatch_inplace, div, exp, float_rule, ge, gt, le, lt, mul, neg, no_bool_rule,
     same_type_rule, sigmoid, sub, tanh, where,
 )
@@ -459,6 +459,7 @@ def _clamp_entry_and_args(input, min, max):
 
 
 def clamp(input, min=None, max=None):
+    min, max = as_number(min), as_number(max)
     _tensor_input("clamp", input)
     entry, bounds = _clamp_entry_and_args(input, min, max)
     return dispatch(entry, input, *bounds)
