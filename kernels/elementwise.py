@@ -55,7 +55,7 @@ def _powi(x, e):
     wrapping on overflow like C). Loops only as many times as the largest exponent has bits."""
     result = tl.full(x.shape, 1, x.dtype)
     base = x
-    while tl.max(tl.reshape(e, [e.numel], can_reorder=True), 0) > 0:   # 1-D or 2-D (tiled) blocks
+    while tl.max(tl.reshape(e, [e.numel]), 0) > 0:   # 1-D or 2-D (tiled) blocks
         result = tl.where((e & 1) != 0, result * base, result)
         base = base * base
         e = e >> 1

@@ -74,6 +74,9 @@ CASES = {
                           (_t(RNG.integers(-8, 8, (2, 3)) / 16, d),), {"eps": 2 ** -10, "atol": 1e-7}),
     "device_copy": lambda d: (lambda x: x.to(_other(d)), (_randn((2, 3), d),), {}),
     "sum": lambda d: (lambda x: x.sum(1) + x.sum(0, keepdim=True).sum() + x.sum(), (_randn((3, 4), d),), {}),
+    # the recorded copy_/fill_ (ops/copy.py OVERWRITE): src broadcast into self, self's old value gets 0
+    "overwrite": lambda d: (lambda x, y, v: (x * 1).copy_(y) * x + (x * 1).fill_(v) * x,
+                            (_randn((3, 4), d), _randn((4,), d), _randn((), d)), {}),
     "prod": lambda d: (lambda x: x.prod(1) + x.prod(), (_randn((3, 4), d, away_from=0),), {}),
     "amax": lambda d: (lambda x: x.amax(1) + x.amax((0, 1), keepdim=True), (_randn((3, 4), d),), {}),
     "amin": lambda d: (lambda x: x.amin(0), (_randn((3, 4), d),), {}),

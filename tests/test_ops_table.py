@@ -53,6 +53,8 @@ TERNARY = {"where", "clamp", "masked_fill"}
 # ops tested through their own suites (views: test_views; copies/reductions/backward helpers below)
 OTHER = {"view", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze", "basic_index",
          "slice_backward", "clone", "to_copy", "device_copy", "sum",
+         # the recorded copy_/fill_/zero_: tests/test_elementwise.py (test_copy_fill_zero_record_torch_nodes)
+         "overwrite",
          # reductions, scans and the softmax family: tests/test_reductions.py
          "prod", "amax", "amin", "argmax", "argmin", "cumsum", "cumprod", "softmax", "log_softmax", "count_nonzero",
          "softmax_backward", "log_softmax_backward", "round_decimals",
