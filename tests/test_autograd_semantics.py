@@ -27,7 +27,7 @@ def const(values, device, dtype=tt.float64):
 
 
 def version(t):
-    return t._version.value
+    return t._version_counter.value
 
 
 def _freed_without_gc(make_ref):
@@ -1145,3 +1145,15 @@ def test_gradients_with_respect_to_intermediates(device):
     np.testing.assert_allclose(to_numpy(h1.grad), 2 * to_numpy(gh1))
     np.testing.assert_allclose(seen["h2"], xa)
     np.testing.assert_allclose(to_numpy(x.grad), np.sin(xa * xa) + 2 * xa * xa * np.cos(xa * xa))
+
+
+def test_version_is_an_int_shared_by_views_and_detach(device):
+    """torch's Tensor._version: an int counting in-place writes, shared by views and detach()."""
+    x = tt.zeros(4, device=device)
+    v, d = x[1:], x.detach()
+    assert isinstance(x._version, int) and x._version == 0
+    x.add_(1)
+    v.mul_(2)
+    d.zero_()
+    assert x._version == v._version == d._version == 3
+    assert x.data._version == 0          # .data hides changes from autograd: its own counter

@@ -61,9 +61,9 @@ def test_mul_on_a_view_of_a_non_leaf(device):
     x = leaf([1.0, 2.0, 3.0, 4.0], device)
     base = x.clone()
     v = base[1:3]
-    assert base._version.value == 0
+    assert base._version_counter.value == 0
     v.mul_(2)
-    assert base._version.value == v._version.value == 1
+    assert base._version_counter.value == v._version_counter.value == 1
     assert base.grad_fn.name() == "CopySlices"
     assert base.grad_fn.next_functions[0][0].name() == "CloneBackward0"
     assert v.grad_fn.name() == "AsStridedBackward0"
@@ -94,7 +94,7 @@ def test_chained_inplace_ops_on_overlapping_views(device):
     v2.mul_(3)                                   # element 2 is in both views: times 6
     v1.add_(1)
     np.testing.assert_array_equal(to_numpy(b), [3.0, 5.0, 19.0, 12.0, 15.0, 18.0])
-    assert b._version.value == 3
+    assert b._version_counter.value == 3
     np.testing.assert_array_equal(grads(b, [x])[0], [2.0, 2.0, 6.0, 3.0, 3.0, 3.0])
     np.testing.assert_array_equal(grads(v1, [x])[0], [2.0, 2.0, 6.0, 0.0, 0.0, 0.0])
     np.testing.assert_array_equal(grads(v2, [x])[0], [0.0, 0.0, 6.0, 3.0, 3.0, 3.0])

@@ -73,7 +73,7 @@ class Tensor:
         t._stride = tuple(strides)
         t._offset = int(offset)
         t.dtype = dtype
-        t._version = version if version is not None else _Version()
+        t._version_counter = version if version is not None else _Version()
         t._requires_grad = False
         t._grad = None
         t._grad_fn = None
@@ -257,6 +257,12 @@ class Tensor:
 
     # ---------------------------------------------------------------- autograd fields
     @property
+    def _version(self):
+        """torch's ``_version``: how many in-place writes this tensor's memory has seen (one
+        counter shared by a tensor, its views and its detach()es)."""
+        return self._version_counter.value
+
+    @property
     def requires_grad(self):
         return self._requires_grad or self.grad_fn is not None
 
@@ -279,7 +285,7 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        if self._view_version is not None and self._view_version != self._version.value:
+        if self._view_version is not None and self._view_version != self._version_counter.value:
             # the base or another view of it changed in place since this view's history was set
             # (torch: the view's grad_fn is regenerated from its base's new history)
             from .ops.views import regenerate_grad_fn
@@ -348,7 +354,7 @@ class Tensor:
 
     def detach(self):
         t = self._alias_detached()
-        t._version = self._version   # detach() shares the version counter, as in torch
+        t._version_counter = self._version_counter   # detach() shares the version counter, as in torch
         return t
 
     def detach_(self):
@@ -366,7 +372,7 @@ class Tensor:
     @property
     def data(self):
         t = self._alias_detached()
-        t._version = _Version()   # .data hides changes from autograd: a fresh counter
+        t._version_counter = _Version()   # .data hides changes from autograd: a fresh counter
         return t
 
     @data.setter
@@ -377,11 +383,11 @@ class Tensor:
             other._storage, other._shape, other._stride, other._offset, other.dtype)
 
     def _alias_detached(self):
-        t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version)
+        t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version_counter)
         return t
 
     def _attached_to(self, node, output_nr):
-        t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version)
+        t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version_counter)
         t.grad_fn = node
         t._output_nr = output_nr
         return t

@@ -26,7 +26,7 @@ class SavedTensor:
     __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad", "_was_leaf")
 
     def __init__(self, tensor, is_output=False):
-        self._version = tensor._version.value
+        self._version = tensor._version_counter.value
         self._is_output = is_output
         self._requires_grad = tensor.requires_grad
         self._output_nr = tensor._output_nr
@@ -45,7 +45,7 @@ class SavedTensor:
                 raise RuntimeError(
                     "Trying to use a saved tensor that has been detached in-place, i.e. with "
                     ".detach_().This is not supported, please use out-of-place `.detach()` instead")
-        if t._version.value != self._version:
+        if t._version_counter.value != self._version:
             from .anomaly import is_anomaly_enabled
             where = f", which is output {self._output_nr} of {producer.name()}," if producer else ""
             hint = ("Hint: the backtrace further above shows the operation that failed to compute "
@@ -56,7 +56,7 @@ class SavedTensor:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{t._type_description()}]{where} "
-                f"is at version {t._version.value}; expected version "
+                f"is at version {t._version_counter.value}; expected version "
                 f"{self._version} instead. {hint}"
             )
         if self._is_output and self._requires_grad:
@@ -275,7 +275,7 @@ def rebase_history(tensor, node, output_nr=0):
     if tensor._base is not None:
         # a view given a history of its own (a custom Function that marks it dirty) keeps it:
         # it is not regenerated from its base for the version bump of this very change
-        tensor._view_version = tensor._version.value
+        tensor._view_version = tensor._version_counter.value
 
 
 class CopySlices(Node):

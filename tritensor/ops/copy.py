@@ -195,7 +195,7 @@ def copy_(dst: Tensor, src, non_blocking=False):
         _rebase_inplace(dst, lambda old: dispatch(OVERWRITE, old, common, node="copy"), needs_old_self=False)
         return dst
     copy_into(dst, src)
-    dst._version.value += 1
+    dst._version_counter.value += 1
     return dst
 
 
@@ -218,7 +218,7 @@ def fill_(dst: Tensor, value, *, _node="fill"):
         _rebase_inplace(dst, lambda old: dispatch(OVERWRITE, old, value, node=_node), needs_old_self=False)
         return dst
     fill_into(dst, value)
-    dst._version.value += 1
+    dst._version_counter.value += 1
     return dst
 
 

@@ -244,7 +244,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     k = min(n, m)
     if k:
         # the diagonal is a strided view with stride m + 1: one fill launch
-        diag = Tensor._make(t._storage, (k,), (m + 1,), 0, t.dtype, t._version)
+        diag = Tensor._make(t._storage, (k,), (m + 1,), 0, t.dtype, t._version_counter)
         _copy.fill_into(diag, 1)
     return _finish(t, requires_grad)
 

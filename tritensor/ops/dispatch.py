@@ -81,12 +81,12 @@ def dispatch(op: OpDef, *args, **attrs):
 
 def _dispatch_view(op, x, attrs):
     shape, strides, offset = op.view(x, **attrs)
-    out = Tensor._make(x._storage, shape, strides, offset, x.dtype, x._version)
+    out = Tensor._make(x._storage, shape, strides, offset, x.dtype, x._version_counter)
     out._base = x._base if x._base is not None else x
     if is_grad_enabled():
         # a differentiable view: when its base changes in place, its grad_fn is regenerated
         # (Tensor.grad_fn); views made under no_grad stay out of the base's history
-        out._view_version = out._version.value
+        out._view_version = out._version_counter.value
     record(op, out, (x,), attrs)
     return out
 
@@ -148,7 +148,7 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
                         needs_old_self=op.args[0] in op.saves)
     else:
         run_kernel(op, self, (self,) + tuple(others), meta.compute or meta.dtype, attrs)
-        self._version.value += 1
+        self._version_counter.value += 1
     return self
 
 
@@ -191,7 +191,7 @@ def _rebase_inplace(self, compute, needs_old_self):
         base_edge = gradient_edge(base)
     with no_grad():
         _copy.copy_into(self, result)
-    self._version.value += 1
+    self._version_counter.value += 1
     if base is None or fn is None:
         rebase_history(self, fn, result._output_nr)
         return

@@ -96,7 +96,7 @@ def _fill_random(t, kind, a, b, generator):
         t._host_view()[...] = vals.astype(t.dtype.numpy_dtype)
     else:
         tb.random(t, kind, gen._kernel_seed(), gen._take_offset(t.numel()), float(a), float(b))
-    t._version.value += 1
+    t._version_counter.value += 1
     return t
 
 
@@ -124,7 +124,7 @@ def _fill_integers(t, low, high, generator):
         t._host_view()[...] = vals.astype(t.dtype.numpy_dtype)
     else:
         tb.random(t, "integers", gen._kernel_seed(), gen._take_offset(t.numel()), low, high - low)
-    t._version.value += 1
+    t._version_counter.value += 1
     return t
 
 

@@ -286,7 +286,7 @@ def _slice_backward_reference(g, input_shape, index):
 
 def _raw_index(t, index):
     shape, strides, offset = _basic_index_layout(t, index)
-    return Tensor._make(t._storage, shape, strides, offset, t.dtype, t._version)
+    return Tensor._make(t._storage, shape, strides, offset, t.dtype, t._version_counter)
 
 
 SLICE_BACKWARD = op("slice_backward", ("grad",), rule=_slice_backward_rule,
@@ -675,6 +675,6 @@ def regenerate_grad_fn(v):
                           (True,), ((base.shape, base.dtype, base.device),))
     node = OpNode(AS_STRIDED, ctx, "AsStridedBackward0")
     node.next_functions = (gradient_edge(base),)
-    v._view_version = v._version.value
+    v._view_version = v._version_counter.value
     move_retained_grad(v, old, node, 0)
     v._grad_fn, v._output_nr = node, 0
