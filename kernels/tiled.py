@@ -24,14 +24,20 @@ from .strided import convert, scalar_value, store_cast, strided_offset
 
 
 @triton.jit
-def _tile_operand(ptr, val, base, rows, cols, stride_r, stride_c, mask,
-                  KIND: tl.constexpr, COMPUTE: tl.constexpr, TILE_R: tl.constexpr, TILE_C: tl.constexpr):
+def _tile_offsets(outer, outer_shape, strides, rows, cols, ORANK: tl.constexpr):
+    """Element offsets of the [rows, cols] tile at outer position ``outer``; ``strides`` holds
+    ORANK outer strides, then the strides along R and C."""
+    base = strided_offset(outer, outer_shape, strides, ORANK)
+    return base + rows[:, None] * strides[ORANK] + cols[None, :] * strides[ORANK + 1]
+
+
+@triton.jit
+def _tile_operand(ptr, val, offsets, mask, KIND: tl.constexpr, COMPUTE: tl.constexpr):
     """A tensor operand's tile (KIND 0), or a scalar argument broadcast to the tile's shape."""
     if KIND == 0:
-        ptrs = ptr + base + rows[:, None] * stride_r + cols[None, :] * stride_c
-        r = convert(tl.load(ptrs, mask=mask, other=0), COMPUTE)
+        r = convert(tl.load(ptr + offsets, mask=mask, other=0), COMPUTE)
     else:
-        r = tl.broadcast_to(scalar_value(val, KIND, COMPUTE), [TILE_R, TILE_C])
+        r = tl.broadcast_to(scalar_value(val, KIND, COMPUTE), offsets.shape)
     return r
 
 
@@ -53,20 +59,17 @@ def tiled_kernel(out_ptr, a_ptr, a_val, b_ptr, b_val, c_ptr, c_val, R, C, outer_
     rows = (tile // tiles_c) * TILE_R + tl.arange(0, TILE_R).to(tl.int64)
     cols = (tile % tiles_c) * TILE_C + tl.arange(0, TILE_C).to(tl.int64)
     mask = (rows < R)[:, None] & (cols < C)[None, :]
-    a = _tile_operand(a_ptr, a_val, strided_offset(outer, outer_shape, a_strides, ORANK), rows, cols,
-                      a_strides[ORANK], a_strides[ORANK + 1], mask, A_KIND, COMPUTE, TILE_R, TILE_C)
+    a = _tile_operand(a_ptr, a_val, _tile_offsets(outer, outer_shape, a_strides, rows, cols, ORANK), mask,
+                      A_KIND, COMPUTE)
     if N_IN == 1:
         r = FN(a)
-    elif N_IN == 2:
-        b = _tile_operand(b_ptr, b_val, strided_offset(outer, outer_shape, b_strides, ORANK), rows, cols,
-                          b_strides[ORANK], b_strides[ORANK + 1], mask, B_KIND, COMPUTE, TILE_R, TILE_C)
-        r = FN(a, b)
     else:
-        b = _tile_operand(b_ptr, b_val, strided_offset(outer, outer_shape, b_strides, ORANK), rows, cols,
-                          b_strides[ORANK], b_strides[ORANK + 1], mask, B_KIND, COMPUTE, TILE_R, TILE_C)
-        c = _tile_operand(c_ptr, c_val, strided_offset(outer, outer_shape, c_strides, ORANK), rows, cols,
-                          c_strides[ORANK], c_strides[ORANK + 1], mask, C_KIND, COMPUTE, TILE_R, TILE_C)
-        r = FN(a, b, c)
-    out_base = strided_offset(outer, outer_shape, out_strides, ORANK)
-    store_cast(out_ptr + out_base + rows[:, None] * out_strides[ORANK] + cols[None, :] * out_strides[ORANK + 1],
-               r, mask)
+        b = _tile_operand(b_ptr, b_val, _tile_offsets(outer, outer_shape, b_strides, rows, cols, ORANK), mask,
+                          B_KIND, COMPUTE)
+        if N_IN == 2:
+            r = FN(a, b)
+        else:
+            c = _tile_operand(c_ptr, c_val, _tile_offsets(outer, outer_shape, c_strides, rows, cols, ORANK),
+                              mask, C_KIND, COMPUTE)
+            r = FN(a, b, c)
+    store_cast(out_ptr + _tile_offsets(outer, outer_shape, out_strides, rows, cols, ORANK), r, mask)

@@ -15,7 +15,7 @@ from .tensor import Tensor
 
 
 def _rev(fn):
-    return lambda self, other: fn(_ew.as_number(other), self)
+    return lambda self, other: fn(other, self)     # _method has made NumPy scalars numbers
 
 
 def _method(fn):

@@ -266,21 +266,21 @@ def _launch_tiled(fn, out, operands, kinds, shape, strides_list, compute, cfg):
     R, C = int(shape[-2]), int(shape[-1])
     outer = list(shape[:-2]) or [1]
     tile_r, tile_c = min(cfg["tile"], _next_pow2(R)), min(cfg["tile"], _next_pow2(C))
+    def outer_then_tile(st):      # a size-1 outer dim of stride 0 when the problem has none
+        return tuple(st[:-2] or [0]) + tuple(st[-2:])
+
     strides = iter(strides_list[1:])
-    args, all_strides = [], [tuple(strides_list[0][:-2] or [0]) + tuple(strides_list[0][-2:])]
     out_ptr = pointer(out)
-    for x, (kind, value) in zip(operands, kinds):
+    args, all_strides = [], [outer_then_tile(strides_list[0])]
+    unused = [(None, (1, 0))] * (3 - len(operands))      # operand slots the kernel never reads
+    for x, (kind, value) in list(zip(operands, kinds)) + unused:
         if kind == 0:
-            st = next(strides)
             args += [pointer(x), 0]
-            all_strides.append(tuple(st[:-2] or [0]) + tuple(st[-2:]))
-        else:
+            all_strides.append(outer_then_tile(next(strides)))
+        else:             # a scalar (or an unused slot): the pointer is never loaded
             args += [out_ptr, value]
             all_strides.append((0,) * (len(outer) + 2))
-    for _ in range(3 - len(operands)):                 # unused operand slots
-        args += [out_ptr, 0]
-        all_strides.append((0,) * (len(outer) + 2))
-    kinds = [kind for kind, _ in kinds] + [1] * (3 - len(operands))
+    kinds = [kind for kind, _ in kinds] + [1] * len(unused)
     grid = (_prod(outer) * _cdiv(R, tile_r) * _cdiv(C, tile_c),)
     _run(k.tiled.tiled_kernel, grid, out_ptr, *args, R, C, tuple(outer), *all_strides,
          FN=fn, N_IN=len(operands), A_KIND=kinds[0], B_KIND=kinds[1], C_KIND=kinds[2],
@@ -726,14 +726,10 @@ def softmax(mode, out, x, dim, compute, grad=None):
     one_tile = N * _dtype(compute).itemsize <= cfg["row_resident_bytes"]
     for p_shape, p_strides, p_offsets, _ in pieces(kshape, kstrides):
         M = _prod(p_shape)
-        if one_tile:
-            block_n = _next_pow2(N)
-            block_m = min(_next_pow2(M), max(1, cfg["row_tile"] // block_n))
-            # about 32 values of 4 bytes per thread: enough loads in flight, no spills
-            warps = min(cfg["row_resident_warps"], max(cfg["row_warps"] // 2, block_m * block_n // 1024))
-        else:
-            block_m, block_n = _row_blocks(M, N, cfg["row_max_block_n"], cfg)
-            warps = cfg["row_warps"]
+        block_m, block_n = _row_blocks(M, N, _next_pow2(N) if one_tile else cfg["row_max_block_n"], cfg)
+        warps = cfg["row_warps"]
+        if one_tile:   # about 32 values of 4 bytes per thread: enough loads in flight, no spills
+            warps = min(cfg["row_resident_warps"], max(warps // 2, block_m * block_n // 1024))
         g_ptr = pointer(grad, p_offsets[2]) if grad is not None else pointer(x, p_offsets[0])
         _run(k.softmax.softmax_kernel, (_cdiv(M, block_m),), pointer(x, p_offsets[0]), g_ptr,
              pointer(out, p_offsets[1]), M, N, p_shape, p_strides[0], p_strides[2], p_strides[1],

@@ -153,7 +153,8 @@ _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 
 
 
 def check_scalar_fits(value, dtype):
-    """Raise torch's overflow error if Python number ``value`` does not fit ``dtype``."""
+    """Raise torch's overflow error if Python number ``value`` does not fit ``dtype``; anything
+    else (a tensor, None) passes, so callers need not sort their operands first."""
     import math
     if isinstance(value, bool) or dtype is _dt.bool_ or dtype is _dt.float64 or \
             not isinstance(value, (int, float)):

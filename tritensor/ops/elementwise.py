@@ -331,10 +331,6 @@ def _check_sub(input, other):
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
-def _both_bool_tensors(a, b):
-    return isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is _dt.bool_ and b.dtype is _dt.bool_
-
-
 def sub(input, other, *, alpha=1):
     input, other = as_number(input), as_number(other)
     _check_sub(input, other)
@@ -433,8 +429,7 @@ def where(condition, input=None, other=None):
         from .copy import check_scalar_fits
         dtype = _dt.result_type(input, other)
         for v in (input, other):
-            if not isinstance(v, Tensor):
-                check_scalar_fits(v, dtype)
+            check_scalar_fits(v, dtype)       # a no-op for the tensor
     return dispatch(WHERE, condition, input, other)
 
 

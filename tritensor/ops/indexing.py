@@ -459,14 +459,10 @@ def setitem(x, key, value):
     if mask is not None:
         if mask.dtype is _dt.uint8:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
-        if not isinstance(value, Tensor):
-            _copy.check_scalar_fits(value, x.dtype)
-        cast = True
     else:
         _check_put_dtype(x, values=value)
-        if not isinstance(value, Tensor):
-            _copy.check_scalar_fits(value, x.dtype)
-        cast = False
+    _copy.check_scalar_fits(value, x.dtype)      # a no-op for a tensor value
+    cast = mask is not None
     _check_put_overlap(x, k, value)
     values = _values_for(x, k, value, cast=cast)
     shape, strides, offset = k.view_layout(x)

@@ -467,22 +467,23 @@ def _unaliased(self, *operands):
     return tuple(o.clone() if o._storage is self._storage else o for o in operands)
 
 
-def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
-    """Tensor.addmm_: self = beta * self + alpha * mat1 @ mat2, in self's memory."""
-    for i, (t, n) in enumerate(((mat1, "mat1"), (mat2, "mat2"))):   # a method: self is not counted
-        _check_tensor("addmm_", t, n, i + 1)
+def _inplace(entry, self, operands, beta, alpha):
+    """Tensor.addmm_ / baddbmm_: self = beta * self + alpha * a @ b, in self's memory, with
+    torch's in-place shape error (self, a method's receiver, is not counted in the positions)."""
+    for i, (t, n) in enumerate(operands):
+        _check_tensor(f"{entry.name}_", t, n, i + 1)
+    a, b = (t for t, _ in operands)
     beta, alpha = _scalar("beta", beta), _scalar("alpha", alpha)
-    _check_inplace_shape(self, ADDMM.rule(self, mat1, mat2, beta=beta, alpha=alpha).shape)
-    return dispatch_inplace(ADDMM, self, *_unaliased(self, mat1, mat2), beta=beta, alpha=alpha)
+    _check_inplace_shape(self, entry.rule(self, a, b, beta=beta, alpha=alpha).shape)
+    return dispatch_inplace(entry, self, *_unaliased(self, a, b), beta=beta, alpha=alpha)
+
+
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    return _inplace(ADDMM, self, ((mat1, "mat1"), (mat2, "mat2")), beta, alpha)
 
 
 def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
-    """Tensor.baddbmm_: self = beta * self + alpha * batch1 @ batch2, in self's memory."""
-    for i, (t, n) in enumerate(((batch1, "batch1"), (batch2, "batch2"))):   # a method: self is not counted
-        _check_tensor("baddbmm_", t, n, i + 1)
-    beta, alpha = _scalar("beta", beta), _scalar("alpha", alpha)
-    _check_inplace_shape(self, BADDBMM.rule(self, batch1, batch2, beta=beta, alpha=alpha).shape)
-    return dispatch_inplace(BADDBMM, self, *_unaliased(self, batch1, batch2), beta=beta, alpha=alpha)
+    return _inplace(BADDBMM, self, ((batch1, "batch1"), (batch2, "batch2")), beta, alpha)
 
 
 def outer(input, vec2):

@@ -449,8 +449,7 @@ def _clamp_entry_and_args(input, min, max):
     dtype = _dt.result_type(input, *(b for b in (min, max) if b is not None))
     from .copy import check_scalar_fits
     for b in (min, max):
-        if b is not None and not isinstance(b, Tensor):
-            check_scalar_fits(b, dtype)
+        check_scalar_fits(b, dtype)       # a no-op for tensors and None
     if max is None:
         return CLAMP_MIN, (min,)
     if min is None:
@@ -537,7 +536,7 @@ def bitwise_xor_(self, other):
 
 
 # masked_fill
-def _check_masked_fill(mask, value):
+def _check_masked_fill(x, mask, value):
     if not isinstance(mask, Tensor):
         raise TypeError(f"masked_fill(): argument 'mask' (position 1) must be Tensor, not {type(mask).__name__}")
     if mask.dtype is not _dt.bool_:
@@ -550,22 +549,19 @@ def _check_masked_fill(mask, value):
     elif not isinstance(value, (bool, int, float)):
         raise TypeError(f"masked_fill() received an invalid combination of arguments: value of type "
                         f"{type(value).__name__}")
+    else:
+        from .copy import check_scalar_fits
+        check_scalar_fits(value, x.dtype)
 
 
 def masked_fill(input, mask, value):
     _tensor_input("masked_fill", input)
-    _check_masked_fill(mask, value)
-    if not isinstance(value, Tensor):
-        from .copy import check_scalar_fits
-        check_scalar_fits(value, input.dtype)
+    _check_masked_fill(input, mask, value)
     return dispatch(MASKED_FILL, input, mask, value)
 
 
 def masked_fill_(self, mask, value):
-    _check_masked_fill(mask, value)
-    if not isinstance(value, Tensor):
-        from .copy import check_scalar_fits
-        check_scalar_fits(value, self.dtype)
+    _check_masked_fill(self, mask, value)
     from .views import assert_no_partial_overlap, has_internal_overlap
     if has_internal_overlap(self):
         import warnings

@@ -393,7 +393,7 @@ def _var(name, input, dim, unbiased, keepdim, correction):
     centered = _ew.sub(x, mean(x, dims, keepdim=True))
     out = _ew.div(sum(_ew.mul(centered, centered), dims, keepdim), _builtins.max(n - correction, 0))
     if name == "std":
-        out = _sqrt_zero_grad(out)
+        out = _zero_safe(_ew.sqrt, out)
     return out.to(input.dtype) if out.dtype is not input.dtype else out
 
 
@@ -405,11 +405,12 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var("std", input, dim, unbiased, keepdim, correction)
 
 
-def _sqrt_zero_grad(v):
-    """sqrt(v), whose derivative is infinite at 0; torch defines the gradient of std and of the
-    2-norm there as 0. Zeros are routed around sqrt so that no inf * 0 reaches the gradient."""
+def _zero_safe(root, v):
+    """root(v) for a root (sqrt, or s ** (1/p)) whose derivative is infinite at 0, with 0 there;
+    torch defines the gradient of std and of the p-norms at 0 as 0. Zeros are routed around the
+    root so that no inf * 0 reaches the gradient."""
     zero = _ew.eq(v, 0)
-    return _ew.where(zero, 0.0, _ew.sqrt(_ew.where(zero, 1.0, v)))
+    return _ew.where(zero, 0.0, root(_ew.where(zero, 1.0, v)))
 
 
 # ------------------------------------------------------------------ norm / logsumexp
@@ -457,7 +458,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     x = _widen(input)
     a = _ew.abs(x)
     if p == 2:
-        out = _sqrt_zero_grad(sum(_ew.mul(x, x), dims, keepdim))
+        out = _zero_safe(_ew.sqrt, sum(_ew.mul(x, x), dims, keepdim))
     elif p == 1:
         out = sum(a, dims, keepdim)
     elif p == _math.inf or p == -_math.inf:
@@ -473,8 +474,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         ap = _ew.where(zero, _ew.pow(a.detach(), p), _ew.pow(_ew.where(zero, 1.0, a), p))
         s = sum(ap, dims, keepdim)
         if p > 0:
-            sz = _ew.eq(s, 0)
-            out = _ew.where(sz, 0.0, _ew.pow(_ew.where(sz, 1.0, s), 1.0 / p))
+            out = _zero_safe(lambda t: _ew.pow(t, 1.0 / p), s)
         else:
             out = _ew.pow(s, 1.0 / p)
     return out.to(input.dtype) if out.dtype is not input.dtype else out
@@ -520,7 +520,7 @@ def _count(name, input, dim, keepdim):
     return dispatch(COUNT_NONZERO, input, dims=dims, keepdim=keepdim), n
 
 
-def _logical_result(input, dim, keepdim, reduce):
+def _logical_result(name, input, dim, reduce):
     _check_tensor("all", input)
     if dim is not None and not isinstance(dim, int) and len(dim) == 0:
         out = _ew.ne(input, 0)            # torch's all/any over dim=() reduce nothing
@@ -533,13 +533,13 @@ def all(input, dim=None, keepdim=False):
     def reduce():
         count, n = _count("all", input, dim, keepdim)
         return _ew.eq(count, n)
-    return _logical_result(input, dim, keepdim, reduce)
+    return _logical_result("all", input, dim, reduce)
 
 
 def any(input, dim=None, keepdim=False):
     def reduce():
         return _ew.ne(_count("any", input, dim, keepdim)[0], 0)
-    return _logical_result(input, dim, keepdim, reduce)
+    return _logical_result("any", input, dim, reduce)
 
 
 def count_nonzero(input, dim=None):
