@@ -533,3 +533,9 @@ def test_max_min_refuse_a_number_as_dim(device):
         for bad in (2.5, True):
             with pytest.raises(TypeError, match="received an invalid combination of arguments"):
                 fn(x, bad)
+
+
+def test_all_any_name_themselves_in_argument_errors():
+    for fn, name in ((tt.all, "all"), (tt.any, "any")):
+        with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' \(position 1\) must be Tensor"):
+            fn(3)

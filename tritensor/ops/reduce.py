@@ -521,7 +521,7 @@ def _count(name, input, dim, keepdim):
 
 
 def _logical_result(name, input, dim, reduce):
-    _check_tensor("all", input)
+    _check_tensor(name, input)
     if dim is not None and not isinstance(dim, int) and len(dim) == 0:
         out = _ew.ne(input, 0)            # torch's all/any over dim=() reduce nothing
     else:
