@@ -52,6 +52,9 @@ from .ops.views import (  # noqa: F401
     flatten, narrow, permute, reshape, select, squeeze, t, transpose, unbind, unflatten, unsqueeze,
 )
 from .runtime.device import device  # noqa: F401
+from . import optim, utils  # noqa: F401  (the library layer: optimizers, the data pipeline)
+from .serialization import load, load_file, save, save_file  # noqa: F401
+from .ops.pdist import cdist, pdist  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
 
 __version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""tt.nn modules: Module and the layers built on it."""

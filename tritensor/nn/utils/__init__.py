@@ -1,0 +1,1 @@
+"""tt.nn.utils: gradient clipping and parameter helpers."""

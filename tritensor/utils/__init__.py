@@ -1,0 +1,2 @@
+"""tt.utils: the data pipeline (tt.utils.data), as torch.utils."""
+from . import data  # noqa: F401

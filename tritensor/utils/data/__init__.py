@@ -1,0 +1,1 @@
+"""tt.utils.data: datasets, samplers and the DataLoader, as torch.utils.data."""
