@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 
 class device:
@@ -130,29 +131,98 @@ def is_emulated() -> bool:
     return cuda_mode() == "emulated"
 
 
+def emulated_device_count() -> int:
+    """How many GPUs the emulated device stands for: ``TRITENSOR_EMULATED_DEVICES`` (default 1),
+    read once, at the first question about devices (so a test's conftest can set it before)."""
+    global _emulated_count
+    if _emulated_count is None:
+        raw = os.environ.get("TRITENSOR_EMULATED_DEVICES", "1").strip() or "1"
+        if not raw.isdigit() or int(raw) < 1:
+            raise RuntimeError(f"TRITENSOR_EMULATED_DEVICES must be a positive integer, got {raw!r}")
+        _emulated_count = int(raw)
+    return _emulated_count
+
+
+_emulated_count = None
+
+
 def device_count() -> int:
     mode = cuda_mode()
     if mode == "real":
         import cupy
         return cupy.cuda.runtime.getDeviceCount()
-    return 1 if mode == "emulated" else 0
+    return emulated_device_count() if mode == "emulated" else 0
 
 
-_current = 0
+# The current device is per host thread, as CUDA's (cudaSetDevice) and torch's are.
+_tls = threading.local()
 
 
 def current_device() -> int:
-    return _current
+    return getattr(_tls, "index", 0)
 
 
 def set_device(d):
-    global _current
-    idx = d if isinstance(d, int) else as_device(d).index
+    """Make ``d`` (an int, a string or a tt.device) the current CUDA device. A negative index
+    does nothing, as in torch."""
+    idx = _cuda_index(d)
+    if idx < 0:
+        return
     _check_cuda_index(idx)
-    _current = idx
+    _tls.index = idx
     if cuda_mode() == "real":
         import cupy
         cupy.cuda.runtime.setDevice(idx)
+
+
+def exchange_device(idx: int) -> int:
+    """Make ``idx`` current and return the previous current device (torch.cuda._exchange_device)."""
+    prev = current_device()
+    if idx != prev:
+        set_device(idx)
+    return prev
+
+
+def _cuda_index(d) -> int:
+    """torch's _get_device_index(optional=True) for CUDA: None and -1 mean "keep the current"."""
+    if d is None:
+        return -1
+    if isinstance(d, int) and not isinstance(d, bool):
+        return d
+    if isinstance(d, str):
+        d = device(d)
+    if not isinstance(d, device):
+        raise ValueError(f"Expected a torch.device with a specified index or an integer, but got:{d}")
+    if d.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {d}")
+    return current_device() if d.index is None else d.index
+
+
+class cuda_device:
+    """``with tt.cuda.device(i):`` makes CUDA device ``i`` (int, string or tt.device) current
+    inside the block and restores the previous one after (torch.cuda.device). None or -1 do
+    nothing."""
+
+    def __init__(self, device):
+        self.idx = _cuda_index(device)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            self.prev_idx = exchange_device(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        if self.idx >= 0:
+            exchange_device(self.prev_idx)
+        return False
+
+
+class device_of(cuda_device):
+    """``with tt.cuda.device_of(t):`` makes ``t``'s device current (nothing for a cpu tensor)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == "cuda" else -1)
 
 
 def _check_cuda_index(idx):
@@ -162,3 +232,64 @@ def _check_cuda_index(idx):
     n = device_count()
     if not 0 <= idx < n:
         raise RuntimeError(f"CUDA error: invalid device ordinal (device {idx}, {n} available)")
+
+
+# ---------------------------------------------------------------------- properties
+class CudaDeviceProperties:
+    """What ``tt.cuda.get_device_properties`` returns (torch's _CudaDeviceProperties fields)."""
+    __slots__ = ("name", "major", "minor", "total_memory", "multi_processor_count", "L2_cache_size",
+                 "pci_bus_id")
+
+    def __init__(self, name, major, minor, total_memory, multi_processor_count, L2_cache_size=0, pci_bus_id=0):
+        self.name, self.major, self.minor = name, major, minor
+        self.total_memory, self.multi_processor_count = total_memory, multi_processor_count
+        self.L2_cache_size, self.pci_bus_id = L2_cache_size, pci_bus_id
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count}, "
+                f"L2_cache_size={self.L2_cache_size // (1024 * 1024)}MB)")
+
+
+EMULATED_NAME = "tritensor emulated CUDA device (Triton interpreter)"
+# The emulated device runs the kernels written for sm_90 (Hopper) under the interpreter, so it
+# reports that capability; its memory is host memory and its "multiprocessors" host cores.
+EMULATED_CAPABILITY = (9, 0)
+
+
+def _host_memory():
+    """(available, total) bytes of host memory, the emulated device's memory."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, total
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"), total
+
+
+@functools.lru_cache(maxsize=None)
+def get_device_properties(idx: int) -> CudaDeviceProperties:
+    _check_cuda_index(idx)
+    if cuda_mode() == "emulated":
+        major, minor = EMULATED_CAPABILITY
+        return CudaDeviceProperties(EMULATED_NAME, major, minor, _host_memory()[1], os.cpu_count() or 1)
+    import cupy
+    p = cupy.cuda.runtime.getDeviceProperties(idx)
+    name = p["name"].decode() if isinstance(p["name"], bytes) else p["name"]
+    return CudaDeviceProperties(name, p["major"], p["minor"], p["totalGlobalMem"], p["multiProcessorCount"],
+                                p.get("l2CacheSize", 0), p.get("pciBusID", 0))
+
+
+def mem_get_info(idx: int):
+    """(free, total) bytes of device ``idx`` (cudaMemGetInfo)."""
+    _check_cuda_index(idx)
+    if cuda_mode() == "emulated":
+        return _host_memory()
+    import cupy
+    with cupy.cuda.Device(idx):
+        free, total = cupy.cuda.runtime.memGetInfo()
+    return int(free), int(total)

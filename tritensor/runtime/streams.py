@@ -1,0 +1,378 @@
+"""CUDA streams and events, with torch.cuda's API and ordering rules.
+
+Every device has a legacy default stream (handle 0) and a *current* stream per host thread
+(torch's rule: ``set_stream`` and ``with tt.cuda.stream(s):`` change it for the calling thread).
+Every kernel tritensor launches goes to the current stream of its tensors' device
+(runtime/launch.py hands it to Triton), and so do copies.
+
+On a real GPU a ``Stream`` owns a CUDA stream made with ``cudaStreamCreateWithPriority``
+(non-blocking, as torch's pool streams) and an ``Event`` a CUDA event, both through CuPy's
+runtime bindings. On the emulated device the interpreter runs each kernel to completion when it
+is launched, so all recorded work is always done: ``query()`` is true, ``synchronize()`` returns
+at once, and ``Event.elapsed_time`` is the host time between the two ``record`` calls. The API,
+its argument checks and its errors are the same on both.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import weakref
+
+from . import device as _device
+
+_NOT_READY = 600          # cudaErrorNotReady: the queried work is still running
+_STREAM_NON_BLOCKING = 1  # cudaStreamNonBlocking: torch's streams do not sync with stream 0
+_EVENT_BLOCKING_SYNC, _EVENT_DISABLE_TIMING, _EVENT_INTERPROCESS = 1, 2, 4
+# Priorities of the emulated device: what an H100 reports (cudaDeviceGetStreamPriorityRange)
+_EMULATED_PRIORITY_RANGE = (0, -5)   # (least, greatest): lower numbers run first
+
+_emulated_handles = itertools.count(0x1000, 0x10)   # fake cudaStream_t values, never 0
+_tls = threading.local()
+
+
+def _real() -> bool:
+    return _device.cuda_mode() == "real"
+
+
+def _index_of(device) -> int:
+    """A CUDA device index from None (current), an int, a string or a tt.device."""
+    if device is None:
+        _device._check_cuda_index(_device.current_device())
+        return _device.current_device()
+    if isinstance(device, int) and not isinstance(device, bool):
+        idx = device
+    else:
+        d = device if isinstance(device, _device.device) else _device.device(device)
+        if d.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {d}")
+        idx = _device.current_device() if d.index is None else d.index
+    _device._check_cuda_index(idx)
+    return idx
+
+
+def _check(status, what):
+    if status not in (0, _NOT_READY):
+        raise RuntimeError(f"CUDA error: {what} failed with status {status}")
+    return status == 0
+
+
+class Stream:
+    """A queue of work on one device (torch.cuda.Stream).
+
+    ``Stream(device=None, priority=0)`` makes a new stream on ``device`` (default: the current
+    device). Lower priority numbers run first; values outside the device's range are clamped
+    to it, as CUDA does.
+    """
+    __slots__ = ("device", "device_index", "cuda_stream", "priority", "_owned", "__weakref__")
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        stream_ptr = kwargs.pop("_stream_ptr", None)
+        if kwargs:
+            raise TypeError(f"Stream() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        idx = _index_of(device)
+        self.device_index = idx
+        self.device = _device.device("cuda", idx)
+        self._owned = False
+        if stream_ptr is not None:              # the default stream, or an external one
+            self.cuda_stream = int(stream_ptr)
+            self.priority = 0
+            if self.cuda_stream and _real():
+                import cupy
+                with cupy.cuda.Device(idx):
+                    self.priority = cupy.cuda.runtime.streamGetPriority(self.cuda_stream)
+            return
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise TypeError(f"Stream(): argument 'priority' must be int, not {type(priority).__name__}")
+        if _real():
+            import cupy
+            with cupy.cuda.Device(idx):
+                handle = cupy.cuda.runtime.streamCreateWithPriority(_STREAM_NON_BLOCKING, priority)
+                self.priority = cupy.cuda.runtime.streamGetPriority(handle)
+            self.cuda_stream = handle
+            self._owned = True
+            weakref.finalize(self, _destroy_stream, idx, handle)
+        else:
+            least, greatest = _EMULATED_PRIORITY_RANGE
+            self.priority = min(least, max(greatest, priority))
+            self.cuda_stream = next(_emulated_handles)
+
+    @staticmethod
+    def priority_range():
+        """(least, greatest) priority of the current device's streams (torch's order)."""
+        if _real():
+            import cupy
+            return tuple(cupy.cuda.runtime.deviceGetStreamPriorityRange())
+        return _EMULATED_PRIORITY_RANGE
+
+    # ------------------------------------------------------------------ ordering
+    def wait_event(self, event):
+        """Make all future work on this stream wait for ``event`` (does not block the host)."""
+        event.wait(self)
+
+    def wait_stream(self, stream):
+        """Make all future work on this stream wait for the work queued on ``stream`` so far."""
+        self.wait_event(stream.record_event())
+
+    def record_event(self, event=None):
+        """Record ``event`` (a new one if None) on this stream and return it."""
+        if event is None:
+            event = Event()
+        event.record(self)
+        return event
+
+    def query(self) -> bool:
+        """True when all work queued on this stream has completed."""
+        if not _real():
+            return True
+        import cupy
+        with cupy.cuda.Device(self.device_index):
+            return _check(cupy.cuda.runtime.streamQuery(self.cuda_stream), "cudaStreamQuery")
+
+    def synchronize(self):
+        """Block the host until all work queued on this stream has completed."""
+        if _real():
+            import cupy
+            with cupy.cuda.Device(self.device_index):
+                cupy.cuda.runtime.streamSynchronize(self.cuda_stream)
+
+    # ------------------------------------------------------------------ identity
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self.device == other.device and self.cuda_stream == other.cuda_stream
+
+    def __hash__(self):
+        return hash((self.device, self.cuda_stream))
+
+    def __repr__(self):
+        return f"<tritensor.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
+
+    # ``with s:`` is ``with tt.cuda.stream(s):`` (torch.Stream supports it too)
+    def __enter__(self):
+        ctx = stream(self)
+        _ctx_stack().append(ctx)
+        ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        _ctx_stack().pop().__exit__(*exc)
+        return False
+
+
+class ExternalStream(Stream):
+    """A stream allocated elsewhere (e.g. by CuPy), given by its ``cudaStream_t`` value;
+    tritensor never destroys it (torch.cuda.ExternalStream)."""
+
+    def __init__(self, stream_ptr, device=None):
+        super().__init__(device, _stream_ptr=stream_ptr)
+
+
+def _destroy_stream(idx, handle):
+    try:
+        import cupy
+        with cupy.cuda.Device(idx):
+            cupy.cuda.runtime.streamDestroy(handle)
+    except Exception:   # interpreter shutdown, or the context is gone: nothing left to free
+        pass
+
+
+def _ctx_stack():
+    stack = getattr(_tls, "stream_ctx", None)
+    if stack is None:
+        stack = _tls.stream_ctx = []
+    return stack
+
+
+# ---------------------------------------------------------------------- current and default
+_defaults: dict = {}
+
+
+def default_stream(device=None) -> Stream:
+    """The device's legacy default stream (``cuda_stream == 0``)."""
+    idx = _index_of(device)
+    s = _defaults.get(idx)
+    if s is None:
+        s = _defaults[idx] = Stream(idx, _stream_ptr=0)
+    return s
+
+
+def _current_streams() -> dict:
+    streams = getattr(_tls, "streams", None)
+    if streams is None:
+        streams = _tls.streams = {}
+    return streams
+
+
+def current_stream(device=None) -> Stream:
+    """The calling thread's current stream on ``device`` (default: the current device)."""
+    idx = _index_of(device)
+    s = _current_streams().get(idx)
+    return default_stream(idx) if s is None else s
+
+
+def current_stream_handle(index: int) -> int:
+    """``current_stream(index).cuda_stream`` for the launch path: no argument checks."""
+    s = _current_streams().get(index)
+    return 0 if s is None else s.cuda_stream
+
+
+def set_stream(stream_):
+    """Make ``stream_`` the current stream of its device, and its device the current device
+    (torch.cuda.set_stream). None does nothing."""
+    if stream_ is None:
+        return
+    if _device.current_device() != stream_.device_index:
+        _device.set_device(stream_.device_index)
+    _current_streams()[stream_.device_index] = stream_
+
+
+class stream:
+    """``with tt.cuda.stream(s):`` runs the block with ``s`` as the current stream (and its device
+    as the current device), restoring both afterwards (torch.cuda.StreamContext). None does
+    nothing."""
+
+    def __init__(self, stream_):
+        self.stream = stream_
+        self._src_prev = self._dst_prev = None
+
+    def __enter__(self):
+        s = self.stream
+        if s is None:
+            return s
+        self._src_prev = current_stream(None)
+        if self._src_prev.device != s.device:
+            self._dst_prev = current_stream(s.device_index)
+        set_stream(s)
+        return s
+
+    def __exit__(self, *exc):
+        s = self.stream
+        if s is None:
+            return False
+        if self._dst_prev is not None:
+            set_stream(self._dst_prev)
+        set_stream(self._src_prev)
+        return False
+
+
+StreamContext = stream
+
+
+# ---------------------------------------------------------------------- events
+class Event:
+    """A marker in a stream's work (torch.cuda.Event): ``record`` it, then ``wait`` on it from
+    another stream, ``query``/``synchronize`` it from the host, or time work between two events.
+
+    The CUDA event is created lazily by the first ``record``, on the recording stream's device.
+    """
+    __slots__ = ("enable_timing", "blocking", "interprocess", "device_index", "cuda_event",
+                 "_host_time", "__weakref__")
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self.enable_timing = bool(enable_timing)
+        self.blocking = bool(blocking)
+        self.interprocess = bool(interprocess)
+        if self.interprocess and self.enable_timing:
+            raise ValueError("Interprocess events cannot be created with enable_timing=True")
+        self.device_index = None      # set by the first record
+        self.cuda_event = 0           # 0 until the first record (torch: created lazily)
+        self._host_time = None        # emulated device: perf_counter() at record
+
+    @property
+    def device(self):
+        return None if self.device_index is None else _device.device("cuda", self.device_index)
+
+    def _create(self, idx):
+        self.device_index = idx
+        if _real():
+            import cupy
+            flags = (_EVENT_BLOCKING_SYNC if self.blocking else 0) | \
+                (0 if self.enable_timing else _EVENT_DISABLE_TIMING) | \
+                (_EVENT_INTERPROCESS if self.interprocess else 0)
+            with cupy.cuda.Device(idx):
+                self.cuda_event = cupy.cuda.runtime.eventCreateWithFlags(flags)
+            weakref.finalize(self, _destroy_event, idx, self.cuda_event)
+        else:
+            self.cuda_event = next(_emulated_handles)
+
+    def record(self, stream=None):
+        """Record the event on ``stream`` (default: the current stream)."""
+        if stream is None:
+            stream = current_stream()
+        if self.device_index is None:
+            self._create(stream.device_index)
+        elif self.device_index != stream.device_index:
+            raise RuntimeError(f"Event device {self.device_index} does not match recording stream's device "
+                               f"{stream.device_index}.")
+        if _real():
+            import cupy
+            with cupy.cuda.Device(stream.device_index):
+                cupy.cuda.runtime.eventRecord(self.cuda_event, stream.cuda_stream)
+        else:
+            self._host_time = time.perf_counter()   # all earlier work is already done
+
+    def wait(self, stream=None):
+        """Make all future work on ``stream`` (default: current) wait for this event. An event
+        never recorded is a no-op, as in torch."""
+        if stream is None:
+            stream = current_stream()
+        if self.device_index is None:
+            return
+        if _real():
+            import cupy
+            with cupy.cuda.Device(stream.device_index):
+                cupy.cuda.runtime.streamWaitEvent(stream.cuda_stream, self.cuda_event, 0)
+
+    def query(self) -> bool:
+        """True when the work captured by the last record is done (or it was never recorded)."""
+        if self.device_index is None or not _real():
+            return True
+        import cupy
+        with cupy.cuda.Device(self.device_index):
+            return _check(cupy.cuda.runtime.eventQuery(self.cuda_event), "cudaEventQuery")
+
+    def synchronize(self):
+        """Block the host until the work captured by the last record is done."""
+        if self.device_index is None or not _real():
+            return
+        import cupy
+        with cupy.cuda.Device(self.device_index):
+            cupy.cuda.runtime.eventSynchronize(self.cuda_event)
+
+    def elapsed_time(self, end_event) -> float:
+        """Milliseconds between this event's record and ``end_event``'s (after both completed)."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        if self.device_index is None or end_event.device_index is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
+        if _real():
+            import cupy
+            with cupy.cuda.Device(self.device_index):
+                return float(cupy.cuda.runtime.eventElapsedTime(self.cuda_event, end_event.cuda_event))
+        return (end_event._host_time - self._host_time) * 1000.0
+
+    def __repr__(self):
+        if self.device_index is None:
+            return "<tritensor.cuda.Event uninitialized>"
+        return f"<tritensor.cuda.Event {self.cuda_event:#x}>"
+
+
+def _destroy_event(idx, handle):
+    try:
+        import cupy
+        with cupy.cuda.Device(idx):
+            cupy.cuda.runtime.eventDestroy(handle)
+    except Exception:   # interpreter shutdown: nothing left to free
+        pass
+
+
+def synchronize(device=None):
+    """Wait for all work on every stream of ``device`` (default: the current device)."""
+    idx = _index_of(device)
+    if _real():
+        import cupy
+        with cupy.cuda.Device(idx):
+            cupy.cuda.runtime.deviceSynchronize()
+
+
+__all__ = ["Stream", "ExternalStream", "Event", "current_stream", "default_stream", "set_stream",
+           "stream", "StreamContext", "synchronize", "current_stream_handle"]
