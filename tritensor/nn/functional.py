@@ -1,15 +1,25 @@
-"""tt.nn.functional: the functional forms torch users call as F.*; each is an op of tt.ops."""
+"""tt.nn.functional: the functional forms torch users call as F.*.
+
+Each function takes torch.nn.functional's signature, defaults and errors. The primitives live in
+the op table (layer_norm and the class-index cross entropy have their own fused kernels:
+ops/nn.py); the other losses are short compositions of table ops, so their gradients (and
+gradients of gradients) come from the ops they are made of.
+"""
+import warnings as _warnings
+
+from .. import dtypes as _dt
 from ..ops import elementwise as _ew
+from ..ops import nn as _nn
+from ..ops import reduce as _reduce
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401
 from ..ops.linalg import linear  # noqa: F401
-from ..ops import reduce as _reduce
+from ..tensor import Tensor as _Tensor
 
 
 def _softmax_dim(name, input, dim, stacklevel):
     if dim is None:    # torch's deprecated implicit dim, with its warning
-        import warnings
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
-                      "include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+        _warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                       "include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
         return _reduce._implicit_dim(input.dim())
     return dim
 
@@ -32,3 +42,292 @@ def silu(input, inplace=False):
 
 def gelu(input, approximate="none"):
     return _ew.gelu(input, approximate=approximate)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x (NaN stays NaN); the gradient is 1 or the slope,
+    the slope at 0, as torch's leaky_relu_backward (self > 0)."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"leaky_relu_cpu" not implemented for \'{_dt.type_name(input.dtype)}\'')
+    result = _ew.where(_ew.gt(input, 0), input, _ew.mul(input, negative_slope))
+    if inplace:
+        return input.copy_(result)
+    return result
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+# ------------------------------------------------------------------ normalization
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm: normalize over the last len(normalized_shape) dims with
+    the biased variance, then scale by weight and shift by bias (one fused kernel each way)."""
+    return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps), as torch."""
+    if out is not None:
+        raise NotImplementedError("normalize(out=...) is not supported by tritensor")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+# ------------------------------------------------------------------ reductions of losses
+def _legacy_reduction(size_average, reduce):
+    """torch's _Reduction.legacy_get_string, with its deprecation warning."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    _warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                   UserWarning, stacklevel=3)
+    return ret
+
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction == "elementwise_mean":
+        _warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                       UserWarning, stacklevel=3)
+        return "mean"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _apply_reduction(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _check_target_size(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        _warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+            "This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", UserWarning, stacklevel=3)
+
+
+def _expanded(input, target):
+    from ..ops.elementwise import broadcast_shapes
+    shape = broadcast_shapes(input.shape, target.shape)
+    return input.expand(*shape), target.expand(*shape)
+
+
+def _check_float(name, *tensors):
+    for t in tensors:
+        if not t.dtype.is_floating_point:
+            raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(t.dtype)}\'')
+
+
+def _weighted(loss, weight, reduction, input):
+    """torch's manual weighted path of mse_loss/l1_loss: 'mean' divides by the sum of weights."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / weight.sum()
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = _expanded(input, target)
+    _check_float("mse_cpu", x, y)
+    diff = x - y
+    loss = diff * diff
+    if weight is not None:
+        return _weighted(loss, weight, reduction, input)
+    return _apply_reduction(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = _expanded(input, target)
+    loss = (x - y).abs()
+    if weight is not None:
+        return _weighted(loss, weight, reduction, input)
+    return _apply_reduction(loss, reduction)
+
+
+def _smooth_l1(diff, beta):
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (torch's smooth_l1)."""
+    a = diff.abs()
+    return _ew.where(_ew.lt(a, beta), a * a * (0.5 / beta), a - 0.5 * beta)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _check_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = _expanded(input, target)
+    if beta == 0.0:                      # torch takes l1_loss here
+        return _apply_reduction((x - y).abs(), reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_float("smooth_l1_cpu", x, y)
+    return _apply_reduction(_smooth_l1(x - y, beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """delta * smooth_l1(beta=delta): 0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere."""
+    _check_target_size(input, target)
+    x, y = _expanded(input, target)
+    if reduction not in ("none", "mean", "sum") and weight is None:
+        _reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_float("huber_cpu", x, y)
+    d = x - y
+    a = d.abs()
+    loss = _ew.where(_ew.lt(a, delta), a * a * 0.5, (a - 0.5 * delta) * delta)
+    if weight is None:
+        return _apply_reduction(loss, _reduction(None, None, reduction))
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    return _apply_reduction(loss, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-w (t log(x) + (1 - t) log(1 - x)), each log clamped at -100 as torch does, so x = 0 or 1
+    gives a finite loss (100) and a finite gradient."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) is "
+            "deprecated. Please ensure they have the same size.")
+    if not input.dtype.is_floating_point or target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {_dt.type_name(target.dtype)} but expected "
+                           f"{_dt.type_name(input.dtype)}")
+    if input.numel() and bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = input.log().clamp_min(-100)
+    log_1mx = (1 - input).log().clamp_min(-100)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight.expand(*_shape_of(target, weight))
+    return _apply_reduction(loss, reduction)
+
+
+def _shape_of(target, weight):
+    from ..ops.elementwise import broadcast_shapes
+    return broadcast_shapes(target.shape, weight.shape)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """The stable form torch uses: (1 - t) x + (1 + (pw - 1) t) softplus(-x), with
+    softplus(-x) = log1p(exp(-|x|)) + max(-x, 0), so large |x| never overflows."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(f"result type {_dt.type_name(_dt.promote_types(input.dtype, target.dtype)).replace('torch.', '').capitalize()} "
+                           f"can't be cast to the desired output type {_dt.type_name(target.dtype).replace('torch.', '').capitalize()}")
+    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp_min(0)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * softplus_neg
+    else:
+        loss = (1 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _apply_reduction(loss, reduction)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """-w[t] input[t] along the class dim (1, or 0 for an unbatched (C,) input); 'mean' divides
+    by the sum of w[t] over the targets that are not ignore_index (nan when all are ignored)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _nn.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """log_softmax along the class dim then the negative log likelihood, fused (ops/nn.py).
+
+    Class-index targets: as nll_loss, with label smoothing mixing in (eps / C) times the
+    (weighted) sum over all classes, as torch. Class-probability targets (a float target of
+    input's shape): -sum_c w_c q_c log_softmax(x)_c with q smoothed to (1 - eps) q + eps / C;
+    'mean' divides by the number of rows."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _nn.cross_entropy(input, target, weight, ignore_index, reduction, float(label_smoothing))
+
+
+# ------------------------------------------------------------------ sparse and random
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """weight's rows at the indices ``input`` (any shape): out shape input.shape + (D,). The
+    gradient is summed into a dense weight gradient (deterministic scatter-add); the
+    padding_idx row gets none."""
+    if padding_idx is not None:
+        n = weight.size(0)
+        if padding_idx > 0 and padding_idx >= n or padding_idx < 0 and padding_idx < -n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            padding_idx = n + padding_idx
+    if max_norm is not None:
+        raise NotImplementedError("embedding(max_norm=...) (renormalizing rows in place) is not implemented in tritensor")
+    if sparse:
+        raise NotImplementedError("embedding(sparse=True): tritensor has no sparse gradients")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding(scale_grad_by_freq=True) is not implemented in tritensor")
+    return _nn.embedding(input, weight, padding_idx)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p); the mask comes
+    from tt.rand on input's device (tt.manual_seed reproduces it). Identity when not training."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_dt.type_name(input.dtype).replace('torch.', '').capitalize()}")
+    from ..ops import creation as _creation
+    from ..ops import random as _random
+    if p == 1.0:
+        scale = _creation.zeros_like(input)
+    else:
+        u = _random.rand_like(input) if hasattr(_random, "rand_like") else _rand_like(input)
+        scale = _ew.where(_ew.lt(u, 1.0 - p), 1.0 / (1.0 - p), 0.0).to(input.dtype)
+    if inplace:
+        return input.mul_(scale)
+    return input * scale
+
+
+def _rand_like(input):
+    import tritensor as _tt
+    return _tt.rand_like(input)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 tensor of shape tensor.shape + (num_classes,), 1 where the last index equals the value."""
+    if not isinstance(tensor, _Tensor) or tensor.dtype is not _dt.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
+    if tensor.numel():
+        if int(tensor.min().item()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if int(tensor.max().item()) >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes < 0:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    import tritensor as _tt
+    classes = _tt.arange(num_classes, device=tensor.device)
+    return _ew.eq(tensor.unsqueeze(-1), classes).to(_dt.int64)
