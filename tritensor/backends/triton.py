@@ -39,7 +39,7 @@ import struct
 
 import numpy as np
 
-from ..runtime.launch import pointer
+from ..runtime.launch import launch_kernel, pointer
 
 MAX_RANK = 6   # dims per launch (kernels/strided.py says the same)
 
@@ -124,13 +124,9 @@ def _kernels():
     return _K
 
 
-def _run(kernel, grid, *args, **meta):
-    if interpreting():
-        # The interpreter computes with NumPy: inf/nan arithmetic is expected, not worth a warning.
-        with np.errstate(all="ignore"):
-            kernel[grid](*args, **meta)
-    else:
-        kernel[grid](*args, **meta)
+# Every launch goes through here: runtime/launch.py runs it on the current stream of the
+# arguments' device (and under the interpreter with NumPy's float warnings silenced).
+_run = launch_kernel
 
 
 # --------------------------------------------------------------------------- shapes and strides
