@@ -1,1 +1,17 @@
 """tt.nn modules: Module and the layers built on it."""
+from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .container import ModuleDict, ModuleList, Sequential
+from .dropout import Dropout
+from .flatten import Flatten, Unflatten
+from .linear import Identity, Linear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
+from .module import Module
+from .normalization import LayerNorm
+from .sparse import Embedding
+
+__all__ = [
+    "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Flatten", "Unflatten",
+    "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax", "Dropout",
+    "LayerNorm", "Embedding", "L1Loss", "MSELoss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss",
+    "BCELoss", "BCEWithLogitsLoss",
+]

@@ -1,0 +1,294 @@
+"""Sequential, ModuleList and ModuleDict, as torch.nn.modules.container."""
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+from collections import abc as container_abcs
+from itertools import chain, islice
+
+from .module import Module, _addindent
+
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+
+
+class Sequential(Module):
+    """Modules run one after another; built from positional modules (named "0", "1", ...)
+    or from one OrderedDict of named modules."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def _get_item_by_idx(self, iterator, idx):
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
+            raise IndexError(f"index {idx} is out of range")
+        idx %= size
+        return next(islice(iterator, idx, None))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
+        return self._get_item_by_idx(self._modules.values(), idx)
+
+    def __setitem__(self, idx, module):
+        key = self._get_item_by_idx(self._modules.keys(), idx)
+        return setattr(self, key, module)
+
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for key in list(self._modules.keys())[idx]:
+                delattr(self, key)
+        else:
+            delattr(self, self._get_item_by_idx(self._modules.keys(), idx))
+        # renumber so the names stay "0", "1", ... (torch does the same)
+        str_indices = [str(i) for i in range(len(self._modules))]
+        self._modules = OrderedDict(zip(str_indices, self._modules.values()))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} "
+                             "is given.")
+        ret = Sequential()
+        for layer in chain(self, other):
+            ret.append(layer)
+        return ret
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {str(type(other))} "
+                             "is given.")
+        offset = len(self)
+        for i, module in enumerate(other):
+            self.add_module(str(i + offset), module)
+        return self
+
+    def _check_factor(self, other):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+
+    def __mul__(self, other):
+        self._check_factor(other)
+        combined = Sequential()
+        offset = 0
+        for _ in range(other):
+            for module in self:
+                combined.add_module(str(offset), module)
+                offset += 1
+        return combined
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __imul__(self, other):
+        self._check_factor(other)
+        n = len(self)
+        offset = n
+        for _ in range(other - 1):
+            for i in range(n):
+                self.add_module(str(i + offset), self._modules[str(i)])
+            offset += n
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def forward(self, input):
+        for module in self:
+            input = module(input)
+        return input
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not (-n <= index <= n):
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        for i in range(n, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
+
+    def extend(self, sequential):
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules, registered as submodules "0", "1", ... (no forward of its own)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self += modules
+
+    def _get_abs_string_index(self, idx):
+        idx = operator.index(idx)
+        if not (-len(self) <= idx < len(self)):
+            raise IndexError(f"index {idx} is out of range")
+        if idx < 0:
+            idx += len(self)
+        return str(idx)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(list(self._modules.values())[idx])
+        return self._modules[self._get_abs_string_index(idx)]
+
+    def __setitem__(self, idx, module):
+        return setattr(self, self._get_abs_string_index(idx), module)
+
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for k in range(len(self._modules))[idx]:
+                delattr(self, str(k))
+        else:
+            delattr(self, self._get_abs_string_index(idx))
+        str_indices = [str(i) for i in range(len(self._modules))]
+        self._modules = OrderedDict(zip(str_indices, self._modules.values()))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        combined = ModuleList()
+        for i, module in enumerate(chain(self, other)):
+            combined.add_module(str(i), module)
+        return combined
+
+    def __repr__(self):
+        """torch's compressed repr: runs of identical entries print once as "(i-j): n x ..."."""
+        reprs = [repr(item) for item in self]
+        if not reprs:
+            return self._get_name() + "()"
+        spans, blocks = [[0, 0]], [reprs[0]]
+        for i, r in enumerate(reprs[1:], 1):
+            if r == blocks[-1]:
+                spans[-1][1] += 1
+                continue
+            spans.append([i, i])
+            blocks.append(r)
+        lines = []
+        for (start, end), b in zip(spans, blocks):
+            local = f"({start}): {b}" if start == end else f"({start}-{end}): {end - start + 1} x {b}"
+            lines.append(_addindent(local, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def insert(self, index, module):
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def extend(self, modules):
+        if not isinstance(modules, container_abcs.Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got "
+                            + type(modules).__name__)
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
+        return self
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules, registered under their keys."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def clear(self):
+        self._modules.clear()
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        if not isinstance(modules, container_abcs.Iterable):
+            raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                            + type(modules).__name__)
+        if isinstance(modules, (OrderedDict, ModuleDict, container_abcs.Mapping)):
+            for key, module in modules.items():
+                self[key] = module
+        else:
+            for j, m in enumerate(modules):
+                if not isinstance(m, container_abcs.Iterable):
+                    raise TypeError("ModuleDict update sequence element #" + str(j)
+                                    + " should be Iterable; is" + type(m).__name__)
+                if not len(m) == 2:
+                    raise ValueError("ModuleDict update sequence element #" + str(j) + " has length "
+                                     + str(len(m)) + "; 2 is required")
+                self[m[0]] = m[1]
