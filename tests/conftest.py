@@ -19,6 +19,9 @@ if not _real_gpu():
 
 import tritensor as tt  # noqa: E402
 
+# tt_device / cross_device fixtures, as a user enables them (tests/test_testing.py checks them)
+pytest_plugins = ["tritensor.testing.pytest_plugin"]
+
 
 @pytest.fixture(params=["cpu", "cuda"])
 def device(request):

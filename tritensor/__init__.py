@@ -12,7 +12,7 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  #
 from .dtypes import (  # noqa: F401
     bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
     int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
-    can_cast,
+    can_cast, finfo, iinfo,
 )
 from .ops.copy import clone  # noqa: F401
 from .ops.creation import (  # noqa: F401
@@ -52,7 +52,7 @@ from .ops.views import (  # noqa: F401
     flatten, narrow, permute, reshape, select, squeeze, t, transpose, unbind, unflatten, unsqueeze,
 )
 from .runtime.device import device  # noqa: F401
-from . import optim, utils  # noqa: F401  (the library layer: optimizers, the data pipeline)
+from . import optim, testing, utils  # noqa: F401  (the library layer: optimizers, test helpers, the data pipeline)
 from .serialization import load, load_file, save, save_file  # noqa: F401
 from .ops.pdist import cdist, pdist  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401

@@ -5,6 +5,8 @@ pointer argument, so the same object can be handed to Triton's launcher and inte
 """
 from __future__ import annotations
 
+import builtins as _builtins   # float/int are dtype names in this module
+
 import ml_dtypes
 import numpy as np
 
@@ -189,3 +191,45 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
 def type_name(d: dtype) -> str:
     """torch's scalar-type name, as its error messages print it (Float, Long ...)."""
     return _TYPE_NAMES[d.name]
+
+
+class finfo:
+    """torch.finfo: the numerical limits of a floating dtype (default: the default dtype)."""
+
+    def __init__(self, type=None):
+        type = get_default_dtype() if type is None else as_dtype(type)
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to "
+                            "handle 'torch.finfo'")
+        info = ml_dtypes.finfo(type.numpy_dtype)
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.eps = _builtins.float(info.eps)
+        self.max = _builtins.float(info.max)
+        self.min = _builtins.float(info.min)
+        self.tiny = self.smallest_normal = _builtins.float(info.tiny)
+        self.resolution = 10.0 ** -info.precision   # a float64 power of ten, as torch
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """torch.iinfo: the limits of an integer dtype."""
+
+    def __init__(self, type):
+        type = as_dtype(type)
+        if type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
+        if type is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        info = np.iinfo(type.numpy_dtype)
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.max = _builtins.int(info.max)
+        self.min = _builtins.int(info.min)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
