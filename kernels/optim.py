@@ -1,0 +1,215 @@
+"""Multi-tensor ("fused") optimizer steps: ONE launch updates every tensor of a parameter group.
+
+torch's fused optimizers pass their tensor lists to the kernel by value (TensorListMetadata);
+a Triton kernel takes a fixed argument list, so the list lives in device memory instead: one
+int64 buffer, the *table*, written by the host before each launch (backends/triton_optim.py),
+as Triton's grouped-GEMM tutorial passes its per-problem pointers. Its layout:
+
+    table[0 : HEADER]                 the group's hyper-parameters, as float64 bit patterns
+    table[HEADER + r*ROW : ... + ROW] one row per tensor r:
+        [numel, param address, grad address, state0, state1, state2, per-tensor word 0, word 1]
+    table[chunk_base + 2*pid : + 2]   program pid's work: (row r, first element of its chunk)
+
+Every program updates one chunk (BLOCK * ITERS elements) of one tensor: the grid is the list of
+(tensor, chunk) pairs of the whole group, so tensors of any sizes share one launch.
+Addresses are loaded as int64 and cast to typed pointers (``.to(tl.pointer_type(DTYPE))``);
+all tensors of a launch have the element type DTYPE (the launcher groups them by dtype) and are
+contiguous. Math runs in COMPUTE (float32 for float16/bfloat16/float32, float64 for float64),
+with IEEE division and square root (plain ``/`` and ``tl.sqrt`` compile to approximations for
+float32) and each formula written in the order torch's single-tensor step evaluates it.
+"""
+import triton
+import triton.language as tl
+
+HEADER = 8   # float64 hyper-parameters at the start of the table
+ROW = 8      # int64 words per tensor row
+
+
+@triton.jit
+def _hyper(table, i, COMPUTE: tl.constexpr):
+    """Hyper-parameter i of the header (a float64 bit pattern), rounded to the compute dtype once,
+    as torch rounds a Python float scalar to the tensor's opmath type."""
+    return tl.load(table + i).to(tl.float64, bitcast=True).to(COMPUTE)
+
+
+@triton.jit
+def _row_float(table, base, i, COMPUTE: tl.constexpr):
+    return tl.load(table + base + 6 + i).to(tl.float64, bitcast=True).to(COMPUTE)
+
+
+@triton.jit
+def _address(table, base, i, DTYPE: tl.constexpr):
+    """Row word i (1: param, 2: grad, 3-5: state) as a pointer to DTYPE."""
+    return tl.load(table + base + i).to(tl.pointer_type(DTYPE))
+
+
+@triton.jit
+def _div(a, b):
+    if b.dtype == tl.float32:
+        r = tl.div_rn(a, b)
+    else:
+        r = a / b
+    return r
+
+
+@triton.jit
+def _sqrt(x):
+    if x.dtype == tl.float32:
+        r = tl.sqrt_rn(x)
+    else:
+        r = tl.sqrt(x)
+    return r
+
+
+@triton.jit
+def _lerp(start, end, weight):
+    """torch's lerp: start + w * (end - start) for |w| < 0.5, else end - (end - start) * (1 - w)."""
+    small = tl.abs(weight) < 0.5
+    return tl.where(small, start + weight * (end - start), end - (end - start) * (1 - weight))
+
+
+@triton.jit
+def _chunk(table, chunk_base, BLOCK: tl.constexpr, ITERS: tl.constexpr):
+    """This program's (row base, first element, element count of its tensor)."""
+    pid = tl.program_id(0).to(tl.int64)
+    row = tl.load(table + chunk_base + 2 * pid)
+    start = tl.load(table + chunk_base + 2 * pid + 1)
+    base = 8 + row * 8      # HEADER + row * ROW
+    n = tl.load(table + base)
+    return base, start, n
+
+
+@triton.jit
+def sgd_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
+               HAS_MOMENTUM: tl.constexpr, NESTEROV: tl.constexpr, MAXIMIZE: tl.constexpr,
+               BLOCK: tl.constexpr, ITERS: tl.constexpr):
+    """SGD (torch's _single_tensor_sgd). Header: [-lr, weight_decay, momentum, 1 - dampening].
+    Row: state0 = momentum_buffer; word 0 = 1 when the buffer is new (it starts as the gradient)."""
+    base, start, n = _chunk(table, chunk_base, BLOCK, ITERS)
+    neg_lr = _hyper(table, 0, COMPUTE)
+    weight_decay = _hyper(table, 1, COMPUTE)
+    momentum = _hyper(table, 2, COMPUTE)
+    one_minus_dampening = _hyper(table, 3, COMPUTE)
+    first = tl.load(table + base + 6) != 0
+    p_ptr = _address(table, base, 1, DTYPE)
+    g_ptr = _address(table, base, 2, DTYPE)
+    buf_ptr = _address(table, base, 3, DTYPE)
+    for it in tl.static_range(ITERS):
+        offs = start + it * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
+        g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
+        if MAXIMIZE:
+            g = g * -1.0
+        if HAS_WD:
+            g = g + weight_decay * p
+        if HAS_MOMENTUM:
+            buf = tl.load(buf_ptr + offs, mask=mask).to(COMPUTE)
+            buf = tl.where(first, g, buf * momentum + one_minus_dampening * g)
+            tl.store(buf_ptr + offs, buf.to(DTYPE), mask=mask)
+            if NESTEROV:
+                g = g + momentum * buf
+            else:
+                g = buf
+        p = p + neg_lr * g
+        tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+
+
+@triton.jit
+def adam_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
+                DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr,
+                BLOCK: tl.constexpr, ITERS: tl.constexpr):
+    """Adam / AdamW (torch's _single_tensor_adam, the non-capturable branch).
+    Header: [1 - beta1, beta2, 1 - beta2, weight_decay, 1 - lr * weight_decay, eps].
+    Row: state0 = exp_avg, state1 = exp_avg_sq, state2 = max_exp_avg_sq (amsgrad);
+    word 0 = -lr / (1 - beta1**step), word 1 = sqrt(1 - beta2**step) (each tensor has its own step)."""
+    base, start, n = _chunk(table, chunk_base, BLOCK, ITERS)
+    lerp_weight = _hyper(table, 0, COMPUTE)
+    beta2 = _hyper(table, 1, COMPUTE)
+    one_minus_beta2 = _hyper(table, 2, COMPUTE)
+    weight_decay = _hyper(table, 3, COMPUTE)
+    decay_factor = _hyper(table, 4, COMPUTE)
+    eps = _hyper(table, 5, COMPUTE)
+    neg_step_size = _row_float(table, base, 0, COMPUTE)
+    bias_correction2_sqrt = _row_float(table, base, 1, COMPUTE)
+    p_ptr = _address(table, base, 1, DTYPE)
+    g_ptr = _address(table, base, 2, DTYPE)
+    m_ptr = _address(table, base, 3, DTYPE)
+    v_ptr = _address(table, base, 4, DTYPE)
+    vmax_ptr = _address(table, base, 5, DTYPE)
+    for it in tl.static_range(ITERS):
+        offs = start + it * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
+        g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
+        m = tl.load(m_ptr + offs, mask=mask).to(COMPUTE)
+        v = tl.load(v_ptr + offs, mask=mask).to(COMPUTE)
+        if MAXIMIZE:
+            g = g * -1.0
+        if HAS_WD:
+            if DECOUPLED:
+                p = p * decay_factor
+            else:
+                g = g + weight_decay * p
+        m = _lerp(m, g, lerp_weight)
+        v = v * beta2 + one_minus_beta2 * g * g
+        tl.store(m_ptr + offs, m.to(DTYPE), mask=mask)
+        tl.store(v_ptr + offs, v.to(DTYPE), mask=mask)
+        if AMSGRAD:
+            vmax = tl.load(vmax_ptr + offs, mask=mask).to(COMPUTE)
+            vmax = tl.maximum(vmax, v, propagate_nan=tl.PropagateNan.ALL)
+            tl.store(vmax_ptr + offs, vmax.to(DTYPE), mask=mask)
+            denom = _div(_sqrt(vmax), bias_correction2_sqrt) + eps
+        else:
+            denom = _div(_sqrt(v), bias_correction2_sqrt) + eps
+        p = p + neg_step_size * _div(m, denom)
+        tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+
+
+@triton.jit
+def rmsprop_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
+                   HAS_MOMENTUM: tl.constexpr, CENTERED: tl.constexpr, MAXIMIZE: tl.constexpr,
+                   BLOCK: tl.constexpr, ITERS: tl.constexpr):
+    """RMSprop (torch's _single_tensor_rmsprop).
+    Header: [-lr, alpha, 1 - alpha, eps, weight_decay, momentum].
+    Row: state0 = square_avg, state1 = momentum_buffer, state2 = grad_avg (centered)."""
+    base, start, n = _chunk(table, chunk_base, BLOCK, ITERS)
+    neg_lr = _hyper(table, 0, COMPUTE)
+    alpha = _hyper(table, 1, COMPUTE)
+    one_minus_alpha = _hyper(table, 2, COMPUTE)
+    eps = _hyper(table, 3, COMPUTE)
+    weight_decay = _hyper(table, 4, COMPUTE)
+    momentum = _hyper(table, 5, COMPUTE)
+    p_ptr = _address(table, base, 1, DTYPE)
+    g_ptr = _address(table, base, 2, DTYPE)
+    sq_ptr = _address(table, base, 3, DTYPE)
+    buf_ptr = _address(table, base, 4, DTYPE)
+    ga_ptr = _address(table, base, 5, DTYPE)
+    for it in tl.static_range(ITERS):
+        offs = start + it * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
+        g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
+        sq = tl.load(sq_ptr + offs, mask=mask).to(COMPUTE)
+        if MAXIMIZE:
+            g = g * -1.0
+        if HAS_WD:
+            g = g + weight_decay * p
+        sq = sq * alpha + one_minus_alpha * g * g
+        tl.store(sq_ptr + offs, sq.to(DTYPE), mask=mask)
+        if CENTERED:
+            ga = tl.load(ga_ptr + offs, mask=mask).to(COMPUTE)
+            ga = _lerp(ga, g, one_minus_alpha)
+            tl.store(ga_ptr + offs, ga.to(DTYPE), mask=mask)
+            avg = _sqrt(sq + (ga * -1.0) * ga)
+        else:
+            avg = _sqrt(sq)
+        avg = avg + eps
+        if HAS_MOMENTUM:
+            buf = tl.load(buf_ptr + offs, mask=mask).to(COMPUTE)
+            buf = buf * momentum + _div(g, avg)
+            tl.store(buf_ptr + offs, buf.to(DTYPE), mask=mask)
+            p = p + neg_lr * buf
+        else:
+            p = p + neg_lr * _div(g, avg)
+        tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)

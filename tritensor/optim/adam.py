@@ -1,0 +1,126 @@
+"""tt.optim.Adam (torch.optim.Adam), with AdamW's decoupled weight decay as an option."""
+from __future__ import annotations
+
+from .. import dtypes
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops.creation import tensor as _tensor
+from ..ops.creation import zeros_like
+from ..tensor import Tensor
+from . import _functional as F
+from .optimizer import Optimizer
+
+__all__ = ["Adam"]
+
+
+def _scalar_dtype():
+    """torch's _get_scalar_dtype: the step counter's dtype follows the default dtype."""
+    return dtypes.float64 if dtypes.get_default_dtype() is dtypes.float64 else dtypes.float32
+
+
+def new_step_counter(value=0.0):
+    """A step counter as torch keeps it by default: a 0-d float tensor on the cpu."""
+    return _tensor(float(value), dtype=_scalar_dtype())
+
+
+class Adam(Optimizer):
+    """torch.optim.Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
+    *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+    decoupled_weight_decay=False).
+
+    State per parameter: ``step`` (a 0-d float32 cpu tensor, torch's default layout), ``exp_avg``,
+    ``exp_avg_sq`` and, with amsgrad, ``max_exp_avg_sq``. On cuda every group is updated by one
+    fused launch per dtype; the bias corrections are computed on the host from each parameter's
+    step, as torch's non-capturable path does."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        if isinstance(lr, Tensor):
+            if foreach and not capturable:
+                raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
+                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i, beta in enumerate(betas):
+            if isinstance(beta, Tensor):
+                if not capturable and foreach:
+                    raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
+                if beta.numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        if capturable:
+            raise NotImplementedError("tritensor's Adam does not support capturable=True (no CUDA graphs)")
+        if differentiable:
+            raise NotImplementedError("tritensor's optimizers do not support differentiable=True "
+                                      "(steps are not recorded by autograd)")
+        betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b for b in betas)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
+                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = new_step_counter(float(p_state["step"]))
+
+    def _init_group(self, group, params):
+        exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = [], [], [], []
+        for p in params:
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = new_step_counter()
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = zeros_like(p)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            if group["amsgrad"]:
+                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+            steps.append(state["step"])
+        return exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps
+
+    def step(self, closure=None):
+        """One optimization step; ``closure`` (re-evaluates the model, returns the loss) runs
+        with gradients enabled and its loss is returned."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
+                exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._init_group(group, params)
+                beta1, beta2 = group["betas"]
+                F.adam(params, [p.grad for p in params], exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
+                       amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+                       weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
+                       decoupled_weight_decay=group["decoupled_weight_decay"])
+        return loss
