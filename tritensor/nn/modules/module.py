@@ -106,17 +106,36 @@ class BackwardHookFunction(Function):
     """Identity node placed around a module's inputs and outputs so that the gradients w.r.t.
     them can be seen (and replaced) by full backward (pre-)hooks, as torch's
     ``nn.modules._functions.BackwardHookFunction``. The first argument is the callback that
-    receives the tuple of incoming gradients and returns the ones to pass on."""
+    receives the tuple of incoming gradients and returns the ones to pass on; its
+    ``materialize`` says whether a missing gradient reaches it as zeros (what torch's
+    grad_input shows) or as None (what torch's grad_output shows for an unused output)."""
 
     @staticmethod
     def forward(ctx, callback, *tensors):
         ctx.callback = callback
-        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
-        return tensors
+        ctx.set_materialize_grads(False)
+        ctx.metas = [(t.shape, t.dtype, t.device) for t in tensors]
+        # fresh aliases (as torch's returned inputs become): then the ones that need no
+        # gradient can be marked as such
+        outputs = tuple(t.detach() for t in tensors)
+        ctx.mark_non_differentiable(*[o for o, t in zip(outputs, tensors) if not t.requires_grad])
+        return outputs
 
     @staticmethod
     def backward(ctx, *grads):
+        if ctx.callback.materialize:
+            from ...ops.creation import zeros
+            grads = tuple(zeros(m[0], dtype=m[1], device=m[2]) if g is None else g
+                          for g, m in zip(grads, ctx.metas))
         return (None, *ctx.callback(grads))
+
+
+class _GradCallback:
+    def __init__(self, fn, materialize):
+        self.fn, self.materialize = fn, materialize
+
+    def __call__(self, grads):
+        return self.fn(grads)
 
 
 class _BackwardHook:
@@ -138,6 +157,8 @@ class _BackwardHook:
         return tuple(res)
 
     def _apply_on_tensors(self, callback, args):
+        """Route the tensors of ``args`` through one BackwardHookFunction node; returns the new
+        args and the positions of the tensors (None when no gradient will flow)."""
         tensors_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in tensors_idx]
         if not (any(t.requires_grad for t in tensors) and is_grad_enabled()):
@@ -164,7 +185,7 @@ class _BackwardHook:
             self.grad_outputs = None
             return tuple(res[i] for i in self.input_tensors_index)
 
-        res, idx = self._apply_on_tensors(on_input_grads, args)
+        res, idx = self._apply_on_tensors(_GradCallback(on_input_grads, True), args)
         self.n_inputs = len(args)
         self.input_tensors_index = idx
         return res
@@ -198,7 +219,7 @@ class _BackwardHook:
 
         is_tuple = isinstance(result, tuple)
         args = result if is_tuple else (result,)
-        res, idx = self._apply_on_tensors(on_output_grads, args)
+        res, idx = self._apply_on_tensors(_GradCallback(on_output_grads, False), args)
         self.n_outputs = len(args)
         self.output_tensors_index = idx
         return res if is_tuple else res[0]
