@@ -14,6 +14,7 @@ import math
 import multiprocessing
 import os
 import queue
+import time
 
 from ...ops.random import default_generator
 from . import _worker
@@ -317,15 +318,18 @@ class _MultiProcessingIter(_BaseIter):
             raise
 
     def _get_data(self):
-        if self._timeout > 0:
-            ok, data = self._try_get_data(self._timeout)
-            if not ok:
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            return data
+        """The next result; waits in short slices so that a dead worker is noticed even while a
+        long ``timeout`` runs."""
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
-            ok, data = self._try_get_data(_worker.STATUS_CHECK_INTERVAL)
+            wait = _worker.STATUS_CHECK_INTERVAL
+            if deadline is not None:
+                wait = max(0.0, min(wait, deadline - time.monotonic()))
+            ok, data = self._try_get_data(wait)
             if ok:
                 return data
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def _next_data(self):
         while True:
