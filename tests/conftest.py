@@ -16,6 +16,8 @@ def _real_gpu():
 
 if not _real_gpu():
     os.environ.setdefault("TRITENSOR_EMULATE_CUDA", "1")
+    # the emulated device stands for two GPUs, so cuda:1 and the cross-device rules are tested
+    os.environ.setdefault("TRITENSOR_EMULATED_DEVICES", "2")
 
 import tritensor as tt  # noqa: E402
 

@@ -130,7 +130,10 @@ Tensor.mT = property(lambda self: _views.transpose(self, -2, -1))
 # device and dtype shorthands
 Tensor.cpu = lambda self, memory_format=None: _copy.to(self, device="cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: _copy.to(
-    self, device="cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device))
+    self, device="cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device),
+    non_blocking=non_blocking)
+Tensor.pin_memory = _copy.pin_memory
+Tensor.is_pinned = _copy.is_pinned
 for _name, _dtype in {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16,
                       "bfloat16": _dt.bfloat16, "int": _dt.int32, "long": _dt.int64,
                       "short": _dt.int16, "char": _dt.int8, "byte": _dt.uint8, "bool": _dt.bool_}.items():

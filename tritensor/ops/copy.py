@@ -8,6 +8,8 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backends import numpy_ref
 from ..backends import triton as tb
 from ..runtime.device import as_device
+from ..runtime.pinned import empty_pinned, is_pinned_storage
+from ..runtime.transfer import copy_bytes
 from ..tensor import Tensor
 from .dispatch import check_inplace, common_device, dispatch, empty, record, _rebase_inplace
 from .elementwise import broadcast_shapes
@@ -79,18 +81,46 @@ def to_dtype(x, dtype):
     return dispatch(TO_COPY, x, dtype=dtype)
 
 
-def to_device(x, device):
-    """Copy across devices: through host memory, in bytes; the values never change."""
+def to_device(x, device, non_blocking=False):
+    """Copy across devices, in bytes (the values never change), on the streams torch uses
+    (runtime/transfer.py). ``non_blocking``: a copy from pinned memory runs asynchronously on
+    the current stream; a device -> cpu copy lands in pinned memory and runs asynchronously
+    (torch's _to_copy pins its output then); otherwise the host waits for the copy."""
     device = as_device(device)
     if device == x.device:
         return x
     src = contiguous(x.detach())
-    out = empty(src.shape, src.dtype, device)
-    nbytes = src.numel() * src.dtype.itemsize
-    raw = src._storage.copy_to_host(src._offset * src.dtype.itemsize, nbytes)
-    out._storage.copy_from_host(0, raw)
+    if non_blocking and src.device.type == "cuda" and device.type == "cpu":
+        out = empty_pinned(src.shape, src.dtype)
+    else:
+        out = empty(src.shape, src.dtype, device)
+    copy_bytes(out._storage, 0, src._storage, src._offset * src.dtype.itemsize,
+               src.numel() * src.dtype.itemsize, non_blocking)
     record(DEVICE_COPY, out, (x,), {"source": x.device})
     return out
+
+
+def pin_memory(x, device=None):
+    """Tensor.pin_memory(): ``x`` itself if its storage is pinned, else a contiguous copy in
+    pinned host memory (differentiable, as torch's)."""
+    if x.device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{x._type_description().split(' [')[0]}' only dense CPU tensors can be pinned")
+    if device is not None:
+        import warnings
+        warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
+                      "argument.", DeprecationWarning, stacklevel=2)
+    if is_pinned_storage(x._storage):
+        return x
+    src = contiguous(x.detach())
+    out = empty_pinned(src.shape, src.dtype)
+    copy_bytes(out._storage, 0, src._storage, src._offset * src.dtype.itemsize, src.numel() * src.dtype.itemsize)
+    record(DEVICE_COPY, out, (x,), {"source": x.device})
+    return out
+
+
+def is_pinned(x, device=None) -> bool:
+    """True for a cpu tensor whose storage is pinned host memory (always False on cuda)."""
+    return x.device.type == "cpu" and is_pinned_storage(x._storage)
 
 
 def to(x, *args, **kwargs):
@@ -98,10 +128,16 @@ def to(x, *args, **kwargs):
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
+    non_blocking = kwargs.pop("non_blocking", False)
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    # torch's positional forms end in (non_blocking, copy): to(device, dtype, True), to(other, True)
+    flags = [a for a in args if isinstance(a, bool)]
+    args = [a for a in args if not isinstance(a, bool)]
+    if flags:
+        non_blocking = flags[0]
+        copy = flags[1] if len(flags) > 1 else copy
     for a in args:
         if isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
@@ -110,21 +146,31 @@ def to(x, *args, **kwargs):
         elif a is not None:
             device = a
     out = x
+    dtype = None if dtype is None else _dt.as_dtype(dtype)
+    device = None if device is None else as_device(device)
+    if dtype is not None and dtype is not out.dtype and device is not None and device.type == "cpu" \
+            and x.device.type == "cuda":
+        out = to_dtype(out, dtype)     # cast on the GPU, before a (possibly asynchronous) copy to host
     if device is not None:
-        out = to_device(out, device)
-    if dtype is not None and _dt.as_dtype(dtype) is not out.dtype:
-        out = to_dtype(out, _dt.as_dtype(dtype))
+        out = to_device(out, device, non_blocking)
+    if dtype is not None and dtype is not out.dtype:
+        out = to_dtype(out, dtype)
     if copy and out is x:
         out = clone(x)
     return out
 
 
 # --------------------------------------------------------------------------- raw writes
-def copy_into(dst: Tensor, src):
+def copy_into(dst: Tensor, src, non_blocking=False):
     """dst[...] = src (broadcast, cast), with no autograd and no version bump."""
     if isinstance(src, Tensor):
         if src.device != dst.device:
-            src = to_device(src.detach(), dst.device)
+            if _same_bytes(dst, src):
+                # one transfer straight into dst (asynchronous when non_blocking with pinned memory)
+                copy_bytes(dst._storage, dst._offset * dst.dtype.itemsize, src._storage,
+                           src._offset * src.dtype.itemsize, src.numel() * src.dtype.itemsize, non_blocking)
+                return
+            src = to_device(src.detach(), dst.device, non_blocking and dst.device.type == "cuda")
         if dst.numel() == 0:
             return
         if dst.device.type == "cpu":
@@ -133,6 +179,12 @@ def copy_into(dst: Tensor, src):
             tb.copy(dst, src)
     else:
         fill_into(dst, src)
+
+
+def _same_bytes(dst, src):
+    """dst and src hold the same values as the same bytes: one byte copy does dst[...] = src."""
+    return (dst.dtype is src.dtype and tuple(dst.shape) == tuple(src.shape) and dst.is_contiguous()
+            and src.is_contiguous())
 
 
 def fill_into(dst: Tensor, value):
@@ -195,7 +247,7 @@ def copy_(dst: Tensor, src, non_blocking=False):
         # the result is src (broadcast, cast to dst's dtype); dst's old value gets zeros
         _rebase_inplace(dst, lambda old: dispatch(OVERWRITE, old, common, node="copy"), needs_old_self=False)
         return dst
-    copy_into(dst, src)
+    copy_into(dst, src, non_blocking)
     dst._version_counter.value += 1
     return dst
 
@@ -227,5 +279,5 @@ def zero_(dst: Tensor):
     return fill_(dst, 0, _node="zero")
 
 
-__all__ = ["clone", "contiguous", "to", "to_device", "to_dtype", "copy_into", "fill_into", "copy_",
+__all__ = ["clone", "contiguous", "to", "to_device", "to_dtype", "copy_into", "fill_into", "copy_", "pin_memory", "is_pinned",
            "fill_", "zero_", "common_device"]

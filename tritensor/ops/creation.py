@@ -77,7 +77,15 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     arr = _to_numpy(data)
     with np.errstate(over="ignore"):   # out-of-range values become inf, as in torch
         arr = np.require(arr.astype(dtype.numpy_dtype, copy=False), requirements="C")
-    return _finish(_from_host_array(arr, dtype, as_device(device)), requires_grad)
+    return _finish(_pinned(_from_host_array(arr, dtype, as_device(device)), pin_memory), requires_grad)
+
+
+def _pinned(t, pin_memory):
+    """The factories' pin_memory=True: the tensor in pinned host memory (cpu tensors only)."""
+    if not pin_memory:
+        return t
+    from .copy import pin_memory as pin
+    return pin(t)
 
 
 def _from_host_array(arr, dtype, device):
@@ -121,7 +129,8 @@ def _dtype_or_default(dtype):
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
           memory_format=None):
-    return _finish(_empty(_size(size), _dtype_or_default(dtype), as_device(device)), requires_grad)
+    return _finish(_pinned(_empty(_size(size), _dtype_or_default(dtype), as_device(device)), pin_memory),
+                   requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):

@@ -1,23 +1,25 @@
-"""Device timing without torch: CUDA events (through CuPy) around the region, median of many runs.
+"""Device timing without torch: two timing events around the region, median of many runs.
 
-Used by the matmul autotuner and by bench/. Events are recorded on the legacy default stream,
-where tritensor's Triton launches run."""
+Used by the matmul autotuner and by bench/. The events are tritensor's (runtime/streams.py),
+recorded on the current stream, where tritensor's launches run; on the emulated device they
+measure host time."""
 from __future__ import annotations
 
 import statistics
 
 
 def event_median_ms(fn, warmup=2, rep=10):
-    """Median milliseconds of ``fn()`` between two CUDA events, after ``warmup`` untimed calls."""
-    import cupy
+    """Median milliseconds of ``fn()`` between two events, after ``warmup`` untimed calls."""
+    from .streams import Event, current_stream
     for _ in range(warmup):
         fn()
+    stream = current_stream()
     times = []
     for _ in range(rep):
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
+        start, end = Event(enable_timing=True), Event(enable_timing=True)
+        start.record(stream)
         fn()
-        end.record()
+        end.record(stream)
         end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end))
+        times.append(start.elapsed_time(end))
     return statistics.median(times)
