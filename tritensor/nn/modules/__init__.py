@@ -4,7 +4,9 @@ from .container import ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
+from .loss import (
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+)
 from .module import Module
 from .normalization import LayerNorm
 from .sparse import Embedding
@@ -12,6 +14,6 @@ from .sparse import Embedding
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Flatten", "Unflatten",
     "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax", "Dropout",
-    "LayerNorm", "Embedding", "L1Loss", "MSELoss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss",
+    "LayerNorm", "Embedding", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
     "BCELoss", "BCEWithLogitsLoss",
 ]

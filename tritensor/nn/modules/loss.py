@@ -7,7 +7,7 @@ import warnings
 from .. import functional as F
 from .module import Module
 
-__all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+__all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
            "BCEWithLogitsLoss"]
 
 
@@ -74,6 +74,17 @@ class SmoothL1Loss(_Loss):
 
     def forward(self, input, target):
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Quadratic below ``delta``, linear (slope delta) above."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class NLLLoss(_WeightedLoss):
