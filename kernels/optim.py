@@ -38,9 +38,14 @@ def _row_float(table, base, i, COMPUTE: tl.constexpr):
 
 
 @triton.jit
-def _address(table, base, i, DTYPE: tl.constexpr):
-    """Row word i (1: param, 2: grad, 3-5: state) as a pointer to DTYPE."""
-    return tl.load(table + base + i).to(tl.pointer_type(DTYPE))
+def _address(table, base, i, DTYPE: tl.constexpr, ALIGNED: tl.constexpr):
+    """Row word i (1: param, 2: grad, 3-5: state) as a pointer to DTYPE. ALIGNED: the host
+    checked that every address of the launch is a multiple of 16 bytes; saying so lets the
+    compiler use 16-byte vector loads (it cannot know it of an address read from memory)."""
+    ptr = tl.load(table + base + i).to(tl.pointer_type(DTYPE))
+    if ALIGNED:
+        ptr = tl.multiple_of(ptr, 16)
+    return ptr
 
 
 @triton.jit
@@ -74,14 +79,37 @@ def _chunk(table, chunk_base, BLOCK: tl.constexpr, ITERS: tl.constexpr):
     pid = tl.program_id(0).to(tl.int64)
     row = tl.load(table + chunk_base + 2 * pid)
     start = tl.load(table + chunk_base + 2 * pid + 1)
+    start = tl.multiple_of(start, BLOCK)   # chunks start at multiples of BLOCK * ITERS
     base = 8 + row * 8      # HEADER + row * ROW
     n = tl.load(table + base)
     return base, start, n
 
 
 @triton.jit
+def _sgd_block(offs, mask, p_ptr, g_ptr, buf_ptr, first, neg_lr, weight_decay, momentum, one_minus_dampening,
+               DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, HAS_MOMENTUM: tl.constexpr,
+               NESTEROV: tl.constexpr, MAXIMIZE: tl.constexpr):
+    p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
+    g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
+    if MAXIMIZE:
+        g = g * -1.0
+    if HAS_WD:
+        g = g + weight_decay * p
+    if HAS_MOMENTUM:
+        buf = tl.load(buf_ptr + offs, mask=mask).to(COMPUTE)
+        buf = tl.where(first, g, buf * momentum + one_minus_dampening * g)
+        tl.store(buf_ptr + offs, buf.to(DTYPE), mask=mask)
+        if NESTEROV:
+            g = g + momentum * buf
+        else:
+            g = buf
+    p = p + neg_lr * g
+    tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+
+
+@triton.jit
 def sgd_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
-               HAS_MOMENTUM: tl.constexpr, NESTEROV: tl.constexpr, MAXIMIZE: tl.constexpr,
+               HAS_MOMENTUM: tl.constexpr, NESTEROV: tl.constexpr, MAXIMIZE: tl.constexpr, ALIGNED: tl.constexpr,
                BLOCK: tl.constexpr, ITERS: tl.constexpr):
     """SGD (torch's _single_tensor_sgd). Header: [-lr, weight_decay, momentum, 1 - dampening].
     Row: state0 = momentum_buffer; word 0 = 1 when the buffer is new (it starts as the gradient)."""
@@ -91,33 +119,55 @@ def sgd_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HA
     momentum = _hyper(table, 2, COMPUTE)
     one_minus_dampening = _hyper(table, 3, COMPUTE)
     first = tl.load(table + base + 6) != 0
-    p_ptr = _address(table, base, 1, DTYPE)
-    g_ptr = _address(table, base, 2, DTYPE)
-    buf_ptr = _address(table, base, 3, DTYPE)
-    for it in tl.static_range(ITERS):
-        offs = start + it * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
-        g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
-        if MAXIMIZE:
-            g = g * -1.0
-        if HAS_WD:
+    p_ptr = _address(table, base, 1, DTYPE, ALIGNED)
+    g_ptr = _address(table, base, 2, DTYPE, ALIGNED)
+    buf_ptr = _address(table, base, 3, DTYPE, ALIGNED)
+    if start + BLOCK * ITERS <= n:      # a whole chunk: no mask, so loads can be vectors
+        for it in tl.static_range(ITERS):
+            _sgd_block(start + it * BLOCK + tl.arange(0, BLOCK), None, p_ptr, g_ptr, buf_ptr, first, neg_lr,
+                       weight_decay, momentum, one_minus_dampening, DTYPE, COMPUTE, HAS_WD, HAS_MOMENTUM,
+                       NESTEROV, MAXIMIZE)
+    else:
+        for it in tl.static_range(ITERS):
+            offs = start + it * BLOCK + tl.arange(0, BLOCK)
+            _sgd_block(offs, offs < n, p_ptr, g_ptr, buf_ptr, first, neg_lr, weight_decay, momentum,
+                       one_minus_dampening, DTYPE, COMPUTE, HAS_WD, HAS_MOMENTUM, NESTEROV, MAXIMIZE)
+
+
+@triton.jit
+def _adam_block(offs, mask, p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, lerp_weight, beta2, one_minus_beta2,
+                weight_decay, decay_factor, eps, neg_step_size, bias_correction2_sqrt,
+                DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr,
+                AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr):
+    p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
+    g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
+    m = tl.load(m_ptr + offs, mask=mask).to(COMPUTE)
+    v = tl.load(v_ptr + offs, mask=mask).to(COMPUTE)
+    if MAXIMIZE:
+        g = g * -1.0
+    if HAS_WD:
+        if DECOUPLED:
+            p = p * decay_factor
+        else:
             g = g + weight_decay * p
-        if HAS_MOMENTUM:
-            buf = tl.load(buf_ptr + offs, mask=mask).to(COMPUTE)
-            buf = tl.where(first, g, buf * momentum + one_minus_dampening * g)
-            tl.store(buf_ptr + offs, buf.to(DTYPE), mask=mask)
-            if NESTEROV:
-                g = g + momentum * buf
-            else:
-                g = buf
-        p = p + neg_lr * g
-        tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+    m = _lerp(m, g, lerp_weight)
+    v = v * beta2 + one_minus_beta2 * g * g
+    tl.store(m_ptr + offs, m.to(DTYPE), mask=mask)
+    tl.store(v_ptr + offs, v.to(DTYPE), mask=mask)
+    if AMSGRAD:
+        vmax = tl.load(vmax_ptr + offs, mask=mask).to(COMPUTE)
+        vmax = tl.maximum(vmax, v, propagate_nan=tl.PropagateNan.ALL)
+        tl.store(vmax_ptr + offs, vmax.to(DTYPE), mask=mask)
+        denom = _div(_sqrt(vmax), bias_correction2_sqrt) + eps
+    else:
+        denom = _div(_sqrt(v), bias_correction2_sqrt) + eps
+    p = p + neg_step_size * _div(m, denom)
+    tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
 
 
 @triton.jit
 def adam_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
-                DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr,
+                DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, ALIGNED: tl.constexpr,
                 BLOCK: tl.constexpr, ITERS: tl.constexpr):
     """Adam / AdamW (torch's _single_tensor_adam, the non-capturable branch).
     Header: [1 - beta1, beta2, 1 - beta2, weight_decay, 1 - lr * weight_decay, eps].
@@ -132,44 +182,59 @@ def adam_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, H
     eps = _hyper(table, 5, COMPUTE)
     neg_step_size = _row_float(table, base, 0, COMPUTE)
     bias_correction2_sqrt = _row_float(table, base, 1, COMPUTE)
-    p_ptr = _address(table, base, 1, DTYPE)
-    g_ptr = _address(table, base, 2, DTYPE)
-    m_ptr = _address(table, base, 3, DTYPE)
-    v_ptr = _address(table, base, 4, DTYPE)
-    vmax_ptr = _address(table, base, 5, DTYPE)
-    for it in tl.static_range(ITERS):
-        offs = start + it * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
-        g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
-        m = tl.load(m_ptr + offs, mask=mask).to(COMPUTE)
-        v = tl.load(v_ptr + offs, mask=mask).to(COMPUTE)
-        if MAXIMIZE:
-            g = g * -1.0
-        if HAS_WD:
-            if DECOUPLED:
-                p = p * decay_factor
-            else:
-                g = g + weight_decay * p
-        m = _lerp(m, g, lerp_weight)
-        v = v * beta2 + one_minus_beta2 * g * g
-        tl.store(m_ptr + offs, m.to(DTYPE), mask=mask)
-        tl.store(v_ptr + offs, v.to(DTYPE), mask=mask)
-        if AMSGRAD:
-            vmax = tl.load(vmax_ptr + offs, mask=mask).to(COMPUTE)
-            vmax = tl.maximum(vmax, v, propagate_nan=tl.PropagateNan.ALL)
-            tl.store(vmax_ptr + offs, vmax.to(DTYPE), mask=mask)
-            denom = _div(_sqrt(vmax), bias_correction2_sqrt) + eps
-        else:
-            denom = _div(_sqrt(v), bias_correction2_sqrt) + eps
-        p = p + neg_step_size * _div(m, denom)
-        tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+    p_ptr = _address(table, base, 1, DTYPE, ALIGNED)
+    g_ptr = _address(table, base, 2, DTYPE, ALIGNED)
+    m_ptr = _address(table, base, 3, DTYPE, ALIGNED)
+    v_ptr = _address(table, base, 4, DTYPE, ALIGNED)
+    vmax_ptr = _address(table, base, 5, DTYPE, ALIGNED)
+    if start + BLOCK * ITERS <= n:      # a whole chunk: no mask, so loads can be vectors
+        for it in tl.static_range(ITERS):
+            _adam_block(start + it * BLOCK + tl.arange(0, BLOCK), None, p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr,
+                        lerp_weight, beta2, one_minus_beta2, weight_decay, decay_factor, eps, neg_step_size,
+                        bias_correction2_sqrt, DTYPE, COMPUTE, HAS_WD, DECOUPLED, AMSGRAD, MAXIMIZE)
+    else:
+        for it in tl.static_range(ITERS):
+            offs = start + it * BLOCK + tl.arange(0, BLOCK)
+            _adam_block(offs, offs < n, p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, lerp_weight, beta2,
+                        one_minus_beta2, weight_decay, decay_factor, eps, neg_step_size, bias_correction2_sqrt,
+                        DTYPE, COMPUTE, HAS_WD, DECOUPLED, AMSGRAD, MAXIMIZE)
+
+
+@triton.jit
+def _rmsprop_block(offs, mask, p_ptr, g_ptr, sq_ptr, buf_ptr, ga_ptr, neg_lr, alpha, one_minus_alpha, eps,
+                   weight_decay, momentum, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
+                   HAS_MOMENTUM: tl.constexpr, CENTERED: tl.constexpr, MAXIMIZE: tl.constexpr):
+    p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
+    g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
+    sq = tl.load(sq_ptr + offs, mask=mask).to(COMPUTE)
+    if MAXIMIZE:
+        g = g * -1.0
+    if HAS_WD:
+        g = g + weight_decay * p
+    sq = sq * alpha + one_minus_alpha * g * g
+    tl.store(sq_ptr + offs, sq.to(DTYPE), mask=mask)
+    if CENTERED:
+        ga = tl.load(ga_ptr + offs, mask=mask).to(COMPUTE)
+        ga = _lerp(ga, g, one_minus_alpha)
+        tl.store(ga_ptr + offs, ga.to(DTYPE), mask=mask)
+        avg = _sqrt(sq + (ga * -1.0) * ga)
+    else:
+        avg = _sqrt(sq)
+    avg = avg + eps
+    if HAS_MOMENTUM:
+        buf = tl.load(buf_ptr + offs, mask=mask).to(COMPUTE)
+        buf = buf * momentum + _div(g, avg)
+        tl.store(buf_ptr + offs, buf.to(DTYPE), mask=mask)
+        p = p + neg_lr * buf
+    else:
+        p = p + neg_lr * _div(g, avg)
+    tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
 
 
 @triton.jit
 def rmsprop_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
                    HAS_MOMENTUM: tl.constexpr, CENTERED: tl.constexpr, MAXIMIZE: tl.constexpr,
-                   BLOCK: tl.constexpr, ITERS: tl.constexpr):
+                   ALIGNED: tl.constexpr, BLOCK: tl.constexpr, ITERS: tl.constexpr):
     """RMSprop (torch's _single_tensor_rmsprop).
     Header: [-lr, alpha, 1 - alpha, eps, weight_decay, momentum].
     Row: state0 = square_avg, state1 = momentum_buffer, state2 = grad_avg (centered)."""
@@ -180,36 +245,18 @@ def rmsprop_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr
     eps = _hyper(table, 3, COMPUTE)
     weight_decay = _hyper(table, 4, COMPUTE)
     momentum = _hyper(table, 5, COMPUTE)
-    p_ptr = _address(table, base, 1, DTYPE)
-    g_ptr = _address(table, base, 2, DTYPE)
-    sq_ptr = _address(table, base, 3, DTYPE)
-    buf_ptr = _address(table, base, 4, DTYPE)
-    ga_ptr = _address(table, base, 5, DTYPE)
-    for it in tl.static_range(ITERS):
-        offs = start + it * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
-        g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
-        sq = tl.load(sq_ptr + offs, mask=mask).to(COMPUTE)
-        if MAXIMIZE:
-            g = g * -1.0
-        if HAS_WD:
-            g = g + weight_decay * p
-        sq = sq * alpha + one_minus_alpha * g * g
-        tl.store(sq_ptr + offs, sq.to(DTYPE), mask=mask)
-        if CENTERED:
-            ga = tl.load(ga_ptr + offs, mask=mask).to(COMPUTE)
-            ga = _lerp(ga, g, one_minus_alpha)
-            tl.store(ga_ptr + offs, ga.to(DTYPE), mask=mask)
-            avg = _sqrt(sq + (ga * -1.0) * ga)
-        else:
-            avg = _sqrt(sq)
-        avg = avg + eps
-        if HAS_MOMENTUM:
-            buf = tl.load(buf_ptr + offs, mask=mask).to(COMPUTE)
-            buf = buf * momentum + _div(g, avg)
-            tl.store(buf_ptr + offs, buf.to(DTYPE), mask=mask)
-            p = p + neg_lr * buf
-        else:
-            p = p + neg_lr * _div(g, avg)
-        tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+    p_ptr = _address(table, base, 1, DTYPE, ALIGNED)
+    g_ptr = _address(table, base, 2, DTYPE, ALIGNED)
+    sq_ptr = _address(table, base, 3, DTYPE, ALIGNED)
+    buf_ptr = _address(table, base, 4, DTYPE, ALIGNED)
+    ga_ptr = _address(table, base, 5, DTYPE, ALIGNED)
+    if start + BLOCK * ITERS <= n:      # a whole chunk: no mask, so loads can be vectors
+        for it in tl.static_range(ITERS):
+            _rmsprop_block(start + it * BLOCK + tl.arange(0, BLOCK), None, p_ptr, g_ptr, sq_ptr, buf_ptr, ga_ptr,
+                           neg_lr, alpha, one_minus_alpha, eps, weight_decay, momentum, DTYPE, COMPUTE, HAS_WD,
+                           HAS_MOMENTUM, CENTERED, MAXIMIZE)
+    else:
+        for it in tl.static_range(ITERS):
+            offs = start + it * BLOCK + tl.arange(0, BLOCK)
+            _rmsprop_block(offs, offs < n, p_ptr, g_ptr, sq_ptr, buf_ptr, ga_ptr, neg_lr, alpha, one_minus_alpha,
+                           eps, weight_decay, momentum, DTYPE, COMPUTE, HAS_WD, HAS_MOMENTUM, CENTERED, MAXIMIZE)

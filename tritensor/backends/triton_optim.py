@@ -5,6 +5,9 @@ layer stages anything else), and updates them in place with ONE kernel launch: t
 addresses and sizes go into an int64 table (layout in kernels/optim.py) that is copied to the
 device once per call, and the grid enumerates (tensor, chunk) pairs across the whole list.
 
+When every address is a multiple of 16 bytes (the caching allocator's blocks are; a parameter
+that is a view at an odd offset is not) the kernel is told so (ALIGNED) and loads 16-byte vectors.
+
 Hyper-parameters travel as float64 bit patterns in the table (Triton would type a Python float
 argument float32, losing float64 params' precision); the kernel rounds them to its compute dtype.
 """
@@ -67,12 +70,15 @@ def _launch(kernel, header, rows, like, **flags):
         return 0
     table = np.zeros(k.HEADER + k.ROW * len(rows) + 2 * n_chunks, dtype=np.int64)
     table[: len(header)] = [_bits(h) for h in header]
+    aligned = True
     for r, (numel, tensors, words) in enumerate(rows):
         row = k.HEADER + k.ROW * r
         table[row] = int(numel)
         for j, t in enumerate(tensors):
             if t is not None:
-                table[row + 1 + j] = t.data_ptr()
+                address = t.data_ptr()
+                aligned = aligned and address % 16 == 0
+                table[row + 1 + j] = address
         for j, w in enumerate(words):
             table[row + 6 + j] = w
     chunk_base = k.HEADER + k.ROW * len(rows)
@@ -83,7 +89,7 @@ def _launch(kernel, header, rows, like, **flags):
     device_table = upload(like, table)
     tb._run(kernel, (n_chunks,), tb.pointer(device_table), chunk_base,
             DTYPE=_element_type(like.dtype), COMPUTE=_compute(like.dtype), BLOCK=cfg["block"],
-            ITERS=cfg["iters"], num_warps=cfg["warps"], **flags)
+            ITERS=cfg["iters"], ALIGNED=aligned, num_warps=cfg["warps"], **flags)
     return 1
 
 
