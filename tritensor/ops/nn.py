@@ -10,10 +10,15 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..backends import numpy_nn
+from ..backends import triton_nn as tnn
 from ..tensor import Tensor
+from . import creation as _creation
 from . import elementwise as _ew
 from . import reduce as _reduce
-from . import views as _views
+from .dispatch import dispatch, empty
+from .table import Meta, op
 
 
 def _shape_str(shape):
@@ -47,18 +52,125 @@ def _check_layer_norm(input, normalized_shape, weight, bias):
     return k
 
 
+def _layer_norm_rule(x, weight, bias, mean, rstd, **_):
+    compute = _dt.compute_dtype(x.dtype)
+    assert mean.dtype is compute and rstd.dtype is compute   # the reference writes them as views
+    return Meta(tuple(x.shape), x.dtype, compute)
+
+
+def _split_rows(shape, k):
+    """(M, N): the product of the leading dims and of the last k (normalized) dims."""
+    return math.prod(shape[:len(shape) - k]), math.prod(shape[len(shape) - k:])
+
+
+def _as_rows(t, k):
+    """t (shape (*, normalized)) as an (M, N) view with one row stride and one column stride;
+    the op layer makes a tensor contiguous first when its dims do not merge that way."""
+    from ..backends import triton as tb
+    M, N = _split_rows(tuple(t.shape), k)
+    lead = len(t.shape) - k
+    strides = []
+    for dims in (range(lead), range(lead, len(t.shape))):
+        shape, (st,) = tb.coalesce([t.shape[d] for d in dims], [[t.stride()[d] for d in dims]])
+        strides.append(st[0] if shape else 0)
+    return tb._View((M, N), strides, t._offset, t._storage, t.dtype)
+
+
+def _rows_mergeable(t, k):
+    from ..backends import triton as tb
+    lead = t.dim() - k
+    return all(len(tb.coalesce([t.shape[d] for d in dims], [[t.stride()[d] for d in dims]])[0]) <= 1
+               for dims in (range(lead), range(lead, t.dim())))
+
+
+def _layer_norm_launch(out, x, weight, bias, mean, rstd, *, compute, eps, n_norm, **_):
+    tnn.layer_norm(_as_rows(out, n_norm), _as_rows(x, n_norm), weight, bias, mean, rstd, eps, compute)
+
+
+def _layer_norm_reference(x, weight, bias, mean, rstd, *, eps, n_norm):
+    M, N = _split_rows(x.shape, n_norm)
+    return numpy_nn.layer_norm(x.reshape(M, N), weight, bias, mean, rstd, eps=eps).reshape(x.shape)
+
+
+def _layer_norm_backward_rule(grad, x, weight, mean, rstd, grad_weight, grad_bias, **_):
+    return Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype))
+
+
+def _layer_norm_backward_launch(out, grad, x, weight, mean, rstd, grad_weight, grad_bias, *, compute, n_norm, **_):
+    tnn.layer_norm_backward(_as_rows(out, n_norm), _as_rows(grad, n_norm), _as_rows(x, n_norm), weight, mean, rstd,
+                            grad_weight, grad_bias, compute)
+
+
+def _layer_norm_backward_reference(grad, x, weight, mean, rstd, grad_weight, grad_bias, *, n_norm):
+    M, N = _split_rows(x.shape, n_norm)
+    return numpy_nn.layer_norm_backward(grad.reshape(M, N), x.reshape(M, N), weight, mean, rstd, grad_weight,
+                                        grad_bias).reshape(x.shape)
+
+
+def _layer_norm_grads_composite(g, x, weight, eps, n_norm, needs):
+    """The same gradients written with table ops from x alone (mean and rstd recomputed), so
+    that create_graph=True differentiates them again (double backward of layer_norm)."""
+    dims = tuple(range(x.dim() - n_norm, x.dim()))
+    lead = tuple(range(x.dim() - n_norm))
+    mu = x.mean(dims, keepdim=True)
+    xc = x - mu
+    r = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = xc * r
+    gh = g * weight if weight is not None else g
+    dx = dw = db = None
+    if needs[0]:
+        dx = r * (gh - gh.mean(dims, keepdim=True) - xhat * (gh * xhat).mean(dims, keepdim=True))
+    if needs[1]:
+        dw = (g * xhat).sum(lead) if lead else g * xhat
+    if needs[2]:
+        db = g.sum(lead) if lead else g
+    return dx, dw, db
+
+
+def _layer_norm_backward(ctx, g):
+    x, needs, n_norm = ctx.x, ctx.needs_input_grad, ctx.n_norm
+    weight = ctx.weight
+    if is_grad_enabled():        # create_graph: a differentiable composite
+        dx, dw, db = _layer_norm_grads_composite(g, x, weight, ctx.eps, n_norm, needs)
+        return dx, dw, db, None, None
+    compute = _dt.compute_dtype(x.dtype)
+    norm_shape = tuple(x.shape[x.dim() - n_norm:])
+    # an empty batch launches nothing: its column sums are zeros
+    alloc = empty if x.numel() else (lambda shape, dtype, device: _creation.zeros(shape, dtype=dtype, device=device))
+    gw = alloc(norm_shape, compute, x.device) if needs[1] else None
+    gb = alloc(norm_shape, compute, x.device) if needs[2] else None
+    if not _rows_mergeable(g, n_norm):
+        g = g.contiguous()
+    dx = dispatch(LAYER_NORM_BACKWARD, g, x, weight, ctx.mean, ctx.rstd, gw, gb, n_norm=n_norm)
+    if gw is not None and ctx.input_meta[1][1] is not compute:
+        gw = gw.to(ctx.input_meta[1][1])
+    if gb is not None and ctx.input_meta[2][1] is not compute:
+        gb = gb.to(ctx.input_meta[2][1])
+    return (dx if needs[0] else None), gw, gb, None, None
+
+
+LAYER_NORM = op("layer_norm", ("x", "weight", "bias", "mean", "rstd"), rule=_layer_norm_rule,
+                reference=_layer_norm_reference, kernel=_layer_norm_launch, backward=_layer_norm_backward,
+                saves=("x", "weight", "mean", "rstd"), grad_name="NativeLayerNormBackward0")
+# The fused backward (dx, and grad_weight/grad_bias written into the last two arguments). It runs
+# only without create_graph; with it, _layer_norm_backward takes the composite path instead.
+LAYER_NORM_BACKWARD = op("layer_norm_backward", ("grad", "x", "weight", "mean", "rstd", "grad_weight", "grad_bias"),
+                         rule=_layer_norm_backward_rule, reference=_layer_norm_backward_reference,
+                         kernel=_layer_norm_backward_launch)
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm on the fused kernels (one read of each row forward)."""
     k = _check_layer_norm(input, normalized_shape, weight, bias)
-    dims = tuple(range(input.dim() - k, input.dim()))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    y = centered * (var + eps).rsqrt()
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y
+    if not _rows_mergeable(input, k):
+        input = input.contiguous()
+    weight = weight.contiguous() if weight is not None else None     # read as N contiguous values
+    bias = bias.contiguous() if bias is not None else None
+    M, _ = _split_rows(tuple(input.shape), k)
+    compute = _dt.compute_dtype(input.dtype)
+    mean = empty((M,), compute, input.device)
+    rstd = empty((M,), compute, input.device)
+    return dispatch(LAYER_NORM, input, weight, bias, mean, rstd, eps=float(eps), n_norm=k)
 
 
 # ------------------------------------------------------------------ nll_loss / cross_entropy checks
@@ -191,6 +303,78 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
     return loss.sum() / rows if rows else loss.sum() * math.nan
 
 
+def _cross_entropy_rule(x, target, weight, **_):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"cross_entropy: expected a floating point input, got {_dt.type_name(x.dtype)}")
+    return Meta((2,) + tuple(target.shape), x.dtype, _dt.compute_dtype(x.dtype))
+
+
+def _cross_entropy_launch(out, x, target, weight, *, compute, cdim, ignore_index, **_):
+    tnn.cross_entropy(out, x, target, weight, cdim, ignore_index, compute)
+
+
+def _cross_entropy_backward_rule(grad, x, target, weight, **_):
+    return Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype))
+
+
+def _cross_entropy_backward_launch(out, grad, x, target, weight, *, compute, cdim, ignore_index, **_):
+    tnn.cross_entropy_backward(out, grad, x, target, weight, cdim, ignore_index, compute)
+
+
+def _unsqueeze_rows(t, cdim):
+    return t.unsqueeze(cdim)
+
+
+def _cross_entropy_backward_backward(ctx, gg):
+    """Derivatives of dx = p (g0 w[t] + g1 W) - g0 w[t] onehot(t) - g1 w (p = softmax(x)) with
+    respect to (g0, g1) and x, written with table ops (differentiable again). With
+    S = sum_c gg_c p_c per row:  d g0 = w[t] (S - gg[t]),  d g1 = W S - sum_c gg_c w_c,
+    d x = (g0 w[t] + g1 W) p (gg - S)."""
+    grad, x, target, weight = ctx.grad, ctx.x, ctx.target, ctx.weight
+    cdim, ignore_index = ctx.cdim, ctx.ignore_index
+    p = _reduce.softmax(x, cdim)
+    valid = _ew.ne(target, ignore_index).to(x.dtype)
+    w_t = _target_weights(target, weight, ignore_index, x.dtype)
+    total_w = weight.sum() if weight is not None else float(x.shape[cdim])
+    s = (gg * p).sum(cdim)
+    d_grad = d_x = None
+    if ctx.needs_input_grad[0]:
+        gg_w = (gg * _class_weight_view(weight, x)).sum(cdim) if weight is not None else gg.sum(cdim)
+        d0 = w_t * (s - _picked(gg, target, ignore_index))
+        d1 = valid * (s * total_w - gg_w)
+        d_grad = _stack_parts(d0, d1)
+    if ctx.needs_input_grad[1]:
+        a = grad[0] * w_t + grad[1] * valid * total_w
+        d_x = _unsqueeze_rows(a, cdim) * p * (gg - _unsqueeze_rows(s, cdim))
+    return d_grad, d_x, None, None
+
+
+def _stack_parts(a, b):
+    from .joining import stack
+    return stack([a, b], 0)
+
+
+CROSS_ENTROPY_BACKWARD = op("cross_entropy_backward", ("grad", "x", "target", "weight"),
+                            rule=_cross_entropy_backward_rule, reference=numpy_nn.cross_entropy_backward,
+                            kernel=_cross_entropy_backward_launch, backward=_cross_entropy_backward_backward,
+                            saves=("grad", "x", "target", "weight"), grad_name="CrossEntropyBackwardBackward0")
+CROSS_ENTROPY = op("cross_entropy", ("x", "target", "weight"), rule=_cross_entropy_rule,
+                   reference=numpy_nn.cross_entropy, kernel=_cross_entropy_launch,
+                   backward=lambda ctx, g: (cross_entropy_backward(g, ctx.x, ctx.target, ctx.weight, ctx.cdim,
+                                                                   ctx.ignore_index), None, None),
+                   saves=("x", "target", "weight"), grad_name="CrossEntropyLossBackward0")
+
+
+def cross_entropy_backward(grad, x, target, weight, cdim, ignore_index):
+    return dispatch(CROSS_ENTROPY_BACKWARD, grad, x, target, weight, cdim=cdim, ignore_index=ignore_index)
+
+
+def cross_entropy_parts(input, target, weight, ignore_index):
+    """The fused kernel's per-row terms, (2,) + target.shape: [0] the weighted nll, [1] the
+    label-smoothing sum; 0 where the target is ignore_index."""
+    return dispatch(CROSS_ENTROPY, input, target, weight, cdim=_class_dim(input), ignore_index=int(ignore_index))
+
+
 def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):
     if tuple(input.shape) == tuple(target.shape):
         return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, label_smoothing)
@@ -199,22 +383,37 @@ def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothin
     if input.dim() == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     cdim = _class_dim(input)
-    logp = _reduce.log_softmax(input, cdim)
-    C = _check_nll(logp, target, weight)
+    if not input.dtype.is_floating_point:
+        _reduce.log_softmax(input, cdim)            # torch's error for an integer input
+    C = _check_nll(input, target, weight)
     _check_target_range(target, C, ignore_index)
-    w_t = _target_weights(target, weight, ignore_index, input.dtype)
-    nll = -(_picked(logp, target, ignore_index) * w_t)
+    if weight is not None and weight.requires_grad and is_grad_enabled():
+        return _cross_entropy_composite(input, target, weight, ignore_index, reduction, label_smoothing, C)
+    parts = cross_entropy_parts(input, target, weight.contiguous() if weight is not None else None, ignore_index)
     smoothing = label_smoothing > 0.0
-    if smoothing:
-        terms = logp if weight is None else logp * _class_weight_view(weight, input)
-        smooth = -terms.sum(cdim) * _ew.ne(target, ignore_index).to(input.dtype)
-    return _reduce_cross_entropy(nll, smooth if smoothing else None, w_t, weight is not None, reduction,
+    w_t = _target_weights(target, weight, ignore_index, input.dtype) if reduction == "mean" else None
+    return _reduce_cross_entropy(parts[0], parts[1] if smoothing else None, w_t, weight is not None, reduction,
                                  label_smoothing, C)
 
 
+def _cross_entropy_composite(input, target, weight, ignore_index, reduction, label_smoothing, C):
+    """log_softmax + gather with table ops: the path that also differentiates the class weights
+    (which the fused kernel treats as constants)."""
+    cdim = _class_dim(input)
+    logp = _reduce.log_softmax(input, cdim)
+    w_t = _target_weights(target, weight, ignore_index, input.dtype)
+    nll = -(_picked(logp, target, ignore_index) * w_t)
+    smooth = None
+    if label_smoothing > 0.0:
+        terms = logp if weight is None else logp * _class_weight_view(weight, input)
+        smooth = -terms.sum(cdim) * _ew.ne(target, ignore_index).to(input.dtype)
+    return _reduce_cross_entropy(nll, smooth, w_t, weight is not None, reduction, label_smoothing, C)
+
+
 def _reduce_cross_entropy(nll, smooth, w_t, weighted, reduction, label_smoothing, C):
-    """torch's cross_entropy_loss_label_smoothing: (1 - eps) nll + (eps / C) smooth, where 'mean'
-    divides nll by sum(w[t]) and smooth by sum(w[t]) with weights, by the element count without."""
+    """torch's cross_entropy_loss_label_smoothing: (1 - eps) nll + (eps / C) smooth; 'mean'
+    divides both sums by sum(w[t]) over the targets that are not ignored (their count without
+    weights): nan when every target is ignored."""
     if reduction == "none":
         return nll if smooth is None else nll * (1 - label_smoothing) + smooth * (label_smoothing / C)
     if reduction == "sum":
@@ -224,8 +423,7 @@ def _reduce_cross_entropy(nll, smooth, w_t, weighted, reduction, label_smoothing
     loss = nll.sum() / den
     if smooth is None:
         return loss
-    smooth_mean = smooth.sum() / den if weighted else smooth.mean()
-    return loss * (1 - label_smoothing) + smooth_mean * (label_smoothing / C)
+    return loss * (1 - label_smoothing) + (smooth.sum() / den) * (label_smoothing / C)
 
 
 # ------------------------------------------------------------------ embedding
