@@ -572,6 +572,7 @@ _SAFETENSORS_DTYPES = {
     _dt.float16: "F16", _dt.bfloat16: "BF16", _dt.float32: "F32", _dt.float64: "F64",
 }
 _FROM_SAFETENSORS = {v: k for k, v in _SAFETENSORS_DTYPES.items()}
+_FROM_SAFETENSORS.update({d.name: d for d in _dt.ALL})     # some releases name dtypes as NumPy does
 
 
 def _safetensors():
@@ -602,7 +603,7 @@ def save_file(tensors, filename, metadata=None):
             f"Some tensors share memory, this will lead to duplicate memory on disk and potential differences "
             f"when loading them again: {shared}.\nA potential way to correctly save your model is to use "
             "`save_model`.\nMore information at https://huggingface.co/docs/safetensors/torch_shared_tensors")
-    payload = {}
+    arrays, payload = {}, {}
     for k, v in tensors.items():
         if not v.is_contiguous():
             raise ValueError(
@@ -610,10 +611,14 @@ def save_file(tensors, filename, metadata=None):
                 " are trying to save tensors which are reference of each other in which case it's recommended "
                 "to save only the full tensors, and reslice at load time, or simply call `.contiguous()` on "
                 "your tensor to pack it before saving.")
-        arr = v.detach()._to_host_array()
-        payload[k] = {"dtype": _SAFETENSORS_DTYPES[v.dtype], "shape": list(v.shape),
-                      "data": np.ascontiguousarray(arr).tobytes()}
+        arr = arrays[k] = np.ascontiguousarray(v.detach()._to_host_array())
+        if hasattr(st, "TensorSpec"):      # safetensors >= 0.8: specs over memory we keep alive (arrays)
+            payload[k] = st.TensorSpec(dtype=v.dtype.name, shape=list(v.shape), data_ptr=arr.ctypes.data,
+                                       data_len=arr.nbytes)
+        else:                              # older releases take the bytes themselves
+            payload[k] = {"dtype": v.dtype.name, "shape": list(v.shape), "data": arr.tobytes()}
     st.serialize_file(payload, os.fspath(filename), metadata)
+    del arrays
 
 
 def load_file(filename, device="cpu"):
