@@ -394,3 +394,23 @@ def test_clip_grad_value_and_vector_conversion(device):
     np.testing.assert_array_equal(to_numpy(lin.bias), [6, 7, 8])
     with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
         nn.utils.vector_to_parameters([1.0], lin.parameters())
+
+
+# --------------------------------------------------------------------------- end to end
+def test_mlp_gradients_match_numpy_backprop(device):
+    """Sequential(Linear, Tanh, Linear) + MSELoss: parameter gradients against hand-written
+    backpropagation in NumPy."""
+    model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2)).to(device)
+    x = RNG.standard_normal((4, 3)).astype(np.float32)
+    y = RNG.standard_normal((4, 2)).astype(np.float32)
+    loss = nn.MSELoss()(model(_t(x, device)), _t(y, device))
+    loss.backward()
+    w1, b1, w2, b2 = (to_numpy(p).astype(np.float64) for p in model.parameters())
+    h = np.tanh(x @ w1.T + b1)
+    out = h @ w2.T + b2
+    np.testing.assert_allclose(loss.item(), ((out - y) ** 2).mean(), rtol=1e-5)
+    d_out = 2 * (out - y) / out.size
+    d_pre = (d_out @ w2) * (1 - h ** 2)
+    expected = [d_pre.T @ x, d_pre.sum(0), d_out.T @ h, d_out.sum(0)]
+    for p, g in zip(model.parameters(), expected):
+        np.testing.assert_allclose(to_numpy(p.grad), g, rtol=1e-4, atol=1e-6)
