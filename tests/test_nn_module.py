@@ -530,3 +530,33 @@ def test_modulelist_and_moduledict_api():
     assert [n for n, _ in md.named_parameters()] == ["lin.weight", "lin.bias"]
     with pytest.raises(ValueError, match="has length 1; 2 is required"):
         md.update([("x",)])
+
+
+def test_parameterlist_and_parameterdict():
+    pl = nn.ParameterList([tt.ones(2, 3), nn.Parameter(tt.zeros(1)), "x"])
+    assert repr(pl) == ("ParameterList(\n"
+                        "    (0): Parameter containing: [tritensor.float32 of size 2x3]\n"
+                        "    (1): Parameter containing: [tritensor.float32 of size 1]\n"
+                        "    (2): Object of type: str\n"
+                        ")")
+    assert type(pl[0]) is nn.Parameter and pl[-1] == "x" and len(pl[0:2]) == 2
+    pl.append(tt.ones(1))
+    pl += [tt.ones(2)]
+    assert len(pl) == 5 and [n for n, _ in pl.named_parameters()] == ["0", "1", "3", "4"]
+    with pytest.raises(RuntimeError, match="ParameterList should not be called."):
+        pl(1)
+    with pytest.raises(TypeError, match="ParameterList.extend should be called with an iterable, but got Tensor"):
+        pl.extend(tt.ones(2))
+    pd = nn.ParameterDict({"b": tt.ones(2), "a": nn.Parameter(tt.zeros(3))})   # a dict: sorted keys
+    assert list(pd.keys()) == ["a", "b"] and "a" in pd and type(pd["b"]) is nn.Parameter
+    assert repr(pd) == ("ParameterDict(\n"
+                        "    (a): Parameter containing: [torch.FloatTensor of size 3]\n"
+                        "    (b): Parameter containing: [torch.FloatTensor of size 2]\n"
+                        ")")
+    assert pd.pop("a").shape == (3,) and len(pd) == 1
+    merged = pd | nn.ParameterDict(OrderedDict(z=tt.ones(1), c=tt.ones(1)))
+    assert list(merged.keys()) == ["b", "z", "c"]
+    m = nn.Module()
+    m.pl = pl
+    m.pd = merged
+    assert list(m.state_dict().keys()) == ["pl.0", "pl.1", "pl.3", "pl.4", "pd.b", "pd.z", "pd.c"]
