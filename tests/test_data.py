@@ -68,6 +68,16 @@ class DiesAt(Dataset):
         return i
 
 
+class Slow(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        import time
+        time.sleep(3)
+        return i
+
+
 class WorkerReport(Dataset):
     def __len__(self):
         return 4
@@ -75,7 +85,7 @@ class WorkerReport(Dataset):
     def __getitem__(self, i):
         info = get_worker_info()
         return (info.id, info.num_workers, info.seed, type(info.dataset).__name__,
-                os.environ.get("TT_TEST_INIT_WORKER"), tt.initial_seed(), random.random())
+                os.environ.get("TT_TEST_INIT_WORKER"), tt.initial_seed(), random.random(), np.random.random())
 
 
 def _init_worker(worker_id):
@@ -311,6 +321,7 @@ def test_workers_match_single_process_and_get_worker_info():
     assert reports[1][2] == base + 1                                 # seed = base_seed + worker_id
     assert reports[0][5] == base and reports[1][5] == base + 1       # tt seeded with it
     assert reports[0][6] != reports[1][6]                            # so is Python's random
+    assert reports[0][7] != reports[1][7]                            # and NumPy's global generator
 
 
 def test_iterable_dataset_sharded_over_workers():
@@ -360,3 +371,18 @@ def test_workers_stop_when_iterator_is_dropped():
     del iterator
     worker.join(timeout=5)
     assert not worker.is_alive()
+
+
+def test_timeout_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0.3 seconds"):
+        next(iter(DataLoader(Slow(), num_workers=1, timeout=0.3)))
+
+
+def test_multiprocessing_context_is_honoured():
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")     # a fresh interpreter: dataset and batches travel pickled
+    dl = DataLoader(TensorDataset(tt.arange(5.0)), batch_size=2, num_workers=1, multiprocessing_context=ctx)
+    assert dl.multiprocessing_context is ctx
+    assert [b[0].tolist() for b in dl] == [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    assert DataLoader(Squares(2), num_workers=1, multiprocessing_context="fork").multiprocessing_context \
+        .get_start_method() == "fork"
