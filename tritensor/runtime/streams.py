@@ -14,6 +14,7 @@ its argument checks and its errors are the same on both.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -101,8 +102,7 @@ class Stream:
     def priority_range():
         """(least, greatest) priority of the current device's streams (torch's order)."""
         if _real():
-            import cupy
-            return tuple(cupy.cuda.runtime.deviceGetStreamPriorityRange())
+            return _real_priority_range(_device.current_device())
         return _EMULATED_PRIORITY_RANGE
 
     # ------------------------------------------------------------------ ordering
@@ -164,6 +164,21 @@ class ExternalStream(Stream):
 
     def __init__(self, stream_ptr, device=None):
         super().__init__(device, _stream_ptr=stream_ptr)
+
+
+@functools.lru_cache(maxsize=None)
+def _real_priority_range(idx):
+    """CUDA clamps a priority to the device's range, so two streams made with far-out
+    priorities read back the range (CuPy binds no cudaDeviceGetStreamPriorityRange)."""
+    import cupy
+    rt = cupy.cuda.runtime
+    ends = []
+    with cupy.cuda.Device(idx):
+        for priority in (1 << 20, -(1 << 20)):
+            handle = rt.streamCreateWithPriority(_STREAM_NON_BLOCKING, priority)
+            ends.append(rt.streamGetPriority(handle))
+            rt.streamDestroy(handle)
+    return tuple(ends)
 
 
 def _destroy_stream(idx, handle):
@@ -349,6 +364,13 @@ class Event:
             with cupy.cuda.Device(self.device_index):
                 return float(cupy.cuda.runtime.eventElapsedTime(self.cuda_event, end_event.cuda_event))
         return (end_event._host_time - self._host_time) * 1000.0
+
+    def ipc_handle(self):
+        raise NotImplementedError("tritensor does not share CUDA events between processes (ipc_handle)")
+
+    @classmethod
+    def from_ipc_handle(cls, device, handle):
+        raise NotImplementedError("tritensor does not share CUDA events between processes (from_ipc_handle)")
 
     def __repr__(self):
         if self.device_index is None:
