@@ -322,3 +322,15 @@ def test_safetensors_refusals(tmp_path):
 def test_module_level_names():
     assert tt.serialization.save is tt.save and tt.serialization.load is tt.load
     assert tt.serialization.save_file is tt.save_file and tt.serialization.load_file is tt.load_file
+
+
+def test_module_state_dict_round_trip():
+    tt.manual_seed(0)
+    model = tt.nn.Linear(3, 2)
+    back = _roundtrip(model.state_dict())
+    assert type(back) is collections.OrderedDict and list(back) == ["weight", "bias"]
+    fresh = tt.nn.Linear(3, 2)
+    fresh.load_state_dict(back)
+    assert fresh.weight.tolist() == model.weight.tolist() and fresh.bias.tolist() == model.bias.tolist()
+    whole = _roundtrip({"weight": model.weight})["weight"]        # a Parameter stays a Parameter
+    assert type(whole) is Parameter and whole.requires_grad

@@ -87,7 +87,8 @@ class _StorageRef:
 
 
 def _is_parameter(obj):
-    return type(obj).__name__ == "Parameter" and type(obj).__module__.startswith("tritensor.")
+    from .nn.parameter import Parameter     # nn imports tensor machinery: not at module import
+    return isinstance(obj, Parameter)
 
 
 class _TorchPickler(pickle._Pickler):
@@ -241,8 +242,11 @@ class MappedStorage:
         return self.to(CPU)
 
     def cuda(self, device=None):
-        return self.to(_device("cuda", device if isinstance(device, int) else 0) if not isinstance(device, (str, _device))
-                       else device)
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = _device("cuda", device)
+        return self.to(device)
 
 
 def _check_int(name, v):
@@ -302,10 +306,7 @@ def _make_parameter(data, requires_grad):
         raise pickle.UnpicklingError("Weights only load failed: a Parameter must wrap a tensor")
     if type(requires_grad) is not bool:
         raise pickle.UnpicklingError("Weights only load failed: requires_grad must be a bool")
-    try:
-        from .nn.parameter import Parameter
-    except ImportError:      # tt.nn.Parameter not there: a leaf tensor with requires_grad as saved
-        return _set_requires_grad(data.detach(), requires_grad)
+    from .nn.parameter import Parameter
     return Parameter(data, requires_grad)
 
 
