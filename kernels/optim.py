@@ -15,11 +15,14 @@ Every program updates one chunk (BLOCK * ITERS elements) of one tensor: the grid
 Addresses are loaded as int64 and cast to typed pointers (``.to(tl.pointer_type(DTYPE))``);
 all tensors of a launch have the element type DTYPE (the launcher groups them by dtype) and are
 contiguous. Math runs in COMPUTE (float32 for float16/bfloat16/float32, float64 for float64),
-with IEEE division and square root (plain ``/`` and ``tl.sqrt`` compile to approximations for
+rounded to DTYPE to nearest even (``convert``: the interpreter would truncate
+bfloat16), with IEEE division and square root (plain ``/`` and ``tl.sqrt`` compile to approximations for
 float32) and each formula written in the order torch's single-tensor step evaluates it.
 """
 import triton
 import triton.language as tl
+
+from .strided import convert
 
 HEADER = 8   # float64 hyper-parameters at the start of the table
 ROW = 8      # int64 words per tensor row
@@ -98,13 +101,13 @@ def _sgd_block(offs, mask, p_ptr, g_ptr, buf_ptr, first, neg_lr, weight_decay, m
     if HAS_MOMENTUM:
         buf = tl.load(buf_ptr + offs, mask=mask).to(COMPUTE)
         buf = tl.where(first, g, buf * momentum + one_minus_dampening * g)
-        tl.store(buf_ptr + offs, buf.to(DTYPE), mask=mask)
+        tl.store(buf_ptr + offs, convert(buf, DTYPE), mask=mask)
         if NESTEROV:
             g = g + momentum * buf
         else:
             g = buf
     p = p + neg_lr * g
-    tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+    tl.store(p_ptr + offs, convert(p, DTYPE), mask=mask)
 
 
 @triton.jit
@@ -152,17 +155,17 @@ def _adam_block(offs, mask, p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, lerp_weight, b
             g = g + weight_decay * p
     m = _lerp(m, g, lerp_weight)
     v = v * beta2 + one_minus_beta2 * g * g
-    tl.store(m_ptr + offs, m.to(DTYPE), mask=mask)
-    tl.store(v_ptr + offs, v.to(DTYPE), mask=mask)
+    tl.store(m_ptr + offs, convert(m, DTYPE), mask=mask)
+    tl.store(v_ptr + offs, convert(v, DTYPE), mask=mask)
     if AMSGRAD:
         vmax = tl.load(vmax_ptr + offs, mask=mask).to(COMPUTE)
         vmax = tl.maximum(vmax, v, propagate_nan=tl.PropagateNan.ALL)
-        tl.store(vmax_ptr + offs, vmax.to(DTYPE), mask=mask)
+        tl.store(vmax_ptr + offs, convert(vmax, DTYPE), mask=mask)
         denom = _div(_sqrt(vmax), bias_correction2_sqrt) + eps
     else:
         denom = _div(_sqrt(v), bias_correction2_sqrt) + eps
     p = p + neg_step_size * _div(m, denom)
-    tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+    tl.store(p_ptr + offs, convert(p, DTYPE), mask=mask)
 
 
 @triton.jit
@@ -212,11 +215,11 @@ def _rmsprop_block(offs, mask, p_ptr, g_ptr, sq_ptr, buf_ptr, ga_ptr, neg_lr, al
     if HAS_WD:
         g = g + weight_decay * p
     sq = sq * alpha + one_minus_alpha * g * g
-    tl.store(sq_ptr + offs, sq.to(DTYPE), mask=mask)
+    tl.store(sq_ptr + offs, convert(sq, DTYPE), mask=mask)
     if CENTERED:
         ga = tl.load(ga_ptr + offs, mask=mask).to(COMPUTE)
         ga = _lerp(ga, g, one_minus_alpha)
-        tl.store(ga_ptr + offs, ga.to(DTYPE), mask=mask)
+        tl.store(ga_ptr + offs, convert(ga, DTYPE), mask=mask)
         avg = _sqrt(sq + (ga * -1.0) * ga)
     else:
         avg = _sqrt(sq)
@@ -224,11 +227,11 @@ def _rmsprop_block(offs, mask, p_ptr, g_ptr, sq_ptr, buf_ptr, ga_ptr, neg_lr, al
     if HAS_MOMENTUM:
         buf = tl.load(buf_ptr + offs, mask=mask).to(COMPUTE)
         buf = buf * momentum + _div(g, avg)
-        tl.store(buf_ptr + offs, buf.to(DTYPE), mask=mask)
+        tl.store(buf_ptr + offs, convert(buf, DTYPE), mask=mask)
         p = p + neg_lr * buf
     else:
         p = p + neg_lr * _div(g, avg)
-    tl.store(p_ptr + offs, p.to(DTYPE), mask=mask)
+    tl.store(p_ptr + offs, convert(p, DTYPE), mask=mask)
 
 
 @triton.jit

@@ -212,10 +212,10 @@ def sgd(params, grads, momentum_buffers, *, lr, weight_decay, momentum, dampenin
     weight_decay = scalar(weight_decay)
     first = [False] * len(params)
     if momentum != 0:
-        from ..ops.creation import zeros_like
+        from ..ops.creation import empty_like
         for i, p in enumerate(params):
-            if momentum_buffers[i] is None:
-                momentum_buffers[i] = zeros_like(p)
+            if momentum_buffers[i] is None:     # the update writes the first buffer (the gradient)
+                momentum_buffers[i] = empty_like(p)
                 first[i] = True
     for indices in _buckets(params):
         if params[indices[0]].device.type == "cpu":
