@@ -560,3 +560,35 @@ def test_parameterlist_and_parameterdict():
     m.pl = pl
     m.pd = merged
     assert list(m.state_dict().keys()) == ["pl.0", "pl.1", "pl.3", "pl.4", "pd.b", "pd.z", "pd.c"]
+
+
+def test_state_dict_hooks_and_set_submodule():
+    lin = nn.Linear(2, 2)
+    calls = []
+    lin.register_state_dict_pre_hook(lambda m, prefix, keep_vars: calls.append(("pre", prefix)))
+    h = lin.register_state_dict_post_hook(lambda m, sd, prefix, meta: sd.pop(prefix + "bias"))
+    seq = nn.Sequential(lin)
+    with pytest.raises(RuntimeError, match="state_dict post-hook must return None"):
+        seq.state_dict()                     # pop() returns the tensor: torch refuses the value
+    h.remove()
+    lin.register_state_dict_post_hook(lambda m, sd, prefix, meta: sd.__setitem__(prefix + "extra", tt.ones(1)))
+    assert list(seq.state_dict().keys()) == ["0.weight", "0.bias", "0.extra"]
+    assert calls[-1] == ("pre", "0.")
+    seen = []
+    lin.register_load_state_dict_pre_hook(
+        lambda m, sd, prefix, meta, strict, missing, unexpected, errors: sd.pop(prefix + "extra", None))
+
+    def post(m, keys):
+        seen.append((list(keys.missing_keys), list(keys.unexpected_keys)))
+        keys.missing_keys.clear()            # edits in place are kept
+    seq.register_load_state_dict_post_hook(post)
+    assert repr(seq.load_state_dict({"0.weight": tt.zeros(2, 2), "0.extra": tt.ones(1)})) == \
+        "<All keys matched successfully>"
+    assert seen == [(["0.bias"], [])]
+    net = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.ReLU()))
+    net.set_submodule("1.0", nn.Tanh())
+    assert isinstance(net[1][0], nn.Tanh)
+    with pytest.raises(AttributeError, match="Sequential has no attribute `5`"):
+        net.set_submodule("1.5", nn.Tanh(), strict=True)
+    with pytest.raises(ValueError, match="Cannot set the submodule without a target name!"):
+        net.set_submodule("", nn.Tanh())

@@ -348,6 +348,23 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
+    def set_submodule(self, target, module, strict=False):
+        """Put ``module`` at the dotted path ``target`` (the parent must exist; with strict=True
+        the submodule must exist too)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`" + "module" + f"` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]):
+            mod = getattr(parent, atoms[-1])
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def get_parameter(self, target):
         """The parameter at the dotted path ``target``."""
         module_path, _, param_name = target.rpartition(".")
@@ -736,6 +753,33 @@ class Module:
     __call__ = _call_impl
 
     # ------------------------------------------------------------------ state_dict
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before this module's state_dict() saves."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after this module's entries are
+        saved; it edits state_dict in place and must return None."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module loads its entries."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after load_state_dict has visited this module and
+        its children; it may edit the key lists in place and must return None."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
@@ -765,14 +809,21 @@ class Module:
         local_metadata = dict(version=self._version)
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            if hook(self, destination, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent_buffers = {k: v for k, v in self._buffers.items()
                               if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
@@ -852,6 +903,12 @@ class Module:
                     child_prefix = prefix + name + "."
                     child_state = {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}
                     load(child, child_state, child_prefix)
+            incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible_keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
+                        "new values, if incompatible_keys need to be modified, it should be done inplace.")
 
         load(self, state_dict)
         if strict:
