@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from .ops.random import cuda_manual_seed as manual_seed  # noqa: F401
-from .runtime.allocator import allocator_for
 from .runtime.device import as_device, cuda_mode, current_device, device_count, is_available, is_emulated, set_device  # noqa: F401
 # devices, streams and events (runtime/device.py, runtime/streams.py)
 from .runtime.device import CudaDeviceProperties as _CudaDeviceProperties  # noqa: F401
@@ -17,25 +16,13 @@ def manual_seed_all(seed):
         generator_for(device("cuda", i)).manual_seed(seed)
 
 
-def _alloc(device):
-    return allocator_for(as_device("cuda" if device is None else device))
-
-
-def memory_allocated(device=None) -> int:
-    return _alloc(device).allocated
-
-
-def max_memory_allocated(device=None) -> int:
-    return _alloc(device).peak_allocated
-
-
-def memory_reserved(device=None) -> int:
-    return _alloc(device).reserved
-
-
-def empty_cache():
-    for i in range(device_count()):
-        _alloc(i).empty_cache()
+# memory: the caching allocator's statistics, limits and reports (runtime/memory.py)
+from .runtime.memory import (OutOfMemoryError, caching_allocator_alloc, caching_allocator_delete, empty_cache,  # noqa: E402,F401
+                             get_per_process_memory_fraction, max_memory_allocated, max_memory_cached,
+                             max_memory_reserved, memory_allocated, memory_cached, memory_reserved,
+                             memory_snapshot, memory_stats, memory_stats_as_nested_dict, memory_summary,
+                             reset_accumulated_memory_stats, reset_max_memory_allocated, reset_max_memory_cached,
+                             reset_peak_memory_stats, set_per_process_memory_fraction)
 
 
 def _index(device) -> int:

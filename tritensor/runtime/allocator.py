@@ -1,103 +1,856 @@
-"""One caching allocator per device.
+"""The caching allocator: one per CUDA device, PyTorch's design (c10/cuda/CUDACachingAllocator.cpp).
 
-Freed blocks are kept in per-size free lists and handed out again, so the steady state of a
-training loop makes no cudaMalloc/cudaFree calls. Sizes are rounded up to 512 bytes so that
-nearby sizes share blocks. The raw memory comes from CuPy's runtime bindings on a real GPU and
-from NumPy on the emulated device (whose "device memory" is host memory the interpreter reads).
+- Requests are rounded up to 512 bytes (``round_size``). Requests of at most 1 MiB come from the
+  *small* pool, whose segments are 2 MiB; larger ones from the *large* pool, whose segments are
+  20 MiB for requests under 10 MiB and the request rounded up to 2 MiB otherwise
+  (``allocation_size``). A segment is one raw allocation (cudaMalloc, or host memory on the
+  emulated device).
+- A request takes the smallest cached block that fits (best fit) among the free blocks of its
+  pool *and of the stream it is allocated on*; a block is only ever reused on its own stream, so
+  work queued on that stream is ordered before the new owner's. A block much larger than the
+  request is split, the rest stays cached; when a block is freed it merges with free neighbours
+  of its segment, so the segment can become whole again.
+- ``record_stream``: a block also used on other streams goes back to the cache only after the
+  work those streams had queued when it was freed has completed (an event per stream, polled at
+  the next allocation).
+- Out of memory: every cached segment that is wholly free is given back and the raw allocation
+  retried (``num_alloc_retries``); if that fails too, ``OutOfMemoryError`` (``num_ooms``), after
+  which the allocator is as before and allocation works again.
+- Statistics as torch keeps them (``memory_stats``' key names: ``allocated_bytes.all.current``...).
+
+The raw memory comes from CuPy's runtime bindings on a real GPU and from NumPy on the emulated
+device, whose "device memory" is host memory (the interpreter reads it) with a capacity of its
+own (``TRITENSOR_EMULATED_MEMORY``, bytes or e.g. ``8GiB``; default the host's memory, reserved
+lazily), so the out-of-memory path runs in CI.
+
+``TRITENSOR_CUDA_ALLOC_CONF`` (torch's ``PYTORCH_CUDA_ALLOC_CONF``): comma-separated
+``key:value`` options ``max_split_size_mb`` (blocks this large are never split),
+``roundup_power2_divisions`` (round requests to 1/N steps between powers of two),
+``backend:native`` and, for debugging, ``caching:False`` (also ``TRITENSOR_NO_CUDA_MEMORY_CACHING=1``,
+torch's ``PYTORCH_NO_CUDA_MEMORY_CACHING``): every block is its own raw allocation and is given
+back when freed, so out-of-bounds accesses and use-after-free are not hidden by the cache.
 """
 from __future__ import annotations
 
+import os
+import re
 import threading
-from collections import defaultdict
+from bisect import bisect_left, insort
 
 import numpy as np
 
-ROUND = 512
-ALIGN = 256  # what cudaMalloc guarantees; Triton specialises on 16-byte alignment
+KiB, MiB, GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
+MIN_BLOCK_SIZE = 512           # kMinBlockSize: every size is rounded up to a multiple of this
+SMALL_SIZE = 1 * MiB           # kSmallSize: largest request served by the small pool
+SMALL_BUFFER = 2 * MiB         # kSmallBuffer: segment size of the small pool
+LARGE_BUFFER = 20 * MiB        # kLargeBuffer: segment size for requests between 1 and 10 MiB
+MIN_LARGE_ALLOC = 10 * MiB     # kMinLargeAlloc: from here on, one segment per request
+ROUND_LARGE = 2 * MiB          # kRoundLarge: such segments are rounded up to 2 MiB
+SEGMENT_ALIGN = 512            # alignment of an emulated segment (cudaMalloc gives at least 256)
+
+LARGE, SMALL = 0, 1
+_POOL_NAMES = ("large_pool", "small_pool")
 
 
-class Block:
-    """A piece of device memory: its address, its size, and (emulated device) the host buffer."""
-    __slots__ = ("ptr", "size", "host", "allocator", "__weakref__")
-
-    def __init__(self, ptr, size, host, allocator):
-        self.ptr, self.size, self.host, self.allocator = ptr, size, host, allocator
+class OutOfMemoryError(RuntimeError):
+    """Raised when the device has no memory left for a request (torch.cuda.OutOfMemoryError)."""
 
 
+class _RawOutOfMemory(Exception):
+    """The raw allocator (cudaMalloc or the emulated device's capacity) refused a segment."""
+
+
+# ----------------------------------------------------------------------------- configuration
+def _parse_bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?i?B?)?\s*", text, re.IGNORECASE)
+    if not m:
+        raise ValueError(f"TRITENSOR_EMULATED_MEMORY: expected a number of bytes such as 8GiB, got {text!r}")
+    unit = (m.group(2) or "").upper().rstrip("B").rstrip("I")
+    return int(float(m.group(1)) * {"": 1, "K": KiB, "M": MiB, "G": GiB, "T": 1024 * GiB}[unit])
+
+
+class AllocatorConfig:
+    """Options of the caching allocator (parsed from ``TRITENSOR_CUDA_ALLOC_CONF``)."""
+    __slots__ = ("max_split_size", "roundup_power2_divisions", "caching")
+
+    def __init__(self, max_split_size=None, roundup_power2_divisions=0, caching=True):
+        self.max_split_size = max_split_size      # None: any block may be split (torch: SIZE_MAX)
+        self.roundup_power2_divisions = roundup_power2_divisions
+        self.caching = caching
+
+    @classmethod
+    def parse(cls, text: str | None, no_caching: bool = False) -> "AllocatorConfig":
+        cfg = cls(caching=not no_caching)
+        for item in (text or "").split(","):
+            if not item.strip():
+                continue
+            key, sep, value = (p.strip() for p in item.partition(":"))
+            if not sep:
+                raise ValueError(f"TRITENSOR_CUDA_ALLOC_CONF: expected key:value, got {item!r}")
+            if key == "max_split_size_mb":
+                mb = int(value)
+                if mb <= LARGE_BUFFER // MiB:
+                    raise ValueError(f"CachingAllocator option max_split_size_mb too small, must be > {LARGE_BUFFER // MiB}")
+                cfg.max_split_size = mb * MiB
+            elif key == "roundup_power2_divisions":
+                n = int(value)
+                if n != 0 and n & (n - 1):
+                    raise ValueError("For roundups, the divisions has to be power of 2 or 0 to disable roundup ")
+                cfg.roundup_power2_divisions = n
+            elif key == "caching":
+                if value.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(f"TRITENSOR_CUDA_ALLOC_CONF: caching takes True or False, got {value!r}")
+                cfg.caching = cfg.caching and value.lower() in ("true", "1")
+            elif key == "backend":
+                if value != "native":
+                    raise ValueError(f"TRITENSOR_CUDA_ALLOC_CONF: unknown backend {value!r} (only native)")
+            else:
+                raise ValueError(f"Unrecognized CachingAllocator option: {key}")
+        return cfg
+
+    @classmethod
+    def from_env(cls) -> "AllocatorConfig":
+        no_caching = os.environ.get("TRITENSOR_NO_CUDA_MEMORY_CACHING", "").strip() not in ("", "0")
+        return cls.parse(os.environ.get("TRITENSOR_CUDA_ALLOC_CONF"), no_caching)
+
+
+def round_size(size: int, divisions: int = 0) -> int:
+    """The size a request of ``size`` bytes occupies (torch's round_size)."""
+    if size < MIN_BLOCK_SIZE:
+        return MIN_BLOCK_SIZE
+    if divisions > 1 and size > MIN_BLOCK_SIZE * divisions:
+        if size & (size - 1) == 0:
+            return size
+        floor = 1 << (size.bit_length() - 1)
+        step = floor >> (divisions.bit_length() - 1)
+        if step == 0:
+            return floor << 1
+        low = size & ~(step - 1)
+        return size if low == size else low + step
+    return -(-size // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
+
+
+def allocation_size(size: int) -> int:
+    """The segment size the raw allocator is asked for when no cached block fits."""
+    if size <= SMALL_SIZE:
+        return SMALL_BUFFER
+    if size < MIN_LARGE_ALLOC:
+        return LARGE_BUFFER
+    return -(-size // ROUND_LARGE) * ROUND_LARGE
+
+
+def format_size(n: int) -> str:
+    """torch's format_size: bytes, KiB, MiB or GiB with two decimals."""
+    if n <= 1024:
+        return f"{n} bytes"
+    if n <= MiB:
+        return f"{n / KiB:.2f} KiB"
+    if n <= GiB:
+        return f"{n / MiB:.2f} MiB"
+    return f"{n / GiB:.2f} GiB"
+
+
+# ----------------------------------------------------------------------------- raw memory
 class HostMemory:
-    """Aligned host buffers standing in for device memory."""
+    """Segments of host memory standing in for device memory (the emulated device), counted
+    against a capacity. NumPy's ``empty`` maps pages only when they are touched, so a large
+    capacity costs nothing until it is used."""
+
+    def __init__(self, capacity: int):
+        self.capacity = int(capacity)
+        self.in_use = 0
 
     def alloc(self, nbytes):
-        raw = np.empty(nbytes + ALIGN, dtype=np.uint8)
-        start = (-raw.ctypes.data) % ALIGN
+        if self.in_use + nbytes > self.capacity:
+            raise _RawOutOfMemory
+        try:
+            raw = np.empty(nbytes + SEGMENT_ALIGN, dtype=np.uint8)
+        except MemoryError:
+            raise _RawOutOfMemory from None
+        start = (-raw.ctypes.data) % SEGMENT_ALIGN
         buf = raw[start:start + nbytes]
+        self.in_use += nbytes
         return buf.ctypes.data, buf
 
-    def free(self, ptr, host):
-        pass  # NumPy frees the buffer with its last reference
+    def free(self, ptr, nbytes, host):
+        self.in_use -= nbytes      # NumPy frees the buffer with its last reference
+
+    def mem_info(self):
+        return self.capacity - self.in_use, self.capacity
 
 
 class CudaMemory:
+    """Device memory through CuPy's runtime bindings (cudaMalloc / cudaFree)."""
+
     def __init__(self, index):
         self.index = index
 
     def alloc(self, nbytes):
         import cupy
         with cupy.cuda.Device(self.index):
-            return cupy.cuda.runtime.malloc(nbytes), None
+            try:
+                return cupy.cuda.runtime.malloc(nbytes), None
+            except cupy.cuda.runtime.CUDARuntimeError as e:
+                if e.status == 2:          # cudaErrorMemoryAllocation
+                    raise _RawOutOfMemory from None
+                raise
 
-    def free(self, ptr, host):
+    def free(self, ptr, nbytes, host):
         import cupy
         with cupy.cuda.Device(self.index):
             cupy.cuda.runtime.free(ptr)
 
+    def mem_info(self):
+        import cupy
+        with cupy.cuda.Device(self.index):
+            free, total = cupy.cuda.runtime.memGetInfo()
+        return int(free), int(total)
+
+
+# ----------------------------------------------------------------------------- blocks and stats
+class Block:
+    """A piece of a segment: [ptr, ptr + size). ``prev``/``next`` are its neighbours in the
+    segment; ``host`` is the segment's host buffer on the emulated device (None on a GPU)."""
+    __slots__ = ("ptr", "size", "requested", "stream", "pool", "allocated", "prev", "next",
+                 "stream_uses", "event_count", "seg_ptr", "host", "allocator", "__weakref__")
+
+    def __init__(self, ptr, size, stream, pool, seg_ptr, host, allocator):
+        self.ptr, self.size, self.stream, self.pool = ptr, size, stream, pool
+        self.seg_ptr, self.host, self.allocator = seg_ptr, host, allocator
+        self.requested = 0
+        self.allocated = False
+        self.prev = self.next = None
+        self.stream_uses = None      # set of other streams that used the block (record_stream)
+        self.event_count = 0         # events still to complete before the block may be reused
+
+    def is_split(self):
+        return self.prev is not None or self.next is not None
+
+    def host_view(self, nbytes):
+        """The block's first ``nbytes`` as a NumPy uint8 array (emulated device only)."""
+        start = self.ptr - self.seg_ptr
+        return self.host[start:start + nbytes]
+
+    def __repr__(self):
+        state = "allocated" if self.allocated else "free"
+        return f"<Block {self.ptr:#x} size={self.size} {_POOL_NAMES[self.pool]} {state}>"
+
+
+# memory_stats' per-pool statistics, in torch's order. Each has a current value, a peak, and
+# sums of its increases ("allocated") and decreases ("freed").
+STATS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
+         "active_bytes", "inactive_split_bytes", "requested_bytes")
+
+
+class _Stat:
+    """A statistic changed off the hot path (segments, splits, oversize blocks)."""
+    __slots__ = ("current", "peak", "allocated", "freed")
+
+    def __init__(self):
+        self.current = self.peak = self.allocated = self.freed = 0
+
+    def add(self, n):
+        self.current += n
+        if n >= 0:
+            self.allocated += n
+            if self.current > self.peak:
+                self.peak = self.current
+        else:
+            self.freed -= n
+
+    def values(self):
+        return self.current, self.peak, self.allocated, self.freed
+
+
+class _Scope:
+    """The statistics of one pool, or of both ("all").
+
+    The counters every malloc/free changes are plain ints, kept cheap: allocations (count and
+    bytes), requested bytes, and blocks freed by their user but waiting for other streams'
+    events (``pend_*``: active but not allocated, so active = allocated + pending). Their sums of
+    increases are derived (current + lifetime freed, minus what they were at the last
+    ``reset_accumulated``), their active peaks tracked only while blocks are pending.
+    """
+    __slots__ = ("n", "n_peak", "n_freed", "b", "b_peak", "b_freed", "req", "req_peak", "req_freed",
+                 "pend_n", "pend_b", "act_n_peak", "act_b_peak", "offsets",
+                 "isn", "isn_peak", "isn_inc", "isn_dec", "isb", "isb_peak", "isb_inc", "isb_dec",
+                 "segment", "reserved_bytes")
+
+    def __init__(self):
+        self.n = self.n_peak = self.n_freed = 0
+        self.b = self.b_peak = self.b_freed = 0
+        self.req = self.req_peak = self.req_freed = 0
+        self.pend_n = self.pend_b = self.act_n_peak = self.act_b_peak = 0
+        self.offsets = {}            # stat name -> (allocated, freed) at the last reset
+        # inactive split blocks (count and bytes): current, peak, sums of increases and decreases
+        self.isn = self.isn_peak = self.isn_inc = self.isn_dec = 0
+        self.isb = self.isb_peak = self.isb_inc = self.isb_dec = 0
+        for name in ("segment", "reserved_bytes"):
+            setattr(self, name, _Stat())
+
+    def _lifetime(self, name):
+        """(current, peak, freed since the start) of a hot statistic."""
+        if name == "allocation":
+            return self.n, self.n_peak, self.n_freed
+        if name == "allocated_bytes":
+            return self.b, self.b_peak, self.b_freed
+        if name == "requested_bytes":
+            return self.req, self.req_peak, self.req_freed
+        if name == "active":
+            return self.n + self.pend_n, max(self.n_peak, self.act_n_peak), self.n_freed - self.pend_n
+        return self.b + self.pend_b, max(self.b_peak, self.act_b_peak), self.b_freed - self.pend_b
+
+    def values(self, name):
+        """(current, peak, allocated, freed) of one statistic, as memory_stats reports them."""
+        if name in ("segment", "reserved_bytes"):
+            return getattr(self, name).values()
+        if name == "inactive_split":
+            return self.isn, self.isn_peak, self.isn_inc, self.isn_dec
+        if name == "inactive_split_bytes":
+            return self.isb, self.isb_peak, self.isb_inc, self.isb_dec
+        current, peak, freed = self._lifetime(name)
+        off_alloc, off_freed = self.offsets.get(name, (0, 0))
+        return current, peak, current + freed - off_alloc, freed - off_freed
+
+    def reset_peaks(self):
+        self.n_peak, self.b_peak, self.req_peak = self.n, self.b, self.req
+        self.act_n_peak, self.act_b_peak = self.n + self.pend_n, self.b + self.pend_b
+        self.isn_peak, self.isb_peak = self.isn, self.isb
+        for name in ("segment", "reserved_bytes"):
+            stat = getattr(self, name)
+            stat.peak = stat.current
+
+    def reset_accumulated(self):
+        for name in ("allocation", "allocated_bytes", "requested_bytes", "active", "active_bytes"):
+            current, _, freed = self._lifetime(name)
+            self.offsets[name] = (current + freed, freed)
+        self.isn_inc = self.isn_dec = self.isb_inc = self.isb_dec = 0
+        for name in ("segment", "reserved_bytes"):
+            stat = getattr(self, name)
+            stat.allocated = stat.freed = 0
+
+
+# ----------------------------------------------------------------------------- the allocator
+class _Critical:
+    __slots__ = ("alloc",)
+
+    def __init__(self, alloc):
+        self.alloc = alloc
+
+    def __enter__(self):
+        self.alloc._lock.acquire()
+        self.alloc._busy = True
+
+    def __exit__(self, *exc):
+        alloc = self.alloc
+        alloc._busy = False
+        alloc._lock.release()
+        if alloc._deferred:
+            alloc._free_deferred()
+        return False
+
 
 class CachingAllocator:
-    def __init__(self, raw):
-        self._raw = raw
-        self._free = defaultdict(list)   # rounded size -> blocks ready for reuse
-        self._lock = threading.Lock()
-        self.allocated = 0               # bytes in live blocks
-        self.reserved = 0                # bytes obtained from the raw allocator
-        self.peak_allocated = 0
+    """The caching allocator of one device. ``malloc(nbytes, stream)`` returns a Block owned by
+    ``stream`` (its ``cuda_stream`` handle), ``free(block)`` gives it back; see the module
+    docstring. ``event_factory`` makes the events of ``record_stream`` (default: runtime.streams.Event)."""
 
-    def malloc(self, nbytes) -> Block:
-        size = max(ROUND, -(-nbytes // ROUND) * ROUND)
+    def __init__(self, raw, device_index=0, config: AllocatorConfig | None = None, event_factory=None):
+        self._raw = raw
+        self.device_index = device_index
+        self.config = config if config is not None else AllocatorConfig.from_env()
+        self._event_factory = event_factory
+        self._free = {}                  # stream -> [large, small]: sorted lists of (size, ptr, block)
+        self._lock = threading.Lock()
+        self._busy = False                   # inside malloc/free/...: frees are deferred
+        self._deferred = []
+        self._all = _Scope()
+        self._pools = (_Scope(), _Scope())           # large, small
+        self._scopes = ((self._pools[LARGE], self._all), (self._pools[SMALL], self._all))
+        self._segments = {}                  # segment ptr -> its first block
+        self._pending = []                   # (event, block) awaiting completion, oldest first
+        self.num_alloc_retries = 0
+        self.num_ooms = 0
+        self.num_sync_all_streams = 0
+        self.num_device_alloc = 0
+        self.num_device_free = 0
+        self.oversize_allocations = _Stat()
+        self.oversize_segments = _Stat()
+        self.fraction = 1.0
+        self.allowed_max = None               # bytes a process may reserve (set_memory_fraction)
+
+    def _stat(self, pool, name, n):
+        for scope in self._scopes[pool]:
+            getattr(scope, name).add(n)
+
+    def _inactive(self, pool, dn, db):
+        """Change the inactive-split statistics by ``dn`` blocks and ``db`` bytes."""
+        for sc in self._scopes[pool]:
+            if dn > 0:
+                sc.isn += dn
+                sc.isn_inc += dn
+                if sc.isn > sc.isn_peak:
+                    sc.isn_peak = sc.isn
+            elif dn:
+                sc.isn += dn
+                sc.isn_dec -= dn
+            if db > 0:
+                sc.isb += db
+                sc.isb_inc += db
+                if sc.isb > sc.isb_peak:
+                    sc.isb_peak = sc.isb
+            elif db:
+                sc.isb += db
+                sc.isb_dec -= db
+
+    @property
+    def allocated(self) -> int:
+        return self._all.b
+
+    @property
+    def reserved(self) -> int:
+        return self._all.reserved_bytes.current
+
+    @property
+    def peak_allocated(self) -> int:
+        return self._all.b_peak
+
+    @property
+    def peak_reserved(self) -> int:
+        return self._all.reserved_bytes.peak
+
+    # ------------------------------------------------------------------ allocation
+    def malloc(self, nbytes: int, stream=0) -> Block:
+        """A block of at least ``nbytes`` bytes owned by ``stream``."""
+        cfg = self.config
+        if cfg.roundup_power2_divisions:
+            size = round_size(nbytes, cfg.roundup_power2_divisions)
+        else:
+            size = MIN_BLOCK_SIZE if nbytes < MIN_BLOCK_SIZE else -(-nbytes // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
+        pool = SMALL if size <= SMALL_SIZE else LARGE
         with self._lock:
-            bucket = self._free.get(size)
-            if bucket:
-                block = bucket.pop()
-            else:
-                block = None
-        if block is None:
+            self._busy = True
             try:
-                ptr, host = self._raw.alloc(size)
-            except Exception:
-                # Out of memory: give the cache back and try once more, as torch does.
-                self.empty_cache()
-                ptr, host = self._raw.alloc(size)
-            block = Block(ptr, size, host, self)
-            self.reserved += size
-        self.allocated += size
-        self.peak_allocated = max(self.peak_allocated, self.allocated)
+                if self._pending:
+                    self._process_events()
+                block = self._take_free(size, stream, pool) if cfg.caching else None
+                if block is None:
+                    block = self._new_segment(size, stream, pool)
+                remaining = block.size - size
+                if remaining >= MIN_BLOCK_SIZE and cfg.caching and (
+                        pool == SMALL or (remaining > SMALL_SIZE and (cfg.max_split_size is None or
+                                                                      size < cfg.max_split_size))):
+                    # Split: the rest stays cached (torch's should_split), unrolled: hot path.
+                    rest = Block(block.ptr + size, remaining, stream, pool, block.seg_ptr, block.host, self)
+                    nxt = rest.next = block.next
+                    rest.prev = block
+                    if nxt is not None:
+                        nxt.prev = rest
+                        self._inactive(pool, 0, -size)     # an inactive split block shrinks
+                    elif block.prev is not None:
+                        self._inactive(pool, 0, -size)
+                    else:                                   # a whole segment becomes split
+                        for sc in self._scopes[pool]:
+                            sc.isn += 1
+                            sc.isn_inc += 1
+                            if sc.isn > sc.isn_peak:
+                                sc.isn_peak = sc.isn
+                            sc.isb += remaining
+                            sc.isb_inc += remaining
+                            if sc.isb > sc.isb_peak:
+                                sc.isb_peak = sc.isb
+                    block.next = rest
+                    block.size = size
+                    insort(self._free[stream][pool], (remaining, rest.ptr, rest))
+                elif block.prev is not None or block.next is not None:
+                    self._inactive(pool, -1, -block.size)   # an inactive split block becomes active
+                block.allocated = True
+                block.requested = nbytes
+                bsize = block.size
+                # the statistics of the pool and of both pools, unrolled (this is the hot path)
+                sc = self._pools[pool]
+                sc.n += 1
+                if sc.n > sc.n_peak:
+                    sc.n_peak = sc.n
+                sc.b += bsize
+                if sc.b > sc.b_peak:
+                    sc.b_peak = sc.b
+                sc.req += nbytes
+                if sc.req > sc.req_peak:
+                    sc.req_peak = sc.req
+                sc = self._all
+                sc.n += 1
+                if sc.n > sc.n_peak:
+                    sc.n_peak = sc.n
+                sc.b += bsize
+                if sc.b > sc.b_peak:
+                    sc.b_peak = sc.b
+                sc.req += nbytes
+                if sc.req > sc.req_peak:
+                    sc.req_peak = sc.req
+                if sc.pend_n:
+                    self._active_peaks()
+                if cfg.max_split_size is not None and bsize >= cfg.max_split_size:
+                    self.oversize_allocations.add(1)
+            finally:
+                self._busy = False
+        if self._deferred:
+            self._free_deferred()
         return block
 
-    def release(self, block: Block):
-        """Return a block to the cache (called when the last storage using it dies)."""
+    def _take_free(self, size, stream, pool):
+        """The smallest cached block of ``stream``'s pool that fits ``size``, out of the pool."""
+        lists = self._free.get(stream)
+        if lists is None:
+            return None
+        free = lists[pool]
+        i = bisect_left(free, (size,))
+        if i == len(free):
+            return None
+        block = free[i][2]
+        limit = self.config.max_split_size
+        # torch: never split an oversize block for a smaller request, and hand one out only
+        # when it wastes less than 20 MiB.
+        if limit is not None and (size < limit <= block.size or (size >= limit and block.size >= size + LARGE_BUFFER)):
+            return None
+        del free[i]
+        return block
+
+    def _active_peaks(self):
+        """Blocks are pending (freed, waiting for events): active exceeds allocated."""
+        for sc in (self._all, *self._pools):
+            sc.act_n_peak = max(sc.act_n_peak, sc.n + sc.pend_n)
+            sc.act_b_peak = max(sc.act_b_peak, sc.b + sc.pend_b)
+
+    def _new_segment(self, size, stream, pool):
+        seg_size = allocation_size(size) if self.config.caching else size
+        block = self._raw_segment(seg_size, stream, pool)
+        if block is None:
+            # Out of memory: wait for the blocks record_stream holds back, give back every cached
+            # segment that is wholly free, then retry (a returned block may fit by now).
+            self._release_cached_blocks()
+            self.num_alloc_retries += 1
+            block = self._take_free(size, stream, pool) if self.config.caching else None
+            if block is None:
+                block = self._raw_segment(seg_size, stream, pool)
+        if block is None:
+            self.num_ooms += 1
+            raise OutOfMemoryError(self._oom_message(seg_size))
+        return block
+
+    def _raw_segment(self, seg_size, stream, pool):
+        if self.allowed_max is not None and self.reserved + seg_size > self.allowed_max:
+            return None
+        try:
+            ptr, host = self._raw.alloc(seg_size)
+        except _RawOutOfMemory:
+            return None
+        self.num_device_alloc += 1
+        block = Block(ptr, seg_size, stream, pool, ptr, host, self)
+        self._segments[ptr] = block
+        if stream not in self._free:
+            self._free[stream] = [[], []]
+        self._stat(pool, "segment", 1)
+        self._stat(pool, "reserved_bytes", seg_size)
+        limit = self.config.max_split_size
+        if limit is not None and seg_size >= limit:
+            self.oversize_segments.add(1)
+        return block
+
+    def _insert_free(self, block):
+        lists = self._free.get(block.stream)
+        if lists is None:
+            lists = self._free[block.stream] = [[], []]
+        insort(lists[block.pool], (block.size, block.ptr, block))
+
+    def _remove_free(self, block):
+        free = self._free[block.stream][block.pool]
+        i = bisect_left(free, (block.size, block.ptr))
+        assert free[i][2] is block, "caching allocator: free list out of order"
+        del free[i]
+
+    # ------------------------------------------------------------------ freeing
+    def free(self, block: Block):
+        """The block's last user is gone: it returns to the cache, at once or, when other
+        streams used it (record_stream), once their work queued so far has completed."""
+        if self._busy:
+            # Called while this allocator is at work: from a storage's __del__ that the garbage
+            # collector ran in the middle of it, or from another thread. The block is freed
+            # when the current operation ends.
+            self._deferred.append(block)
+            return
         with self._lock:
-            self.allocated -= block.size
-            self._free[block.size].append(block)
+            self._busy = True
+            try:
+                block.allocated = False
+                bsize = block.size
+                sc = self._pools[block.pool]
+                sc.n -= 1
+                sc.n_freed += 1
+                sc.b -= bsize
+                sc.b_freed += bsize
+                sc = self._all
+                sc.n -= 1
+                sc.n_freed += 1
+                sc.b -= bsize
+                sc.b_freed += bsize
+                limit = self.config.max_split_size
+                if limit is not None and bsize >= limit:
+                    self.oversize_allocations.add(-1)
+                if block.stream_uses:
+                    self._insert_events(block)
+                else:
+                    self._free_block(block)
+            finally:
+                self._busy = False
+        if self._deferred:
+            self._free_deferred()
+
+    def _free_deferred(self):
+        while self._deferred:
+            self.free(self._deferred.pop())
+
+    def _critical(self):
+        """``with self._critical():`` for the slow paths (frees that arrive meanwhile wait)."""
+        return _Critical(self)
+
+    release = free   # the first allocator's name for it
+
+    def _free_block(self, block):
+        """Return a block to its pool, merged with its free neighbours (torch's free_block)."""
+        pool, requested = block.pool, block.requested
+        sc = self._pools[pool]
+        sc.req -= requested
+        sc.req_freed += requested
+        sc = self._all
+        sc.req -= requested
+        sc.req_freed += requested
+        if not self.config.caching:
+            self._release_segment(block)
+            return
+        prev, nxt = block.prev, block.next
+        if prev is None and nxt is None:
+            lists = self._free.get(block.stream)
+            if lists is None:
+                lists = self._free[block.stream] = [[], []]
+            insort(lists[pool], (block.size, block.ptr, block))
+            return
+        # Merge with the free neighbours (not those waiting for events), unrolled: hot path.
+        # Each merged neighbour was an inactive split block; the result is one unless it is a
+        # whole segment again (torch's net_change_inactive_split_*).
+        lists = self._free.get(block.stream)
+        if lists is None:
+            lists = self._free[block.stream] = [[], []]
+        free = lists[pool]
+        dn = db = 0
+        if prev is not None and not prev.allocated and not prev.event_count:
+            del free[bisect_left(free, (prev.size, prev.ptr))]
+            block.ptr = prev.ptr
+            block.size += prev.size
+            dn -= 1
+            db -= prev.size
+            prev = block.prev = prev.prev
+            if prev is not None:
+                prev.next = block
+            else:
+                self._segments[block.seg_ptr] = block
+        if nxt is not None and not nxt.allocated and not nxt.event_count:
+            del free[bisect_left(free, (nxt.size, nxt.ptr))]
+            block.size += nxt.size
+            dn -= 1
+            db -= nxt.size
+            nxt = block.next = nxt.next
+            if nxt is not None:
+                nxt.prev = block
+        insort(free, (block.size, block.ptr, block))
+        if prev is not None or nxt is not None:
+            dn += 1
+            db += block.size
+        if dn < 0 and db < 0:             # the common case, inline: merged, fewer split blocks
+            for sc in self._scopes[pool]:
+                sc.isn += dn
+                sc.isn_dec -= dn
+                sc.isb += db
+                sc.isb_dec -= db
+        elif dn or db:
+            self._inactive(pool, dn, db)
+
+    def record_stream(self, block: Block, stream):
+        """Mark ``block`` as used by work queued on ``stream`` (a Stream; Tensor.record_stream)."""
+        with self._critical():
+            if stream.cuda_stream == block.stream:
+                return
+            if block.stream_uses is None:
+                block.stream_uses = set()
+            block.stream_uses.add(stream)
+
+    def _insert_events(self, block):
+        factory = self._event_factory
+        if factory is None:
+            from .streams import Event as factory
+        for s in block.stream_uses:
+            event = factory()
+            event.record(s)
+            block.event_count += 1
+            self._pending.append((event, block))
+        block.stream_uses = None
+        for sc in self._scopes[block.pool]:
+            sc.pend_n += 1
+            sc.pend_b += block.size
+
+    def _event_done(self, block):
+        block.event_count -= 1
+        if block.event_count == 0:
+            for sc in self._scopes[block.pool]:
+                sc.pend_n -= 1
+                sc.pend_b -= block.size
+            self._free_block(block)
+
+    def _process_events(self):
+        """Return blocks whose recorded streams have finished the work queued before the free."""
+        still = []
+        for event, block in self._pending:
+            if event.query():
+                self._event_done(block)
+            else:
+                still.append((event, block))
+        self._pending = still
+
+    def _synchronize_and_free_events(self):
+        if not self._pending:
+            return
+        self.num_sync_all_streams += 1
+        pending, self._pending = self._pending, []
+        for event, block in pending:
+            event.synchronize()
+            self._event_done(block)
+
+    # ------------------------------------------------------------------ giving memory back
+    def _release_segment(self, block):
+        self._raw.free(block.ptr, block.size, block.host)
+        self.num_device_free += 1
+        self._segments.pop(block.seg_ptr, None)
+        self._stat(block.pool, "segment", -1)
+        self._stat(block.pool, "reserved_bytes", -block.size)
+        limit = self.config.max_split_size
+        if limit is not None and block.size >= limit:
+            self.oversize_segments.add(-1)
+
+    def _release_cached_blocks(self):
+        """Give back every cached segment that is wholly free (torch's release_cached_blocks)."""
+        self._synchronize_and_free_events()
+        for lists in self._free.values():
+            for pool in (LARGE, SMALL):
+                kept = []
+                for entry in lists[pool]:
+                    block = entry[2]
+                    if block.prev is None and block.next is None:
+                        self._release_segment(block)
+                    else:
+                        kept.append(entry)
+                lists[pool] = kept
+        self._free = {s: lists for s, lists in self._free.items() if lists[0] or lists[1]}
 
     def empty_cache(self):
-        with self._lock:
-            blocks = [b for bucket in self._free.values() for b in bucket]
-            self._free.clear()
-        for b in blocks:
-            self._raw.free(b.ptr, b.host)
-            self.reserved -= b.size
+        with self._critical():
+            self._release_cached_blocks()
+
+    def synchronize_pending(self):
+        """Wait for the events of record_stream'ed blocks and return those blocks to the cache."""
+        with self._critical():
+            self._synchronize_and_free_events()
+
+    # ------------------------------------------------------------------ limits and reports
+    def mem_info(self):
+        return self._raw.mem_info()
+
+    def set_memory_fraction(self, fraction: float):
+        self.fraction = fraction
+        self.allowed_max = int(fraction * self._raw.mem_info()[1])
+
+    def _oom_message(self, seg_size):
+        free, total = self._raw.mem_info()
+        allocated, reserved = self.allocated, self.reserved
+        allowed = f"{format_size(self.allowed_max)} allowed; " if self.allowed_max is not None else ""
+        in_use = "" if isinstance(self._raw, HostMemory) else \
+            f"Including non-tritensor memory, this process has {format_size(total - free)} memory in use. "
+        return (f"CUDA out of memory. Tried to allocate {format_size(seg_size)}. GPU {self.device_index} has a "
+                f"total capacity of {format_size(total)} of which {format_size(free)} is free. {in_use}{allowed}"
+                f"Of the allocated memory {format_size(allocated)} is allocated by tritensor, and "
+                f"{format_size(reserved - allocated)} is reserved by tritensor but unallocated. If reserved but "
+                "unallocated memory is large try setting TRITENSOR_CUDA_ALLOC_CONF=max_split_size_mb:<MB> to "
+                "avoid fragmentation (see the memory management section of PyTorch's CUDA semantics notes).")
+
+    def memory_stats(self) -> dict:
+        """torch.cuda.memory_stats' flat dict, sorted by key."""
+        with self._critical():
+            out = {}
+            for name in STATS:
+                for scope_name, scope in (("all", self._all), ("large_pool", self._pools[LARGE]),
+                                          ("small_pool", self._pools[SMALL])):
+                    values = scope.values(name)
+                    for field, v in zip(("current", "peak", "allocated", "freed"), values):
+                        out[f"{name}.{scope_name}.{field}"] = v
+            for name in ("oversize_allocations", "oversize_segments"):
+                for field, v in zip(("current", "peak", "allocated", "freed"), getattr(self, name).values()):
+                    out[f"{name}.{field}"] = v
+            out["num_alloc_retries"] = self.num_alloc_retries
+            out["num_ooms"] = self.num_ooms
+            out["num_sync_all_streams"] = self.num_sync_all_streams
+            out["num_device_alloc"] = self.num_device_alloc
+            out["num_device_free"] = self.num_device_free
+            limit = self.config.max_split_size
+            out["max_split_size"] = -1 if limit is None else limit
+            return dict(sorted(out.items()))
+
+    def reset_peak_stats(self):
+        with self._critical():
+            for scope in (self._all, *self._pools):
+                scope.reset_peaks()
+            for s in (self.oversize_allocations, self.oversize_segments):
+                s.peak = s.current
+
+    def reset_accumulated_stats(self):
+        with self._critical():
+            for scope in (self._all, *self._pools):
+                scope.reset_accumulated()
+            for s in (self.oversize_allocations, self.oversize_segments):
+                s.allocated = s.freed = 0
+            self.num_alloc_retries = self.num_ooms = self.num_sync_all_streams = 0
+            self.num_device_alloc = self.num_device_free = 0
+
+    def snapshot(self) -> list:
+        """One dict per segment with its blocks (torch.cuda.memory_snapshot's main fields)."""
+        with self._critical():
+            out = []
+            for seg_ptr, first in sorted(self._segments.items()):
+                blocks, b = [], first
+                while b is not None:
+                    state = "active_allocated" if b.allocated else \
+                        ("active_pending_free" if b.event_count else "inactive")
+                    blocks.append({"address": b.ptr, "size": b.size,
+                                   "requested_size": b.requested if state != "inactive" else 0, "state": state})
+                    b = b.next
+                out.append({"device": self.device_index, "address": seg_ptr,
+                            "total_size": sum(x["size"] for x in blocks),
+                            "allocated_size": sum(x["size"] for x in blocks if x["state"] == "active_allocated"),
+                            "active_size": sum(x["size"] for x in blocks if x["state"] != "inactive"),
+                            "requested_size": sum(x["requested_size"] for x in blocks),
+                            "stream": first.stream, "segment_type": _POOL_NAMES[first.pool].split("_")[0],
+                            "blocks": blocks})
+            return out
 
 
+# ----------------------------------------------------------------------------- one per device
 _allocators: dict = {}
+
+
+def emulated_capacity() -> int:
+    """Bytes of "device memory" of each emulated device: TRITENSOR_EMULATED_MEMORY, or the host's."""
+    text = os.environ.get("TRITENSOR_EMULATED_MEMORY", "").strip()
+    if text:
+        return _parse_bytes(text)
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def allocator_for(dev) -> CachingAllocator:
@@ -105,6 +858,10 @@ def allocator_for(dev) -> CachingAllocator:
     alloc = _allocators.get(key)
     if alloc is None:
         from .device import cuda_mode
-        raw = HostMemory() if cuda_mode() == "emulated" else CudaMemory(dev.index)
-        alloc = _allocators[key] = CachingAllocator(raw)
+        raw = HostMemory(emulated_capacity()) if cuda_mode() == "emulated" else CudaMemory(dev.index)
+        alloc = _allocators[key] = CachingAllocator(raw, dev.index)
     return alloc
+
+
+def existing_allocators():
+    return list(_allocators.values())

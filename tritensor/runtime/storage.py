@@ -2,40 +2,71 @@
 from __future__ import annotations
 
 import ctypes
-import weakref
 
 import numpy as np
 
 from .allocator import allocator_for
 from .device import cuda_mode
+from .streams import current_stream_handle
 
 
 class Storage:
-    __slots__ = ("device", "nbytes", "_ptr", "host", "_keepalive", "__weakref__")
+    __slots__ = ("device", "nbytes", "_ptr", "host", "_keepalive", "_block", "__weakref__")
 
     def __init__(self, nbytes, device):
         self.device = device
         self.nbytes = int(nbytes)
         self._keepalive = None
         if device.type == "cpu":
+            self._block = None
             self.host = np.empty(max(self.nbytes, 1), dtype=np.uint8)[: self.nbytes]
             self._ptr = self.host.ctypes.data
         else:
-            block = allocator_for(device).malloc(self.nbytes)
+            # The block belongs to the current stream of the device (reused only there).
+            index = device.index
+            block = allocator_for(device).malloc(self.nbytes, current_stream_handle(index))
+            self._block = block
             self._ptr = block.ptr
-            self.host = None if block.host is None else block.host[: self.nbytes]
-            # The block goes back to the cache when the storage dies, not to the driver.
-            weakref.finalize(self, block.allocator.release, block)
+            self.host = None if block.host is None else block.host_view(self.nbytes)
+
+    def __del__(self):
+        # The block goes back to the cache when the storage dies, not to the driver.
+        block = self._block
+        if block is not None:
+            self._block = None
+            try:
+                block.allocator.free(block)
+            except Exception:       # interpreter shutdown: the allocator may be gone already
+                pass
+
+    def record_stream(self, stream):
+        """Do not reuse this storage's memory until the work queued on ``stream`` so far is done."""
+        if self._block is not None:
+            self._block.allocator.record_stream(self._block, stream)
 
     @classmethod
     def wrap_host(cls, address, nbytes, owner, device):
-        """A CPU storage over memory NumPy owns (zero-copy ``from_numpy``)."""
+        """A storage over host memory someone else owns (zero-copy ``from_numpy``, DLPack on the
+        cpu or the emulated device); ``owner`` is kept alive as long as the storage."""
         self = cls.__new__(cls)
         self.device = device
         self.nbytes = int(nbytes)
         self._ptr = address
+        self._block = None
         self.host = np.frombuffer((ctypes.c_uint8 * self.nbytes).from_address(address), dtype=np.uint8) \
             if self.nbytes else np.empty(0, np.uint8)
+        self._keepalive = owner
+        return self
+
+    @classmethod
+    def wrap_device(cls, address, nbytes, owner, device):
+        """A storage over GPU memory someone else owns (DLPack, __cuda_array_interface__)."""
+        self = cls.__new__(cls)
+        self.device = device
+        self.nbytes = int(nbytes)
+        self._ptr = address
+        self._block = None
+        self.host = None
         self._keepalive = owner
         return self
 
@@ -57,19 +88,14 @@ class Storage:
         if self.host is not None:
             self.host[byte_offset: byte_offset + src.size] = src
         elif src.size:
-            import cupy
-            cupy.cuda.runtime.memcpy(self._ptr + byte_offset, src.ctypes.data, src.size,
-                                     cupy.cuda.runtime.memcpyHostToDevice)
+            from .transfer import write_device     # on the current stream (runtime/transfer.py)
+            write_device(self, byte_offset, src)
 
     def copy_to_host(self, byte_offset, nbytes) -> np.ndarray:
         if self.host is not None:
             return self.host[byte_offset: byte_offset + nbytes].copy()
-        out = np.empty(nbytes, dtype=np.uint8)
-        if nbytes:
-            import cupy
-            cupy.cuda.runtime.memcpy(out.ctypes.data, self._ptr + byte_offset, nbytes,
-                                     cupy.cuda.runtime.memcpyDeviceToHost)
-        return out
+        from .transfer import read_device          # on the current stream (runtime/transfer.py)
+        return read_device(self, byte_offset, nbytes)
 
 
 def device_is_host_backed(device) -> bool:
