@@ -173,3 +173,18 @@ def test_non_blocking_copy_overlaps_with_compute():
 
     both_ms = timed(both)
     assert both_ms < 0.85 * (copy_ms + compute_ms), (both_ms, copy_ms, compute_ms)
+
+
+@pytest.mark.skipif(not tt.cuda.is_emulated(), reason="a real GPU is present")
+def test_pinning_needs_a_cuda_device():
+    """Without any cuda device (real or emulated) pinning fails with torch's message; is_pinned
+    still answers."""
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITENSOR_EMULATE_CUDA")}
+    code = ("import tritensor as tt\nx = tt.arange(3.0)\nprint(x.is_pinned())\n"
+            "try:\n    x.pin_memory()\nexcept RuntimeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split("\n")[:2] == ["False", "Cannot access accelerator device when none is available."], \
+        out.stderr[-2000:]
