@@ -394,6 +394,8 @@ def synchronize(device=None):
         import cupy
         with cupy.cuda.Device(idx):
             cupy.cuda.runtime.deviceSynchronize()
+    from .transfer import pending_copies
+    pending_copies()          # finished asynchronous copies let go of their storages now
 
 
 __all__ = ["Stream", "ExternalStream", "Event", "current_stream", "default_stream", "set_stream",
