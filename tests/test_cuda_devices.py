@@ -116,9 +116,14 @@ def test_ops_run_on_their_tensors_device_whatever_the_current_one():
 @two_devices
 def test_each_device_has_its_own_memory():
     before0, before1 = tt.cuda.memory_allocated(0), tt.cuda.memory_allocated(1)
-    x = tt.empty(1 << 16, dtype=tt.uint8, device="cuda:1")
-    assert tt.cuda.memory_allocated(1) >= before1 + (1 << 16)
+    free0 = tt.cuda.mem_get_info(0)[0]
+    free1 = tt.cuda.mem_get_info(1)[0]
+    x = tt.empty(41 << 20, dtype=tt.uint8, device="cuda:1")     # a segment of its own
+    assert tt.cuda.memory_allocated(1) >= before1 + (41 << 20)
     assert tt.cuda.memory_allocated(0) == before0
+    if tt.cuda.is_emulated():       # a real GPU's free memory moves with other processes too
+        assert tt.cuda.mem_get_info(1)[0] <= free1 - (41 << 20)
+        assert tt.cuda.mem_get_info(0)[0] == free0
     del x
 
 

@@ -254,21 +254,9 @@ class CudaDeviceProperties:
 
 EMULATED_NAME = "tritensor emulated CUDA device (Triton interpreter)"
 # The emulated device runs the kernels written for sm_90 (Hopper) under the interpreter, so it
-# reports that capability; its memory is host memory and its "multiprocessors" host cores.
+# reports that capability; its memory is host memory (with the capacity runtime/allocator.py
+# gives each emulated device) and its "multiprocessors" are host cores.
 EMULATED_CAPABILITY = (9, 0)
-
-
-def _host_memory():
-    """(available, total) bytes of host memory, the emulated device's memory."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024, total
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"), total
 
 
 @functools.lru_cache(maxsize=None)
@@ -276,7 +264,7 @@ def get_device_properties(idx: int) -> CudaDeviceProperties:
     _check_cuda_index(idx)
     if cuda_mode() == "emulated":
         major, minor = EMULATED_CAPABILITY
-        return CudaDeviceProperties(EMULATED_NAME, major, minor, _host_memory()[1], os.cpu_count() or 1)
+        return CudaDeviceProperties(EMULATED_NAME, major, minor, mem_get_info(idx)[1], os.cpu_count() or 1)
     import cupy
     p = cupy.cuda.runtime.getDeviceProperties(idx)
     name = p["name"].decode() if isinstance(p["name"], bytes) else p["name"]
@@ -288,7 +276,9 @@ def mem_get_info(idx: int):
     """(free, total) bytes of device ``idx`` (cudaMemGetInfo)."""
     _check_cuda_index(idx)
     if cuda_mode() == "emulated":
-        return _host_memory()
+        # each emulated device has a capacity of its own (the allocator's, runtime/allocator.py)
+        from .allocator import allocator_for
+        return tuple(int(v) for v in allocator_for(device("cuda", idx)).mem_info())
     import cupy
     with cupy.cuda.Device(idx):
         free, total = cupy.cuda.runtime.memGetInfo()
