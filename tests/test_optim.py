@@ -517,3 +517,14 @@ def test_optimizer_kernels_compile_for_sm90(tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     assert "compiled 5" in done.stdout
+
+
+def test_empty_parameters_launch_nothing(device, monkeypatch):
+    empty = tt.zeros(0, device=device, requires_grad=True)
+    empty.grad = tt.zeros(0, device=device)
+    opt = tt.optim.SGD([empty], lr=0.1, momentum=0.9)
+    launches = []
+    real_run = tb._run
+    monkeypatch.setattr(tb, "_run", lambda kernel, *a, **k: (launches.append(kernel), real_run(kernel, *a, **k)))
+    opt.step()
+    assert launches == [] and tuple(opt.state[empty]["momentum_buffer"].shape) == (0,)
