@@ -589,6 +589,25 @@ def test_mark_non_differentiable(device):
     np.testing.assert_allclose(_SortLike.received[0], [0.0, 0.0])   # materialized zeros
 
 
+class _PassThroughMarked(tt.autograd.Function):
+    """Returns its input unchanged and marks it non-differentiable (torch: a detached alias)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_non_differentiable(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def test_mark_non_differentiable_on_a_returned_input(device):
+    x = leaf([1.0, 2.0], device)
+    y = _PassThroughMarked.apply(x)
+    assert y is not x and not y.requires_grad and y.grad_fn is None
+
+
 class _TwoOutputs(tt.autograd.Function):
     received = []
     materialize = True

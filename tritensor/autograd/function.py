@@ -136,13 +136,14 @@ class Function:
             if not isinstance(o, Tensor):
                 wrapped.append(o)
                 continue
+            marked_non_diff = id(o) in non_diff   # before detach() below gives o a new identity
             if id(o) in dirty:
                 if o.is_leaf and o._requires_grad:
                     raise RuntimeError(
                         "a leaf Variable that requires grad has been used in an in-place operation.")
             elif id(o) in inputs:
                 o = o.detach()   # an input returned as is becomes a new output alias
-            if id(o) not in non_diff and o.dtype.is_floating_point:
+            if not marked_non_diff and o.dtype.is_floating_point:
                 rebase_history(o, node, i)
             elif id(o) in dirty:
                 o.detach_()      # a modified input that is not differentiable loses its history
