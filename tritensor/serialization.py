@@ -257,7 +257,8 @@ def _check_int(name, v):
 
 def _check_int_tuple(name, v):
     if not isinstance(v, (tuple, list)):
-        raise pickle.UnpicklingError(f"Weights only load failed: {name} must be a tuple of ints, got {type(v).__name__}")
+        raise pickle.UnpicklingError(
+            f"Weights only load failed: {name} must be a tuple of ints, got {type(v).__name__}")
     return tuple(_check_int(name, x) for x in v)
 
 

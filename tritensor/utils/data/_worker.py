@@ -191,6 +191,11 @@ def worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto_
             try:
                 r = index_queue.get(timeout=STATUS_CHECK_INTERVAL)
             except queue.Empty:
+                # Shutting down without our None: when the main process's iterator dies in a
+                # reference cycle, the garbage collector closes its queues (their finalizers) before
+                # the iterator's __del__ runs, so the None it then puts is never sent.
+                if done_event.is_set():
+                    break
                 continue
             if isinstance(r, _ResumeIteration):
                 data_queue.put((r, None))
