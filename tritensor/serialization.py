@@ -383,8 +383,8 @@ def _normalise_module(module):
 class _WeightsUnpickler(pickle.Unpickler):
     """Resolves only the allowlisted globals; persistent ids name storages in the archive."""
 
-    def __init__(self, file, storage_loader):
-        super().__init__(file, encoding="utf-8")
+    def __init__(self, file, storage_loader, encoding="utf-8"):
+        super().__init__(file, encoding=encoding)
         self._storage_loader = storage_loader
 
     def find_class(self, module, name):
@@ -403,8 +403,9 @@ def _full_unpickler_class(pickle_module):
     base = pickle_module.Unpickler
 
     class _FullUnpickler(base):
-        def __init__(self, file, storage_loader):
-            super().__init__(file, encoding="utf-8")
+        def __init__(self, file, storage_loader, **pickle_load_args):
+            pickle_load_args.setdefault("encoding", "utf-8")
+            super().__init__(file, **pickle_load_args)
             self._storage_loader = storage_loader
 
         def find_class(self, module, name):
@@ -494,18 +495,20 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     ``weights_only=True`` (the default, as torch >= 2.6) allows only tensors, Parameters, dtypes,
     devices, sizes and primitive containers; ``map_location`` is a device, a string, a dict
     {saved location: new location} or a callable (storage, location) -> storage or None.
-    ``mmap=True`` maps cpu storages from the file instead of reading them (file names only)."""
+    ``mmap=True`` maps cpu storages from the file instead of reading them (file names only);
+    ``pickle_load_args`` go to the unpickler (only ``encoding`` when weights_only)."""
     if weights_only and pickle_module is not None and pickle_module is not pickle:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if mmap and not isinstance(f, (str, os.PathLike)):
         raise ValueError("f must be a file path in order to use the mmap argument")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _load_archive(fh, map_location, pickle_module, weights_only, os.fspath(f) if mmap else None)
-    return _load_archive(f, map_location, pickle_module, weights_only, None)
+            return _load_archive(fh, map_location, pickle_module, weights_only, os.fspath(f) if mmap else None,
+                                 pickle_load_args)
+    return _load_archive(f, map_location, pickle_module, weights_only, None, pickle_load_args)
 
 
-def _load_archive(fh, map_location, pickle_module, weights_only, mmap_path):
+def _load_archive(fh, map_location, pickle_module, weights_only, mmap_path, pickle_load_args):
     start = fh.tell()
     if not zipfile.is_zipfile(fh):
         fh.seek(start)
@@ -559,9 +562,13 @@ def _load_archive(fh, map_location, pickle_module, weights_only, mmap_path):
 
     data = zf.read(pkl[0])
     if weights_only:
-        unpickler = _WeightsUnpickler(io.BytesIO(data), storage_loader)
+        unknown = set(pickle_load_args) - {"encoding"}
+        if unknown:
+            raise RuntimeError(f"weights_only loading takes only the 'encoding' pickle argument, got {sorted(unknown)}")
+        unpickler = _WeightsUnpickler(io.BytesIO(data), storage_loader, pickle_load_args.get("encoding", "utf-8"))
     else:
-        unpickler = _full_unpickler_class(pickle_module or pickle)(io.BytesIO(data), storage_loader)
+        unpickler = _full_unpickler_class(pickle_module or pickle)(io.BytesIO(data), storage_loader,
+                                                                    **pickle_load_args)
     result = unpickler.load()
     if isinstance(result, _LoadedStorage):
         raise NotImplementedError("tritensor.load: a bare storage (not inside a tensor) cannot be returned")
