@@ -29,26 +29,36 @@ ROW = 8      # int64 words per tensor row
 
 
 @triton.jit
-def _hyper(table, i, COMPUTE: tl.constexpr):
-    """Hyper-parameter i of the header (a float64 bit pattern), rounded to the compute dtype once,
-    as torch rounds a Python float scalar to the tensor's opmath type."""
-    return tl.load(table + i).to(tl.float64, bitcast=True).to(COMPUTE)
+def _header(table, COMPUTE: tl.constexpr):
+    """The group's six hyper-parameters (float64 bit patterns), each rounded to the compute dtype
+    once, as torch rounds a Python float scalar to the tensor's opmath type. (Helpers return
+    several values: every jit helper call costs ~1 ms under the interpreter.)"""
+    h0 = tl.load(table + 0).to(tl.float64, bitcast=True).to(COMPUTE)
+    h1 = tl.load(table + 1).to(tl.float64, bitcast=True).to(COMPUTE)
+    h2 = tl.load(table + 2).to(tl.float64, bitcast=True).to(COMPUTE)
+    h3 = tl.load(table + 3).to(tl.float64, bitcast=True).to(COMPUTE)
+    h4 = tl.load(table + 4).to(tl.float64, bitcast=True).to(COMPUTE)
+    h5 = tl.load(table + 5).to(tl.float64, bitcast=True).to(COMPUTE)
+    return h0, h1, h2, h3, h4, h5
 
 
 @triton.jit
-def _row_float(table, base, i, COMPUTE: tl.constexpr):
-    return tl.load(table + base + 6 + i).to(tl.float64, bitcast=True).to(COMPUTE)
-
-
-@triton.jit
-def _address(table, base, i, DTYPE: tl.constexpr, ALIGNED: tl.constexpr):
-    """Row word i (1: param, 2: grad, 3-5: state) as a pointer to DTYPE. ALIGNED: the host
-    checked that every address of the launch is a multiple of 16 bytes; saying so lets the
-    compiler use 16-byte vector loads (it cannot know it of an address read from memory)."""
-    ptr = tl.load(table + base + i).to(tl.pointer_type(DTYPE))
+def _row(table, base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, ALIGNED: tl.constexpr):
+    """A tensor's row: its five addresses (param, grad, state0-2) as pointers to DTYPE, and its two
+    per-tensor words read as float64 bit patterns in the compute dtype. ALIGNED: the host checked
+    that every address of the launch is a multiple of 16 bytes; saying so lets the compiler use
+    16-byte vector loads (it cannot know it of an address read from memory)."""
+    p = tl.load(table + base + 1).to(tl.pointer_type(DTYPE))
+    g = tl.load(table + base + 2).to(tl.pointer_type(DTYPE))
+    s0 = tl.load(table + base + 3).to(tl.pointer_type(DTYPE))
+    s1 = tl.load(table + base + 4).to(tl.pointer_type(DTYPE))
+    s2 = tl.load(table + base + 5).to(tl.pointer_type(DTYPE))
     if ALIGNED:
-        ptr = tl.multiple_of(ptr, 16)
-    return ptr
+        p, g = tl.multiple_of(p, 16), tl.multiple_of(g, 16)
+        s0, s1, s2 = tl.multiple_of(s0, 16), tl.multiple_of(s1, 16), tl.multiple_of(s2, 16)
+    w0 = tl.load(table + base + 6).to(tl.float64, bitcast=True).to(COMPUTE)
+    w1 = tl.load(table + base + 7).to(tl.float64, bitcast=True).to(COMPUTE)
+    return p, g, s0, s1, s2, w0, w1
 
 
 @triton.jit
@@ -117,14 +127,9 @@ def sgd_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HA
     """SGD (torch's _single_tensor_sgd). Header: [-lr, weight_decay, momentum, 1 - dampening].
     Row: state0 = momentum_buffer; word 0 = 1 when the buffer is new (it starts as the gradient)."""
     base, start, n = _chunk(table, chunk_base, BLOCK, ITERS)
-    neg_lr = _hyper(table, 0, COMPUTE)
-    weight_decay = _hyper(table, 1, COMPUTE)
-    momentum = _hyper(table, 2, COMPUTE)
-    one_minus_dampening = _hyper(table, 3, COMPUTE)
-    first = tl.load(table + base + 6) != 0
-    p_ptr = _address(table, base, 1, DTYPE, ALIGNED)
-    g_ptr = _address(table, base, 2, DTYPE, ALIGNED)
-    buf_ptr = _address(table, base, 3, DTYPE, ALIGNED)
+    neg_lr, weight_decay, momentum, one_minus_dampening, _, _ = _header(table, COMPUTE)
+    p_ptr, g_ptr, buf_ptr, _, _, _, _ = _row(table, base, DTYPE, COMPUTE, ALIGNED)
+    first = tl.load(table + base + 6) != 0      # an integer flag, not a float word
     if start + BLOCK * ITERS <= n:      # a whole chunk: no mask, so loads can be vectors
         for it in tl.static_range(ITERS):
             _sgd_block(start + it * BLOCK + tl.arange(0, BLOCK), None, p_ptr, g_ptr, buf_ptr, first, neg_lr,
@@ -177,19 +182,9 @@ def adam_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, H
     Row: state0 = exp_avg, state1 = exp_avg_sq, state2 = max_exp_avg_sq (amsgrad);
     word 0 = -lr / (1 - beta1**step), word 1 = sqrt(1 - beta2**step) (each tensor has its own step)."""
     base, start, n = _chunk(table, chunk_base, BLOCK, ITERS)
-    lerp_weight = _hyper(table, 0, COMPUTE)
-    beta2 = _hyper(table, 1, COMPUTE)
-    one_minus_beta2 = _hyper(table, 2, COMPUTE)
-    weight_decay = _hyper(table, 3, COMPUTE)
-    decay_factor = _hyper(table, 4, COMPUTE)
-    eps = _hyper(table, 5, COMPUTE)
-    neg_step_size = _row_float(table, base, 0, COMPUTE)
-    bias_correction2_sqrt = _row_float(table, base, 1, COMPUTE)
-    p_ptr = _address(table, base, 1, DTYPE, ALIGNED)
-    g_ptr = _address(table, base, 2, DTYPE, ALIGNED)
-    m_ptr = _address(table, base, 3, DTYPE, ALIGNED)
-    v_ptr = _address(table, base, 4, DTYPE, ALIGNED)
-    vmax_ptr = _address(table, base, 5, DTYPE, ALIGNED)
+    lerp_weight, beta2, one_minus_beta2, weight_decay, decay_factor, eps = _header(table, COMPUTE)
+    p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr, neg_step_size, bias_correction2_sqrt = _row(
+        table, base, DTYPE, COMPUTE, ALIGNED)
     if start + BLOCK * ITERS <= n:      # a whole chunk: no mask, so loads can be vectors
         for it in tl.static_range(ITERS):
             _adam_block(start + it * BLOCK + tl.arange(0, BLOCK), None, p_ptr, g_ptr, m_ptr, v_ptr, vmax_ptr,
@@ -242,17 +237,8 @@ def rmsprop_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr
     Header: [-lr, alpha, 1 - alpha, eps, weight_decay, momentum].
     Row: state0 = square_avg, state1 = momentum_buffer, state2 = grad_avg (centered)."""
     base, start, n = _chunk(table, chunk_base, BLOCK, ITERS)
-    neg_lr = _hyper(table, 0, COMPUTE)
-    alpha = _hyper(table, 1, COMPUTE)
-    one_minus_alpha = _hyper(table, 2, COMPUTE)
-    eps = _hyper(table, 3, COMPUTE)
-    weight_decay = _hyper(table, 4, COMPUTE)
-    momentum = _hyper(table, 5, COMPUTE)
-    p_ptr = _address(table, base, 1, DTYPE, ALIGNED)
-    g_ptr = _address(table, base, 2, DTYPE, ALIGNED)
-    sq_ptr = _address(table, base, 3, DTYPE, ALIGNED)
-    buf_ptr = _address(table, base, 4, DTYPE, ALIGNED)
-    ga_ptr = _address(table, base, 5, DTYPE, ALIGNED)
+    neg_lr, alpha, one_minus_alpha, eps, weight_decay, momentum = _header(table, COMPUTE)
+    p_ptr, g_ptr, sq_ptr, buf_ptr, ga_ptr, _, _ = _row(table, base, DTYPE, COMPUTE, ALIGNED)
     if start + BLOCK * ITERS <= n:      # a whole chunk: no mask, so loads can be vectors
         for it in tl.static_range(ITERS):
             _rmsprop_block(start + it * BLOCK + tl.arange(0, BLOCK), None, p_ptr, g_ptr, sq_ptr, buf_ptr, ga_ptr,

@@ -22,11 +22,12 @@ from .triton_index import upload
 
 _K = None
 
-# Under the interpreter every program costs ~0.35 ms: chunks of 64 elements keep the tests' small
-# tensors crossing chunk and block boundaries with few programs. On a GPU: 4 blocks of 1024
-# elements per program (enough bytes in flight per SM for a memory-bound update).
+# Under the interpreter every program (and every jit helper call) costs Python time: one block of
+# 64 elements per program keeps the tests' small tensors crossing chunk boundaries with few
+# programs. On a GPU: 4 blocks of 1024 elements per program (enough bytes in flight per SM for a
+# memory-bound update; the compile check covers ITERS > 1).
 GPU_SETTINGS = {"block": 1024, "iters": 4, "warps": 4}
-INTERPRETER_SETTINGS = {"block": 32, "iters": 2, "warps": 4}
+INTERPRETER_SETTINGS = {"block": 64, "iters": 1, "warps": 4}
 
 
 def settings():
