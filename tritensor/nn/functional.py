@@ -228,14 +228,17 @@ def _shape_of(target, weight):
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """The stable form torch uses: (1 - t) x + (1 + (pw - 1) t) softplus(-x), with
-    softplus(-x) = log1p(exp(-|x|)) + max(-x, 0), so large |x| never overflows."""
+    softplus(-x) = m - x + log(exp(-m) + exp(x - m)) for m = max(x, 0): no exp overflows for
+    any |x|, and the value does not depend on m, so every derivative is exact (also at x = 0,
+    where a form with |x| would take abs's zero subgradient)."""
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     if not target.dtype.is_floating_point:
         raise RuntimeError(f"result type {_dt.type_name(_dt.promote_types(input.dtype, target.dtype)).replace('torch.', '').capitalize()} "
                            f"can't be cast to the desired output type {_dt.type_name(target.dtype).replace('torch.', '').capitalize()}")
-    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp_min(0)
+    m = input.detach().clamp_min(0)
+    softplus_neg = (m - input) + ((-m).exp() + (input - m).exp()).log()
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + log_weight * softplus_neg
