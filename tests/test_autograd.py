@@ -467,9 +467,9 @@ def test_requires_grad_(device):
     x.requires_grad = True
     assert x.requires_grad
     i = tt.tensor([1, 2], device=device)
-    with pytest.raises(RuntimeError, match="(?i)only Tensors of floating point and complex dtype can require gradients"):
-        i.requires_grad_()
-    with pytest.raises(RuntimeError, match="(?i)only Tensors of floating point and complex dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients$"):
+        i.requires_grad_()            # torch's method and attribute word their errors differently
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients$"):
         i.requires_grad = True
     i.requires_grad_(False)                    # turning it off is always fine
 

@@ -370,11 +370,11 @@ def test_requires_grad_factory_kwarg(device, make):
 
 
 def test_requires_grad_on_integer_factory_raises(device):
-    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients$"):
         tt.zeros(2, dtype=tt.int64, device=device, requires_grad=True)
-    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients$"):
         tt.arange(3, device=device, requires_grad=True)
-    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients$"):
         tt.tensor([1, 2], device=device, requires_grad=True)
 
 

@@ -162,6 +162,11 @@ CASES = {
     "clamp_max": lambda d: (lambda x, hi: x.clip(max=hi), (_randn((2, 2), d), _randn((2,), d)), {}),
     "masked_fill": lambda d: (lambda x, v: x.masked_fill(tt.tensor([True, False, True], device=d), v),
                               (_randn((3,), d), _t(1.5, d)), {}),
+    # issue 16: overlapping windows (unfold's backward adds them up), diagonals off the main one
+    "unfold": lambda d: (lambda x: x.unfold(1, 3, 2), (_randn((2, 7), d),), {}),
+    "diagonal": lambda d: (lambda x: x.diagonal(-1, 2, 0), (_randn((3, 2, 4), d),), {}),
+    "diag_embed": lambda d: (lambda x: x.diag_embed(1, 0, 2), (_randn((2, 3), d),), {}),
+    "diagonal_scatter": lambda d: (lambda x, s: x.diagonal_scatter(s, 1), (_randn((3, 4), d), _randn((3,), d)), {}),
 }
 
 

@@ -63,6 +63,8 @@ OTHER = {"view", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze", 
          "as_strided_scatter",
          # matrix multiplication: tests/test_matmul.py
          "mm", "bmm", "matmul", "addmm", "baddbmm",
+         # unfold, diagonal, diag_embed, diagonal_scatter: tests/test_parity_issue16.py
+         "unfold", "diagonal", "diag_embed", "diagonal_scatter",
          # advanced indexing and the index ops: tests/test_indexing.py
          "index", "index_select", "index_put", "gather", "scatter", "scatter_add", "masked_select"}
 

@@ -66,7 +66,8 @@ _PLAIN = {
     "transpose": _views.transpose, "swapaxes": _views.transpose, "t": _views.t,
     "expand": _views.expand, "squeeze": _views.squeeze, "unsqueeze": _views.unsqueeze,
     "flatten": _views.flatten, "unflatten": _views.unflatten, "narrow": _views.narrow,
-    "select": _views.select, "unbind": _views.unbind,
+    "select": _views.select, "unbind": _views.unbind, "unfold": _views.unfold, "diagonal": _views.diagonal,
+    "diag_embed": _views.diag_embed, "diagonal_scatter": _views.diagonal_scatter,
     # copies
     "clone": _copy.clone, "to": _copy.to, "copy_": _copy.copy_, "fill_": _copy.fill_,
     "zero_": _copy.zero_,

@@ -148,10 +148,10 @@ class Tensor:
         return False
 
     def is_contiguous(self, memory_format=None):
+        if 0 in self._shape:
+            return True        # torch: every tensor with no elements is contiguous
         expected = 1
         for size, stride in zip(reversed(self._shape), reversed(self._stride)):
-            if size == 0:
-                return True
             if size != 1 and stride != expected:
                 return False
             expected *= size
@@ -276,10 +276,13 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
         if value and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad and self.grad_fn is None and not self.dtype.is_floating_point:
+            # torch words the method's error differently from the attribute's (and the factories')
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 

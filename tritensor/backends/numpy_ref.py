@@ -52,7 +52,17 @@ def div(x, y):
 
 
 def pow(x, y):
-    return np.power(x, y)   # integer powers stay exact; negative ones are rejected by the rule
+    """Integer powers stay exact. A negative integer exponent (a tensor one: the rule rejects a
+    scalar one) gives torch's integer values, where NumPy raises: 1 ** -n = 1,
+    (-1) ** -n = +-1 by n's parity, any other base 0 (the truncated reciprocal)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu" and (y < 0).any():
+        neg = y < 0
+        out = np.power(x, np.where(neg, 0, y))
+        odd = (y % 2) != 0
+        reciprocal = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
+        return np.where(neg, reciprocal, out).astype(out.dtype)
+    return np.power(x, y)
 
 
 def sigmoid(x):

@@ -32,7 +32,7 @@ def _size(size):
 
 def _finish(t, requires_grad):
     if requires_grad:
-        t.requires_grad_(True)
+        t.requires_grad = True     # the attribute's error text, as torch's factories give
     return t
 
 

@@ -430,8 +430,10 @@ def getitem(x, key):
 def _masked_fill_form(x, key, value):
     """torch's canDispatchToMaskedFill: x[mask] = v with one bool/uint8 index tensor and a value
     of one element held on the host (a Python number, or a cpu tensor) is masked_fill_(mask,
-    v.item()): the value is converted to x's dtype. Returns the mask tensor, or None."""
-    if isinstance(value, Tensor) and not (value.numel() == 1 and value.device.type == "cpu"):
+    v.item()): the value is converted to x's dtype. Returns the mask tensor, or None.
+    A one-element value on x's own device takes the same path, so that x[mask] = v accepts a
+    value of another dtype on cuda as it does on cpu (as the issue-16 comparison with torch found)."""
+    if isinstance(value, Tensor) and not (value.numel() == 1 and value.device.type in ("cpu", x.device.type)):
         return None
     items = [i for i in _key_items(key) if isinstance(i, (Tensor, list, tuple, np.ndarray, bool, np.bool_))]
     if len(items) != 1:
@@ -453,6 +455,8 @@ def setitem(x, key, value):
                 value = _views.expand(value, tuple(target.shape))     # torch's expand error text
             _copy.copy_(target, value)
         else:
+            # torch copies the scalar as a tensor, so copy_'s overlap check applies (fill_ has none)
+            _views.assert_no_internal_overlap(target)
             _copy.fill_(target, value)
         return
     mask = _masked_fill_form(x, key, value)

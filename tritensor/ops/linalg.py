@@ -217,8 +217,9 @@ def _matmul_grad_y(g, x, y):
     if y.dim() == 2 and x.dim() > 2:
         # y is shared by the whole batch: dL/dy = sum_b x_b^T g_b, one mm over the folded rows
         # (a view when x's batch is contiguous with its rows, as it is for linear on N-D input)
-        k = x.shape[-1]
-        return mm(_mT(x.reshape(-1, k)), g.reshape(-1, g.shape[-1]))
+        # (rows counted explicitly: reshape(-1, 0) is ambiguous when the contracted dim is empty)
+        rows = int(np.prod(x.shape[:-1]))
+        return mm(_mT(x.reshape(rows, x.shape[-1])), g.reshape(rows, g.shape[-1]))
     return sum_to_size(_matmul_nd(_mT(x), g), tuple(y.shape))
 
 

@@ -35,6 +35,10 @@ def infer_size(shape, numel):
             raise RuntimeError(f"invalid shape dimension {d}")
     known = _numel([d for d in shape if d != -1])
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape [{', '.join(map(str, shape))}] because the "
+                f"unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -46,7 +50,12 @@ def infer_size(shape, numel):
 def view_strides(old_shape, old_strides, new_shape):
     """Strides that present ``old`` as ``new_shape`` without copying, or None if impossible
     (torch's computeStride: the new shape must split/merge only runs of contiguous dims)."""
-    if _numel(old_shape) == 0 or not old_shape:
+    if not old_shape:
+        return contiguous_strides(new_shape)
+    if _numel(old_shape) == 0:
+        # torch's computeStride: an empty tensor viewed as its own shape keeps its strides
+        if tuple(old_shape) == tuple(new_shape):
+            return tuple(old_strides)
         return contiguous_strides(new_shape)
     new_strides = [0] * len(new_shape)
     view_d = len(new_shape) - 1
@@ -133,29 +142,30 @@ def _expand_layout(x, shape):
             f"size=[{', '.join(map(str, shape))}]): the number of sizes provided ({len(shape)}) must be "
             f"greater or equal to the number of dimensions in the tensor ({x.dim()})")
     lead = len(shape) - x.dim()
-    out_shape, out_strides = [], []
-    for i, s in enumerate(shape):
+    # torch's inferExpandGeometry, last dim first: a new leading dim is a size-1 dim whose stride
+    # is size x stride of the dim after it (so expand(2, 1, 2) of a (2,) tensor has strides
+    # (0, 2, 1)); a dim of size 1 grown to another size gets stride 0.
+    out_shape, out_strides = [0] * len(shape), [0] * len(shape)
+    for i in range(len(shape) - 1, -1, -1):
+        s = shape[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}")
-            out_shape.append(s)
-            out_strides.append(0)
-            continue
-        d, st = x.shape[i - lead], x.stride()[i - lead]
-        if s == -1:
-            s = d
-        if d == s:
-            out_shape.append(d)
-            out_strides.append(st)
-        elif d == 1:
-            out_shape.append(s)
-            out_strides.append(0)
+            d = 1
+            st = out_shape[i + 1] * out_strides[i + 1] if i + 1 < len(shape) else 1
         else:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({s}) must match the existing size ({d}) at "
-                f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, shape))}].  "
-                f"Tensor sizes: [{', '.join(map(str, x.shape))}]")
+            d, st = x.shape[i - lead], x.stride()[i - lead]
+            if s == -1:
+                s = d
+        if d != s:
+            if d != 1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({s}) must match the existing size ({d}) at "
+                    f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, shape))}].  "
+                    f"Tensor sizes: [{', '.join(map(str, x.shape))}]")
+            st = 0
+        out_shape[i], out_strides[i] = s, st
     return tuple(out_shape), tuple(out_strides), x.storage_offset()
 
 
@@ -345,6 +355,8 @@ def flatten(x, start_dim=0, end_dim=-1):
     s, e = _wrap(start_dim, x.dim()), _wrap(end_dim, x.dim())
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return x      # torch: flatten(d, d) is the input itself
     shape = x.shape[:s] + (_numel(x.shape[s:e + 1]),) + x.shape[e + 1:]
     return reshape(x, tuple(shape))
 
@@ -455,7 +467,10 @@ _PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor an
 
 
 def is_non_overlapping_and_dense(t):
-    """torch's is_non_overlapping_and_dense: some permutation of the dims is contiguous."""
+    """torch's is_non_overlapping_and_dense: some permutation of the dims is contiguous (every
+    tensor with no elements counts, as torch calls it contiguous)."""
+    if _numel(t.shape) == 0:
+        return True
     dims = sorted((st, s) for s, st in zip(t.shape, t.stride()) if s != 1)
     expected = 1
     for st, s in dims:
@@ -678,3 +693,189 @@ def regenerate_grad_fn(v):
     v._view_version = v._version_counter.value
     move_retained_grad(v, old, node, 0)
     v._grad_fn, v._output_nr = node, 0
+
+
+# --------------------------------------------------------------------------- unfold / diagonal
+# torch's Tensor.unfold and Tensor.diagonal are views (new strides over the same storage);
+# diag_embed and diagonal_scatter return new tensors.
+def _unfold_layout(x, dimension, size, step):
+    n = x.dim()
+    d = _wrap(dimension, n)
+    dim_size = x.shape[d] if n else 1
+    dim_stride = x.stride()[d] if n else 1
+    if size > dim_size:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {dim_size} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if n == 0:
+        return (size,), (1,), x.storage_offset()
+    shape, strides = list(x.shape), list(x.stride())
+    shape[d] = (dim_size - size) // step + 1
+    strides[d] = dim_stride * step
+    return tuple(shape) + (size,), tuple(strides) + (dim_stride,), x.storage_offset()
+
+
+def _unfold_backward(ctx, g):
+    """torch's unfold_backward: each window's gradient is added back at the input positions it
+    read (windows overlap when step < size), through scatter_add along the unfolded dim."""
+    from .creation import arange, zeros
+    from .indexing import scatter_add
+    shape = tuple(ctx.input_meta[0][0])
+    size, step = ctx.size, ctx.step
+    if not shape:        # a 0-d input has one window of size 0 or 1
+        from .reduce import sum as _sum
+        return _sum(g)
+    d = _wrap(ctx.dimension, len(shape))
+    n_windows = g.shape[d]
+    # bring the window-element dim next to the window dim and merge them: position w * size + k
+    moved = permute(g, tuple(range(d + 1)) + (g.dim() - 1,) + tuple(range(d + 1, g.dim() - 1)))
+    merged_shape = shape[:d] + (n_windows * size,) + shape[d + 1:]
+    merged = reshape(moved, merged_shape)
+    pos = (arange(n_windows, device=g.device).unsqueeze(1) * step + arange(size, device=g.device)).reshape(-1)
+    index = expand(reshape(pos, (1,) * d + (n_windows * size,) + (1,) * (len(shape) - d - 1)), merged_shape)
+    return scatter_add(zeros(shape, dtype=g.dtype, device=g.device), d, index, merged)
+
+
+UNFOLD = op("unfold", ("x",), view=_unfold_layout, backward=_unfold_backward)
+
+
+def unfold(x, dimension, size, step):
+    """Tensor.unfold(dimension, size, step): a view of every window of ``size`` elements taken
+    each ``step`` along ``dimension``, the window's elements in a new last dim."""
+    return dispatch(UNFOLD, x, dimension=int(dimension), size=int(size), step=int(step))
+
+
+def _diagonal_dims(ndim, offset, dim1, dim2):
+    d1, d2 = _wrap(dim1, ndim), _wrap(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def _diagonal_geometry(shape, strides, offset_storage, offset, d1, d2):
+    """torch's diagonal: the two dims are replaced by one last dim of stride stride1 + stride2."""
+    if offset >= 0:
+        length = max(min(shape[d1], shape[d2] - offset), 0)
+    else:
+        length = max(min(shape[d1] + offset, shape[d2]), 0)
+    if length > 0:
+        offset_storage += offset * strides[d2] if offset >= 0 else -offset * strides[d1]
+    keep = [i for i in range(len(shape)) if i not in (d1, d2)]
+    return (tuple(shape[i] for i in keep) + (length,),
+            tuple(strides[i] for i in keep) + (strides[d1] + strides[d2],), offset_storage)
+
+
+def _diagonal_layout(x, offset, dim1, dim2):
+    d1, d2 = _diagonal_dims(x.dim(), offset, dim1, dim2)
+    return _diagonal_geometry(tuple(x.shape), tuple(x.stride()), x.storage_offset(), offset, d1, d2)
+
+
+def _diagonal_backward(ctx, g):
+    from .creation import zeros
+    base = zeros(ctx.input_meta[0][0], dtype=g.dtype, device=g.device)
+    return diagonal_scatter(base, g, ctx.offset, ctx.dim1, ctx.dim2)
+
+
+DIAGONAL = op("diagonal", ("x",), view=_diagonal_layout, backward=_diagonal_backward)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """torch.diagonal: a view of the diagonal ``offset`` (above the main one when positive) of
+    the matrices spanned by dims dim1 and dim2, as a new last dim."""
+    return dispatch(DIAGONAL, input, offset=int(offset), dim1=int(dim1), dim2=int(dim2))
+
+
+def _diagonal_scatter_rule(x, src, offset, dim1, dim2):
+    from .table import Meta
+    d1, d2 = _diagonal_dims(x.dim(), offset, dim1, dim2)
+    expected = _diagonal_geometry(tuple(x.shape), contiguous_strides(x.shape), 0, offset, d1, d2)[0]
+    if tuple(src.shape) != tuple(expected):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"[{', '.join(map(str, src.shape))}], slice size = [{', '.join(map(str, expected))}]")
+    return Meta(tuple(x.shape), x.dtype)
+
+
+def _diagonal_scatter_launch(out, x, src, *, compute, offset, dim1, dim2):
+    from . import copy as _copy
+    _copy.copy_into(out, x)
+    d1, d2 = _diagonal_dims(out.dim(), offset, dim1, dim2)
+    shape, strides, off = _diagonal_geometry(tuple(out.shape), tuple(out.stride()), out.storage_offset(),
+                                             offset, d1, d2)
+    _copy.copy_into(Tensor._make(out._storage, shape, strides, off, out.dtype), src)
+
+
+def _diagonal_scatter_reference(x, src, offset, dim1, dim2):
+    import numpy as np
+    out = np.array(x, copy=True, order="C")
+    d1, d2 = _diagonal_dims(out.ndim, offset, dim1, dim2)
+    shape, strides, off = _diagonal_geometry(out.shape, contiguous_strides(out.shape), 0, offset, d1, d2)
+    if _numel(shape):
+        flat = out.reshape(-1)[off:]
+        view = np.lib.stride_tricks.as_strided(flat, shape, tuple(s * out.itemsize for s in strides))
+        view[...] = src
+    return out
+
+
+def _diagonal_scatter_backward(ctx, g):
+    grad_x = diagonal_scatter(g, 0.0 * diagonal(g, ctx.offset, ctx.dim1, ctx.dim2), ctx.offset, ctx.dim1,
+                              ctx.dim2) if ctx.needs_input_grad[0] else None
+    grad_src = diagonal(g, ctx.offset, ctx.dim1, ctx.dim2) if ctx.needs_input_grad[1] else None
+    return grad_x, grad_src
+
+
+DIAGONAL_SCATTER = op("diagonal_scatter", ("x", "src"), rule=_diagonal_scatter_rule,
+                      reference=_diagonal_scatter_reference, kernel=_diagonal_scatter_launch,
+                      backward=_diagonal_scatter_backward)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """torch.diagonal_scatter: a copy of ``input`` whose diagonal (as torch.diagonal(input,
+    offset, dim1, dim2) selects it) holds ``src`` (cast to input's dtype)."""
+    from . import copy as _copy
+    if src.dtype is not input.dtype:
+        src = _copy.to(src, dtype=input.dtype)
+    return dispatch(DIAGONAL_SCATTER, input, src, offset=int(offset), dim1=int(dim1), dim2=int(dim2))
+
+
+def _diag_embed_dims(x, offset, dim1, dim2):
+    """The result's shape and the wrapped dims: x's last dim becomes the diagonal ``offset`` of
+    new (n + |offset|)-square matrices spanned by dims dim1 and dim2."""
+    d1, d2 = _diagonal_dims(len(x.shape) + 1, offset, dim1, dim2)
+    k = x.shape[-1] + abs(int(offset))
+    shape = list(x.shape[:-1])
+    for i in sorted((d1, d2)):
+        shape.insert(i, k)
+    return tuple(shape), d1, d2
+
+
+def _diag_embed_rule(x, offset, dim1, dim2):
+    from .table import Meta
+    return Meta(_diag_embed_dims(x, offset, dim1, dim2)[0], x.dtype)
+
+
+def _diag_embed_launch(out, x, *, compute, offset, dim1, dim2):
+    from . import copy as _copy
+    _copy.fill_into(out, 0)
+    shape, strides, off = _diagonal_geometry(tuple(out.shape), tuple(out.stride()), out.storage_offset(),
+                                             offset, _wrap(dim1, out.dim()), _wrap(dim2, out.dim()))
+    _copy.copy_into(Tensor._make(out._storage, shape, strides, off, out.dtype), x)
+
+
+def _diag_embed_reference(x, offset, dim1, dim2):
+    import numpy as np
+    shape, d1, d2 = _diag_embed_dims(x, offset, dim1, dim2)
+    return _diagonal_scatter_reference(np.zeros(shape, dtype=x.dtype), x, offset, d1, d2)
+
+
+DIAG_EMBED = op("diag_embed", ("x",), rule=_diag_embed_rule, reference=_diag_embed_reference,
+                kernel=_diag_embed_launch,
+                backward=lambda ctx, g: diagonal(g, ctx.offset, ctx.dim1, ctx.dim2))
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """torch.diag_embed: the last dim of ``input`` becomes the diagonal ``offset`` of new matrices
+    spanned by dims dim1 and dim2 of the result, zeros elsewhere (a new tensor, not a view)."""
+    _, d1, d2 = _diag_embed_dims(input, offset, dim1, dim2)
+    return dispatch(DIAG_EMBED, input, offset=int(offset), dim1=d1, dim2=d2)
