@@ -38,10 +38,15 @@ def increment_steps(steps):
     values = []
     for s in steps:
         if s.device.type == "cpu":
-            arr = s._host_view()
-            arr[...] = arr + 1
+            # float(step) + 1 is exact in float64, so rounding it to the counter's dtype gives the
+            # bits of torch's float32 `step += 1`; written through the storage's bytes (a 0-d
+            # NumPy view per counter and step would cost more than the whole update's host work)
+            host = s._storage.host
+            itemsize = s.dtype.itemsize
+            cell = host[s._offset * itemsize: (s._offset + 1) * itemsize].view(s.dtype.numpy_dtype)
+            cell[0] = float(cell[0]) + 1
             _bump_version(s)
-            values.append(float(arr))
+            values.append(float(cell[0]))
         else:
             s.add_(1)
             values.append(float(s.item()))
