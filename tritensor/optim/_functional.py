@@ -236,7 +236,9 @@ def sgd(params, grads, momentum_buffers, *, lr, weight_decay, momentum, dampenin
             triton_optim.sgd(ps, gs, bufs, [first[i] for i in indices], lr=lr, weight_decay=weight_decay,
                              momentum=momentum, dampening=dampening, nesterov=nesterov, maximize=maximize)
             staging.finish()
-            _bump_version(*ps, *(b for b in bufs if b is not None))
+            _bump_version(*(params[i] for i in indices))
+            if momentum != 0:
+                _bump_version(*(momentum_buffers[i] for i in indices))
 
 
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad, beta1, beta2,
