@@ -528,3 +528,17 @@ def test_empty_parameters_launch_nothing(device, monkeypatch):
     monkeypatch.setattr(tb, "_run", lambda kernel, *a, **k: (launches.append(kernel), real_run(kernel, *a, **k)))
     opt.step()
     assert launches == [] and tuple(opt.state[empty]["momentum_buffer"].shape) == (0,)
+
+
+def test_a_step_advances_version_counters(device):
+    """The update is in place: tensors saved for backward before it are detected as modified."""
+    p = tt.ones(4, device=device, requires_grad=True)
+    opt = tt.optim.SGD([p], lr=0.1, momentum=0.9)
+    p.grad = tt.ones(4, device=device)
+    before = p._version
+    opt.step()
+    buf = opt.state[p]["momentum_buffer"]
+    assert p._version == before + 1
+    buf_before = buf._version
+    opt.step()
+    assert p._version == before + 2 and buf._version == buf_before + 1
