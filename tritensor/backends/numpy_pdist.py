@@ -189,11 +189,9 @@ def pdist_backward(g, x, dist, p):
 # --------------------------------------------------------------------------- cdist
 def _batched(arrays, batch_shape):
     """Each array broadcast to batch_shape + its last two dims, flattened over the batch."""
-    out = []
-    for a in arrays:
-        full = np.broadcast_to(a, tuple(batch_shape) + a.shape[-2:])
-        out.append(full.reshape((-1,) + a.shape[-2:]))
-    return out
+    count = math.prod(batch_shape)
+    return [np.broadcast_to(a, tuple(batch_shape) + a.shape[-2:]).reshape((count,) + a.shape[-2:])
+            for a in arrays]
 
 
 def cdist(x1, x2, p, use_mm):

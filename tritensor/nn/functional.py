@@ -334,3 +334,6 @@ def one_hot(tensor, num_classes=-1):
     import tritensor as _tt
     classes = _tt.arange(num_classes, device=tensor.device)
     return _ew.eq(tensor.unsqueeze(-1), classes).to(_dt.int64)
+
+
+from ..ops.pdist import pdist  # noqa: F401
