@@ -983,6 +983,21 @@ tb.elementwise("exp", T((300, 200), "float32"), [T((300, 200), "float16", True)]
 tb.copy(T((300, 200), "float16", True), T((300, 200), "float32"))
 for name in ("float32", "int32"):      # pow loops on the block's largest exponent, here a 2-D tile
     tb.elementwise("pow", T((300, 200), name), [T((300, 200), name), T((300, 200), name, True)], name)
+from tritensor.backends import triton_nn as tnn   # layer_norm / cross entropy: one-tile and streaming rows
+for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "float32"), ("float64", "float64")]:
+    for n in (1000, 20000):
+        tnn.layer_norm(T((64, n), name), T((64, n), name), T((n,), name), T((n,), name), T((64,), c), T((64,), c), 1e-5, c)
+        tnn.layer_norm_backward(T((64, n), name), T((64, n), name), T((n, 64), name, True), T((n,), name), T((64,), c),
+                                T((64,), c), T((n,), name), T((n,), name), c)
+    tnn.layer_norm(T((64, 1000), name), T((64, 1000), name), None, None, T((64,), c), T((64,), c), 1e-5, c)
+    tnn.layer_norm_backward(T((64, 1000), name), T((64, 1000), name), T((64, 1000), name), None, T((64,), c),
+                            T((64,), c), None, None, c)
+    for n in (1000, 50000):
+        for w in (None, T((n,), name)):
+            tnn.cross_entropy(T((2, 64), name), T((64, n), name), T((64,), "int64"), w, 1, -100, c)
+            tnn.cross_entropy_backward(T((64, n), name), T((2, 64), name), T((64, n), name), T((64,), "uint8"), w, 1,
+                                       -100, c)
+    tnn.cross_entropy(T((2, 4, 9), name), T((4, 1000, 9), name), T((4, 9), "int64", True), None, 1, -100, c)
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

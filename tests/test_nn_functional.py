@@ -102,6 +102,20 @@ def test_layer_norm_backward_is_deterministic(device, monkeypatch):
     assert all(np.array_equal(a, b) for a, b in zip(grads[0], grads[1]))
 
 
+def test_layer_norm_gradgradcheck_with_bias_and_two_normalized_dims():
+    # cpu only: tests/test_op_gradients.py runs the op's case on cuda too (emulated launches are slow)
+    x, w, b = (_t(RNG.standard_normal(s), "cpu", requires_grad=True) for s in [(2, 2, 3), (2, 3), (2, 3)])
+    assert gradgradcheck(lambda x, w, b: F.layer_norm(x, (2, 3), w, b, eps=1e-3), (x, w, b))
+
+
+def test_cross_entropy_gradgradcheck_with_weights_ignore_and_smoothing():
+    x = _t(RNG.standard_normal((3, 4)), "cpu", requires_grad=True)
+    t, w = tt.tensor([0, -100, 3]), _t(RNG.random(4) + 0.5, "cpu")
+    assert gradgradcheck(lambda x: F.cross_entropy(x, t, w, label_smoothing=0.3), (x,))
+    x3 = _t(RNG.standard_normal((2, 3, 2)), "cpu", requires_grad=True)
+    assert gradgradcheck(lambda x: F.cross_entropy(x, tt.tensor([[1, 2], [0, -100]]), reduction="none"), (x3,))
+
+
 def test_layer_norm_errors():
     x = tt.randn(3, 5)
     with pytest.raises(RuntimeError, match=r"^Given normalized_shape=\[4\], expected input with shape \[\*, 4\], "

@@ -11,6 +11,7 @@ import tritensor as tt
 from tritensor.autograd import gradcheck, gradgradcheck
 from tritensor.ops import TABLE
 from tritensor.ops import elementwise as ew
+from tritensor.ops import nn as nn_ops
 from tritensor.ops import reduce as reduce_ops
 from tritensor.ops import views
 
@@ -167,6 +168,15 @@ CASES = {
     "diagonal": lambda d: (lambda x: x.diagonal(-1, 2, 0), (_randn((3, 2, 4), d),), {}),
     "diag_embed": lambda d: (lambda x: x.diag_embed(1, 0, 2), (_randn((2, 3), d),), {}),
     "diagonal_scatter": lambda d: (lambda x, s: x.diagonal_scatter(s, 1), (_randn((3, 4), d), _randn((3,), d)), {}),
+    # the fused nn ops (ops/nn.py), on the smallest shapes (each emulated launch costs ~1 ms and the
+    # double-backward composites are many); tests/test_nn_functional.py checks larger ones on cpu
+    "layer_norm": lambda d: (lambda x, w: tt.nn.functional.layer_norm(x, (3,), w),
+                             (_randn((1, 3), d), _randn((3,), d)), {}),
+    "cross_entropy": lambda d: (lambda x: nn_ops.cross_entropy_parts(x, tt.tensor([1, -100], device=d), None, -100),
+                                (_randn((2, 2), d),), {}),
+    "cross_entropy_backward": lambda d: (lambda g, x: nn_ops.cross_entropy_backward(
+        g, x, tt.tensor([1], device=d), tt.tensor([0.5, 2.0], dtype=tt.float64, device=d), 1, -100),
+        (_randn((2, 1), d), _randn((1, 2), d)), {}),
 }
 
 
