@@ -255,6 +255,28 @@ class Tensor:
     def __reduce_ex__(self, proto):
         return (_rebuild, (self.detach().cpu().contiguous()._host_view().copy(), str(self.device), self.requires_grad))
 
+    # ---------------------------------------------------------------- streams and zero-copy interop
+    def record_stream(self, stream):
+        """Keep this tensor's memory from being reused until the work queued on ``stream`` so
+        far has completed (the caching allocator waits for an event before reusing the block)."""
+        if self.device.type != "cuda":
+            raise NotImplementedError(
+                f"Could not run 'aten::record_stream' with arguments from the '{self.device.type.upper()}' backend.")
+        self._storage.record_stream(stream)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        from .runtime.dlpack import tensor_dlpack
+        return tensor_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        from .runtime.dlpack import dlpack_device
+        return dlpack_device(self)
+
+    @property
+    def __cuda_array_interface__(self):
+        from .runtime.dlpack import cuda_array_interface
+        return cuda_array_interface(self)
+
     # ---------------------------------------------------------------- autograd fields
     @property
     def _version(self):

@@ -95,12 +95,85 @@ def _from_host_array(arr, dtype, device):
     return t
 
 
+def _cuda_array(data):
+    """True for an object that exposes CUDA memory through __cuda_array_interface__ (CuPy, Numba...)."""
+    if isinstance(data, (Tensor, np.ndarray)):
+        return False
+    try:
+        return hasattr(data, "__cuda_array_interface__")
+    except Exception:       # a property that fails for another reason: not a CUDA array
+        return False
+
+
+def _shares_numpy(arr, dtype, device):
+    return (dtype is None or _dt.as_dtype(dtype) is _dt.from_numpy_dtype(arr.dtype)) and \
+        (device is None or as_device(device) == CPU)
+
+
 def as_tensor(data, dtype=None, device=None):
+    """torch.as_tensor: shares memory with a Tensor, a NumPy array (cpu) or a CUDA array (an object
+    with __cuda_array_interface__, such as a CuPy array) where dtype and device allow; copies
+    otherwise."""
     if isinstance(data, Tensor):
         return _copy.to(data, device=device, dtype=dtype)
-    if isinstance(data, np.ndarray) and dtype is None and (device is None or as_device(device) == CPU):
+    if _cuda_array(data):
+        from ..runtime.dlpack import from_cuda_array_interface
+        return _copy.to(from_cuda_array_interface(data), device=device, dtype=dtype)
+    if isinstance(data, np.ndarray) and _shares_numpy(data, dtype, device):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """torch.asarray: a tensor sharing ``obj``'s memory where it can (a Tensor, a CUDA array, a
+    DLPack producer, a NumPy array), converted to ``dtype``/``device`` if asked. ``copy=True``
+    always copies, ``copy=False`` raises ValueError where sharing is impossible. ``requires_grad``
+    defaults to the aliased tensor's (with torch's warning) and to False for new data."""
+    source = None
+    if isinstance(obj, Tensor):
+        source = obj
+    elif _cuda_array(obj):
+        from ..runtime.dlpack import from_cuda_array_interface
+        source = from_cuda_array_interface(obj)
+    elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
+        from ..runtime.dlpack import from_dlpack as _from_dlpack
+        source = _from_dlpack(obj)
+    elif isinstance(obj, np.ndarray):
+        source = from_numpy(obj)
+    if source is None:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        return _finish(tensor(obj, dtype=dtype, device=device), bool(requires_grad))
+    t = source
+    if dtype is not None and _dt.as_dtype(dtype) is not t.dtype:
+        if copy is False:
+            raise ValueError(f"can't alias tensor with dtype '{_dt.type_name(t.dtype)}' into dtype "
+                             f"'{_dt.type_name(_dt.as_dtype(dtype))}'.")
+        t = _copy.to(t, dtype=dtype)
+    if device is not None and as_device(device) != t.device:
+        if copy is False:
+            raise ValueError(f"can't alias tensor from device '{t.device}' to '{as_device(device)}'.")
+        t = _copy.to(t, device=device)
+    if copy and t is source:
+        t = t.detach().clone()
+    if requires_grad is None:
+        if t.requires_grad:
+            import warnings
+            warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
+                          "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
+                          "warning.", UserWarning, stacklevel=2)
+    elif requires_grad:
+        t.requires_grad_(True)
+    elif t.requires_grad:
+        t = t.detach()
+    return t
+
+
+def from_dlpack(ext_tensor, *, device=None, copy=None):
+    """torch.from_dlpack: a tensor sharing the memory of any DLPack producer (NumPy, CuPy, JAX,
+    torch, tritensor) or of a DLPack capsule; see runtime/dlpack.py."""
+    from ..runtime.dlpack import from_dlpack as _from_dlpack
+    return _from_dlpack(ext_tensor, device=device, copy=copy)
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:

@@ -17,8 +17,8 @@ class Storage:
         self.device = device
         self.nbytes = int(nbytes)
         self._keepalive = None
+        self._block = None       # set first: __del__ runs even when malloc raises (out of memory)
         if device.type == "cpu":
-            self._block = None
             self.host = np.empty(max(self.nbytes, 1), dtype=np.uint8)[: self.nbytes]
             self._ptr = self.host.ctypes.data
         else:
