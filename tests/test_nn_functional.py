@@ -1,9 +1,9 @@
 """tt.nn.functional against NumPy and torch's documented behaviour, on cpu and cuda.
 
 layer_norm and the class-index cross entropy run fused kernels on cuda (emulated here): the
-shapes cross the interpreter's block sizes (rows of 37 > the 32-wide one-tile limit take the
-streaming path, rows of <= 32 the one-tile path; more rows than one program's share exercise the
-two-stage dw/db sums). First and second derivatives of both ops: tests/test_op_gradients.py.
+shapes cross the interpreter's block sizes (one-tile rows hold up to 128 bytes: rows of 37 take
+the streaming path, float32 rows of <= 32 values the one-tile path; more rows than one program's
+share exercise the two-stage dw/db sums). First and second derivatives of both ops: tests/test_op_gradients.py.
 """
 import warnings
 

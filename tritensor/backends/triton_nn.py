@@ -15,12 +15,15 @@ from . import triton as tb
 
 _K = None
 
-# GPU: rows of up to 8192 float32 values are held in registers (one read in the forward), a
-# [BLOCK_M, BLOCK_N] tile of 4096 elements otherwise; the layer_norm backward runs on about
-# 4 programs per SM of an H100 (132 SMs), each summing its rows' dw/db columns in registers.
-GPU_SETTINGS = {"row_tile": 4096, "max_block_n": 8192, "stream_block_n": 2048, "warps": 8,
+# GPU: rows of up to 32 KB in the compute dtype (8192 float32 or 4096 float64 values) are held in
+# registers (one read in the forward); longer rows stream in [BLOCK_M, 2048] chunks. The limit
+# comes from the sm_90 build (ptxas, 8 warps): the layer_norm backward on one-tile rows of 8192
+# float32 values takes 134 registers a thread, of 4096 float64 values 162, of 8192 float64
+# values 255 plus a 64-byte stack (spills), hence bytes, not a count. The layer_norm backward
+# runs on about 4 programs per SM of an H100 (132 SMs), each summing its rows' dw/db columns.
+GPU_SETTINGS = {"row_tile": 4096, "max_row_bytes": 32768, "stream_block_n": 2048, "warps": 8,
                 "backward_programs": 528}
-INTERPRETER_SETTINGS = {"row_tile": 64, "max_block_n": 32, "stream_block_n": 16, "warps": 4,
+INTERPRETER_SETTINGS = {"row_tile": 64, "max_row_bytes": 128, "stream_block_n": 16, "warps": 4,
                         "backward_programs": 4}
 
 
@@ -39,9 +42,9 @@ def _kernels():
     return _K
 
 
-def _blocks(M, N, cfg):
+def _blocks(M, N, cfg, compute):
     """(BLOCK_M, BLOCK_N, ONE_TILE): whole rows in one tile when they fit, chunks otherwise."""
-    one_tile = N <= cfg["max_block_n"]
+    one_tile = N * tb._dtype(compute).itemsize <= cfg["max_row_bytes"]
     block_n = tb._next_pow2(N) if one_tile else cfg["stream_block_n"]
     block_m = min(tb._next_pow2(M), max(1, cfg["row_tile"] // block_n))
     return block_m, block_n, one_tile
@@ -55,7 +58,7 @@ def layer_norm(out, x, weight, bias, mean, rstd, eps, compute):
     if M == 0 or N == 0:
         return
     k, cfg = tb._kernels(), settings()
-    block_m, block_n, one_tile = _blocks(M, N, cfg)
+    block_m, block_n, one_tile = _blocks(M, N, cfg, compute)
     xs = x.stride()
     tb._run(_kernels().norm.layer_norm_fwd_kernel, (tb._cdiv(M, block_m),), pointer(x),
             pointer(weight) if weight is not None else pointer(x), pointer(bias) if bias is not None else pointer(x),
@@ -77,7 +80,7 @@ def layer_norm_backward(dx, grad, x, weight, mean, rstd, grad_weight, grad_bias,
             if t is not None:
                 tb.fill(t, 0)
         return
-    block_m, block_n, one_tile = _blocks(M, N, cfg)
+    block_m, block_n, one_tile = _blocks(M, N, cfg, compute)
     programs = max(1, min(cfg["backward_programs"], tb._cdiv(M, block_m)))
     rows = tb._cdiv(tb._cdiv(M, programs), block_m) * block_m     # whole blocks per program
     programs = tb._cdiv(M, rows)
@@ -129,7 +132,7 @@ def cross_entropy(out, x, target, weight, cdim, ignore_index, compute):
     pieces, N, nstrides = _row_launch(x, cdim, operands)
     for p_shape, p_strides, p_offsets, _ in pieces:
         M = tb._prod(p_shape)
-        block_m, block_n, one_tile = _blocks(M, N, cfg)
+        block_m, block_n, one_tile = _blocks(M, N, cfg, compute)
         tb._run(_kernels().loss.cross_entropy_fwd_kernel, (tb._cdiv(M, block_m),), pointer(x, p_offsets[0]),
                 pointer(target, p_offsets[1]), pointer(weight) if weight is not None else pointer(x),
                 pointer(out, p_offsets[2]), M, N, p_shape, p_strides[0], p_strides[1], p_strides[2], nstrides[0],
@@ -150,7 +153,7 @@ def cross_entropy_backward(dx, grad, x, target, weight, cdim, ignore_index, comp
     pieces, N, nstrides = _row_launch(x, cdim, operands)
     for p_shape, p_strides, p_offsets, _ in pieces:
         M = tb._prod(p_shape)
-        block_m, block_n, one_tile = _blocks(M, N, cfg)
+        block_m, block_n, one_tile = _blocks(M, N, cfg, compute)
         tb._run(_kernels().loss.cross_entropy_bwd_kernel, (tb._cdiv(M, block_m),), pointer(grad, p_offsets[0]),
                 pointer(x, p_offsets[1]), pointer(target, p_offsets[2]),
                 pointer(weight) if weight is not None else pointer(x), pointer(dx, p_offsets[3]), M, N, p_shape,

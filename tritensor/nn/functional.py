@@ -300,20 +300,14 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_dt.type_name(input.dtype).replace('torch.', '').capitalize()}")
     from ..ops import creation as _creation
-    from ..ops import random as _random
     if p == 1.0:
         scale = _creation.zeros_like(input)
-    else:
-        u = _random.rand_like(input) if hasattr(_random, "rand_like") else _rand_like(input)
+    else:        # keep with probability 1 - p (torch's bernoulli_(1 - p)), scaled so the mean is kept
+        u = _creation.rand_like(input)
         scale = _ew.where(_ew.lt(u, 1.0 - p), 1.0 / (1.0 - p), 0.0).to(input.dtype)
     if inplace:
         return input.mul_(scale)
     return input * scale
-
-
-def _rand_like(input):
-    import tritensor as _tt
-    return _tt.rand_like(input)
 
 
 def one_hot(tensor, num_classes=-1):

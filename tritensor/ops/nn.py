@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import is_grad_enabled
 from ..backends import numpy_nn
 from ..backends import triton_nn as tnn
-from ..tensor import Tensor
 from . import creation as _creation
 from . import elementwise as _ew
 from . import reduce as _reduce
@@ -448,5 +447,3 @@ def _tensor_type_name(t):
     prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
     return prefix + _dt.type_name(t.dtype) + "Tensor"
 
-
-__all__ = ["layer_norm", "nll_loss", "cross_entropy", "embedding", "Tensor", "_views"]
