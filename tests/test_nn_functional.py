@@ -410,6 +410,27 @@ def test_embedding_and_padding_gradient(device):
     assert F.embedding(tt.tensor([1, 2], dtype=tt.int32, device=device), w, padding_idx=-5).shape == (2, 3)
 
 
+def test_embedding_scale_grad_by_freq_and_max_norm(device):
+    W = RNG.standard_normal((6, 3)) * 2
+    idx = np.array([[1, 4, 1], [0, 1, 5]])
+    g = RNG.standard_normal((2, 3, 3))
+    w = _t(W, device, requires_grad=True)
+    F.embedding(tt.tensor(idx, device=device), w, padding_idx=4, scale_grad_by_freq=True).backward(_t(g, device))
+    counts = np.bincount(idx.reshape(-1), minlength=6)
+    expected = np.zeros((6, 3))
+    for (i, j), row in np.ndenumerate(idx):
+        if row != 4:
+            expected[row] += g[i, j] / counts[row]
+    _close(w.grad, expected, 1e-12)
+    w = _t(W, device, requires_grad=True)
+    out = F.embedding(tt.tensor(idx, device=device), w, max_norm=1.5, norm_type=1.0)
+    norms = np.abs(W).sum(1, keepdims=True)
+    used = np.isin(np.arange(6), idx)[:, None]
+    renormed = np.where(used & (norms > 1.5), W * (1.5 / (norms + 1e-7)), W)
+    _close(w, renormed, 1e-12)                 # rescaled in place (rows 2 and 3 are not used)
+    _close(out, renormed[idx], 1e-12)
+
+
 def test_embedding_errors():
     w = tt.randn(5, 3)
     with pytest.raises(IndexError, match="^index out of range in self$"):
@@ -423,8 +444,8 @@ def test_embedding_errors():
     with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have one of the following "
                                            "scalar types: Long, Int; but got torch.FloatTensor instead"):
         F.embedding(tt.tensor([1.0]), w)
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        F.embedding(tt.tensor([1]), w, max_norm=1.0)
+    with pytest.raises(NotImplementedError, match="sparse"):
+        F.embedding(tt.tensor([1]), w, sparse=True)
 
 
 def test_dropout(device):

@@ -273,20 +273,20 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
               sparse=False):
     """weight's rows at the indices ``input`` (any shape): out shape input.shape + (D,). The
     gradient is summed into a dense weight gradient (deterministic scatter-add); the
-    padding_idx row gets none."""
+    padding_idx row gets none; scale_grad_by_freq divides each position's gradient by the count
+    of its index in ``input``. max_norm first rescales (in place, without autograd) every row
+    ``input`` refers to whose norm_type-norm exceeds max_norm to max_norm / (norm + 1e-7)."""
     if padding_idx is not None:
         n = weight.size(0)
         if padding_idx > 0 and padding_idx >= n or padding_idx < 0 and padding_idx < -n:
             raise AssertionError("Padding_idx must be within num_embeddings")
         if padding_idx < 0:
             padding_idx = n + padding_idx
-    if max_norm is not None:
-        raise NotImplementedError("embedding(max_norm=...) (renormalizing rows in place) is not implemented in tritensor")
     if sparse:
         raise NotImplementedError("embedding(sparse=True): tritensor has no sparse gradients")
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding(scale_grad_by_freq=True) is not implemented in tritensor")
-    return _nn.embedding(input, weight, padding_idx)
+    if max_norm is not None:
+        _nn.embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
+    return _nn.embedding(input, weight, padding_idx, scale_grad_by_freq)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -426,13 +426,40 @@ def _reduce_cross_entropy(nll, smooth, w_t, weighted, reduction, label_smoothing
 
 
 # ------------------------------------------------------------------ embedding
-def embedding(input, weight, padding_idx):
+def _check_embedding(input, weight):
     if input.dtype not in (_dt.int64, _dt.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {_tensor_type_name(input)} instead (while checking arguments for "
                            "embedding)")
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
+
+
+class _ScaleGrad:
+    """Identity forward; backward multiplies the gradient by ``scale`` (scale_grad_by_freq)."""
+    _fn = None
+
+    @classmethod
+    def apply(cls, rows, scale):
+        if cls._fn is None:
+            from ..autograd.function import Function
+
+            class EmbeddingScaleGrad(Function):
+                @staticmethod
+                def forward(ctx, rows, scale):
+                    ctx.save_for_backward(scale)
+                    return rows.clone()
+
+                @staticmethod
+                def backward(ctx, g):
+                    (scale,) = ctx.saved_tensors
+                    return g * scale, None
+            cls._fn = EmbeddingScaleGrad
+        return cls._fn.apply(rows, scale)
+
+
+def embedding(input, weight, padding_idx, scale_grad_by_freq=False):
+    _check_embedding(input, weight)
     flat = input.reshape(-1)
     rows = weight.index_select(0, flat)
     if padding_idx is not None:
@@ -440,7 +467,33 @@ def embedding(input, weight, padding_idx):
         # detached branch where the index is padding_idx
         pad = _ew.eq(flat, padding_idx).unsqueeze(1)
         rows = _ew.where(pad, rows.detach(), rows)
+    if scale_grad_by_freq and rows.requires_grad:
+        import numpy as np
+        idx = np.asarray(flat.detach()._to_host_array(), dtype=np.int64)     # a host read, as torch's counts
+        counts = np.bincount(idx, minlength=weight.shape[0]).astype(np.float64)
+        scale = _creation.tensor((1.0 / counts[idx]).reshape(-1, 1), dtype=weight.dtype, device=weight.device)
+        rows = _ScaleGrad.apply(rows, scale)
     return rows.reshape(tuple(input.shape) + (weight.shape[1],))
+
+
+def embedding_renorm_(weight, input, max_norm, norm_type):
+    """torch.embedding_renorm_: rows of ``weight`` that ``input`` refers to with a norm above
+    max_norm are scaled to max_norm / (norm + 1e-7), in place and outside autograd."""
+    _check_embedding(input, weight)
+    import numpy as np
+    from ..autograd.grad_mode import no_grad
+    unique = np.unique(np.asarray(input.detach()._to_host_array(), dtype=np.int64).reshape(-1))
+    if unique.size == 0:
+        return weight
+    if unique[0] < 0 or unique[-1] >= weight.shape[0]:
+        raise IndexError("index out of range in self")
+    with no_grad():
+        idx = _creation.tensor(unique, device=weight.device)
+        rows = weight.index_select(0, idx)
+        norms = rows.norm(norm_type, 1, keepdim=True)
+        scale = _ew.where(_ew.gt(norms, max_norm), max_norm / (norms + 1e-7), 1.0)
+        weight[idx] = rows * scale
+    return weight
 
 
 def _tensor_type_name(t):
