@@ -114,6 +114,28 @@ def test_cross_entropy_gradgradcheck_with_weights_ignore_and_smoothing():
     assert gradgradcheck(lambda x: F.cross_entropy(x, t, w, label_smoothing=0.3), (x,))
     x3 = _t(RNG.standard_normal((2, 3, 2)), "cpu", requires_grad=True)
     assert gradgradcheck(lambda x: F.cross_entropy(x, tt.tensor([[1, 2], [0, -100]]), reduction="none"), (x3,))
+    x1 = _t(RNG.standard_normal(4), "cpu", requires_grad=True)          # unbatched: (C,) with a 0-d target
+    assert gradgradcheck(lambda x: F.cross_entropy(x, tt.tensor(2), w, label_smoothing=0.1), (x1,))
+
+
+def test_cross_entropy_reads_strided_inputs_in_place(device):
+    x = RNG.standard_normal((37, 5))
+    t = np.array([3, 0, 36, 7, 3])
+    xt = _t(x, device, requires_grad=True)
+    loss = F.cross_entropy(xt.t(), tt.tensor(t, device=device), reduction="none", label_smoothing=0.2)
+    _close(loss, _np_cross_entropy(x.T, t, reduction="none", ls=0.2), 1e-12)
+    loss.backward(_t(np.ones(5), device).expand(5))     # a stride-0 incoming gradient
+    eps, num = 1e-6, np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        num[i] = (_np_cross_entropy((x + d).T, t, reduction="sum", ls=0.2)
+                  - _np_cross_entropy((x - d).T, t, reduction="sum", ls=0.2)) / (2 * eps)
+    _close(xt.grad, num, 1e-6)
+    xb = _t(RNG.standard_normal((1, 4)), device).expand(3, 4)            # broadcast rows
+    tb = tt.tensor([1], device=device).expand(3)
+    _close(F.cross_entropy(xb, tb, reduction="none"), _np_cross_entropy(to_numpy(xb), np.array([1, 1, 1]),
+                                                                         reduction="none"), 1e-12)
 
 
 def test_layer_norm_errors():
