@@ -238,8 +238,12 @@ class Block:
 
 # memory_stats' per-pool statistics, in torch's order. Each has a current value, a peak, and
 # sums of its increases ("allocated") and decreases ("freed").
-STATS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
-         "active_bytes", "inactive_split_bytes", "requested_bytes")
+STATS = ("allocation", "segment", "active", "allocated_bytes", "reserved_bytes", "active_bytes",
+         "requested_bytes")
+# Free blocks that are part of a split segment (torch's "non-releasable" memory): only their
+# current count and bytes are kept, computed when asked, so that splitting and merging on the
+# hot path update no statistics.
+INACTIVE_SPLIT = ("inactive_split", "inactive_split_bytes")
 
 
 class _Stat:
@@ -273,7 +277,6 @@ class _Scope:
     """
     __slots__ = ("n", "n_peak", "n_freed", "b", "b_peak", "b_freed", "req", "req_peak", "req_freed",
                  "pend_n", "pend_b", "act_n_peak", "act_b_peak", "offsets",
-                 "isn", "isn_peak", "isn_inc", "isn_dec", "isb", "isb_peak", "isb_inc", "isb_dec",
                  "segment", "reserved_bytes")
 
     def __init__(self):
@@ -282,9 +285,6 @@ class _Scope:
         self.req = self.req_peak = self.req_freed = 0
         self.pend_n = self.pend_b = self.act_n_peak = self.act_b_peak = 0
         self.offsets = {}            # stat name -> (allocated, freed) at the last reset
-        # inactive split blocks (count and bytes): current, peak, sums of increases and decreases
-        self.isn = self.isn_peak = self.isn_inc = self.isn_dec = 0
-        self.isb = self.isb_peak = self.isb_inc = self.isb_dec = 0
         for name in ("segment", "reserved_bytes"):
             setattr(self, name, _Stat())
 
@@ -304,10 +304,6 @@ class _Scope:
         """(current, peak, allocated, freed) of one statistic, as memory_stats reports them."""
         if name in ("segment", "reserved_bytes"):
             return getattr(self, name).values()
-        if name == "inactive_split":
-            return self.isn, self.isn_peak, self.isn_inc, self.isn_dec
-        if name == "inactive_split_bytes":
-            return self.isb, self.isb_peak, self.isb_inc, self.isb_dec
         current, peak, freed = self._lifetime(name)
         off_alloc, off_freed = self.offsets.get(name, (0, 0))
         return current, peak, current + freed - off_alloc, freed - off_freed
@@ -315,7 +311,6 @@ class _Scope:
     def reset_peaks(self):
         self.n_peak, self.b_peak, self.req_peak = self.n, self.b, self.req
         self.act_n_peak, self.act_b_peak = self.n + self.pend_n, self.b + self.pend_b
-        self.isn_peak, self.isb_peak = self.isn, self.isb
         for name in ("segment", "reserved_bytes"):
             stat = getattr(self, name)
             stat.peak = stat.current
@@ -324,7 +319,6 @@ class _Scope:
         for name in ("allocation", "allocated_bytes", "requested_bytes", "active", "active_bytes"):
             current, _, freed = self._lifetime(name)
             self.offsets[name] = (current + freed, freed)
-        self.isn_inc = self.isn_dec = self.isb_inc = self.isb_dec = 0
         for name in ("segment", "reserved_bytes"):
             stat = getattr(self, name)
             stat.allocated = stat.freed = 0
@@ -383,26 +377,6 @@ class CachingAllocator:
         for scope in self._scopes[pool]:
             getattr(scope, name).add(n)
 
-    def _inactive(self, pool, dn, db):
-        """Change the inactive-split statistics by ``dn`` blocks and ``db`` bytes."""
-        for sc in self._scopes[pool]:
-            if dn > 0:
-                sc.isn += dn
-                sc.isn_inc += dn
-                if sc.isn > sc.isn_peak:
-                    sc.isn_peak = sc.isn
-            elif dn:
-                sc.isn += dn
-                sc.isn_dec -= dn
-            if db > 0:
-                sc.isb += db
-                sc.isb_inc += db
-                if sc.isb > sc.isb_peak:
-                    sc.isb_peak = sc.isb
-            elif db:
-                sc.isb += db
-                sc.isb_dec -= db
-
     @property
     def allocated(self) -> int:
         return self._all.b
@@ -433,37 +407,34 @@ class CachingAllocator:
             try:
                 if self._pending:
                     self._process_events()
-                block = self._take_free(size, stream, pool) if cfg.caching else None
+                block = None
+                if cfg.caching:
+                    # best fit among the stream's cached blocks of this pool (_take_free, inline)
+                    lists = self._free.get(stream)
+                    if lists is not None:
+                        free = lists[pool]
+                        i = bisect_left(free, (size,))
+                        if i < len(free):
+                            block = free[i][2]
+                            if cfg.max_split_size is None:
+                                del free[i]
+                            else:
+                                block = self._take_free(size, stream, pool)
                 if block is None:
                     block = self._new_segment(size, stream, pool)
                 remaining = block.size - size
                 if remaining >= MIN_BLOCK_SIZE and cfg.caching and (
                         pool == SMALL or (remaining > SMALL_SIZE and (cfg.max_split_size is None or
                                                                       size < cfg.max_split_size))):
-                    # Split: the rest stays cached (torch's should_split), unrolled: hot path.
+                    # Split: the rest stays cached (torch's should_split).
                     rest = Block(block.ptr + size, remaining, stream, pool, block.seg_ptr, block.host, self)
                     nxt = rest.next = block.next
                     rest.prev = block
                     if nxt is not None:
                         nxt.prev = rest
-                        self._inactive(pool, 0, -size)     # an inactive split block shrinks
-                    elif block.prev is not None:
-                        self._inactive(pool, 0, -size)
-                    else:                                   # a whole segment becomes split
-                        for sc in self._scopes[pool]:
-                            sc.isn += 1
-                            sc.isn_inc += 1
-                            if sc.isn > sc.isn_peak:
-                                sc.isn_peak = sc.isn
-                            sc.isb += remaining
-                            sc.isb_inc += remaining
-                            if sc.isb > sc.isb_peak:
-                                sc.isb_peak = sc.isb
                     block.next = rest
                     block.size = size
                     insort(self._free[stream][pool], (remaining, rest.ptr, rest))
-                elif block.prev is not None or block.next is not None:
-                    self._inactive(pool, -1, -block.size)   # an inactive split block becomes active
                 block.allocated = True
                 block.requested = nbytes
                 bsize = block.size
@@ -635,20 +606,15 @@ class CachingAllocator:
                 lists = self._free[block.stream] = [[], []]
             insort(lists[pool], (block.size, block.ptr, block))
             return
-        # Merge with the free neighbours (not those waiting for events), unrolled: hot path.
-        # Each merged neighbour was an inactive split block; the result is one unless it is a
-        # whole segment again (torch's net_change_inactive_split_*).
+        # Merge with the free neighbours (not those waiting for events).
         lists = self._free.get(block.stream)
         if lists is None:
             lists = self._free[block.stream] = [[], []]
         free = lists[pool]
-        dn = db = 0
         if prev is not None and not prev.allocated and not prev.event_count:
             del free[bisect_left(free, (prev.size, prev.ptr))]
             block.ptr = prev.ptr
             block.size += prev.size
-            dn -= 1
-            db -= prev.size
             prev = block.prev = prev.prev
             if prev is not None:
                 prev.next = block
@@ -657,23 +623,10 @@ class CachingAllocator:
         if nxt is not None and not nxt.allocated and not nxt.event_count:
             del free[bisect_left(free, (nxt.size, nxt.ptr))]
             block.size += nxt.size
-            dn -= 1
-            db -= nxt.size
             nxt = block.next = nxt.next
             if nxt is not None:
                 nxt.prev = block
         insort(free, (block.size, block.ptr, block))
-        if prev is not None or nxt is not None:
-            dn += 1
-            db += block.size
-        if dn < 0 and db < 0:             # the common case, inline: merged, fewer split blocks
-            for sc in self._scopes[pool]:
-                sc.isn += dn
-                sc.isn_dec -= dn
-                sc.isb += db
-                sc.isb_dec -= db
-        elif dn or db:
-            self._inactive(pool, dn, db)
 
     def record_stream(self, block: Block, stream):
         """Mark ``block`` as used by work queued on ``stream`` (a Stream; Tensor.record_stream)."""
@@ -791,6 +744,17 @@ class CachingAllocator:
                     values = scope.values(name)
                     for field, v in zip(("current", "peak", "allocated", "freed"), values):
                         out[f"{name}.{scope_name}.{field}"] = v
+            counts, sizes = [0, 0], [0, 0]
+            for lists in self._free.values():
+                for pool in (LARGE, SMALL):
+                    for size, _, block in lists[pool]:
+                        if block.prev is not None or block.next is not None:
+                            counts[pool] += 1
+                            sizes[pool] += size
+            for name, values in zip(INACTIVE_SPLIT, (counts, sizes)):
+                out[f"{name}.all.current"] = values[0] + values[1]
+                out[f"{name}.large_pool.current"] = values[LARGE]
+                out[f"{name}.small_pool.current"] = values[SMALL]
             for name in ("oversize_allocations", "oversize_segments"):
                 for field, v in zip(("current", "peak", "allocated", "freed"), getattr(self, name).values()):
                     out[f"{name}.{field}"] = v

@@ -193,10 +193,12 @@ def memory_summary(device=None, abbreviated=False) -> str:
             rows += [("large_pool", "      from large pool"), ("small_pool", "      from small pool")]
         pref = None
         for sub, label in rows:
-            vals = [stats[f"{key}.{sub}.{field}"] for field in ("current", "peak", "allocated", "freed")]
+            # only the current value is kept of some statistics (inactive_split): "-" for the rest
+            vals = [stats.get(f"{key}.{sub}.{field}") for field in ("current", "peak", "allocated", "freed")]
             if pref is None:
                 pref = vals
-            lines.append(f" {label:<21} | " + " | ".join(f(v, p) for v, p in zip(vals, pref)) + " ")
+            lines.append(f" {label:<21} | " + " | ".join(
+                f(v, p) if v is not None else f"{'-':>10}" for v, p in zip(vals, pref)) + " ")
     for key, name in (("oversize_allocations", "Oversize allocations"), ("oversize_segments", "Oversize GPU segments")):
         lines.append("-" * 75)
         vals = [stats[f"{key}.{field}"] for field in ("current", "peak", "allocated", "freed")]
