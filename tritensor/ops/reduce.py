@@ -162,17 +162,42 @@ def _prod_reference(x, dims, keepdim, dtype, **_):
 
 
 def _prod_backward(ctx, g):
+    """torch's prod_backward, branch for branch, so that inf and zero inputs give torch's values
+    (inf, 0 or NaN as its formulas do, never an inf * 0 of tritensor's own): without zeros
+    g * out / x; with zeros the product of the others from exclusive cumprods both ways; a
+    whole-tensor product with several zeros outside create_graph is zeros, as torch shortcuts."""
     x, out = ctx.x, _keep(ctx.out, ctx)
-    g = _expand_back(g, ctx)
+    g = _keep(g, ctx)
     if x.dtype is not g.dtype:
         x = x.to(g.dtype)
-    zero = _ew.eq(x, 0)
-    dims = ctx.dims
-    n_zero = sum(zero, dims, keepdim=True)
-    # no zero: out / x; exactly one zero: at the zero, the product of the others; else 0
-    others = dispatch(PROD, _ew.where(zero, 1.0, x), dims=dims, keepdim=True, dtype=None, dim_given=True)
-    at_zero = _ew.where(_ew.eq(n_zero, 1), others, 0.0)
-    return _ew.mul(g, _ew.where(zero, at_zero, _ew.div(out, _ew.where(zero, 1.0, x))))
+    shape = tuple(ctx.input_meta[0][0])
+    if not shape:
+        return g.reshape(())
+    n_zero = int(sum(_ew.eq(x, 0)).item())      # torch takes the same host decision
+    if n_zero == 0:
+        return _ew.mul(g.expand(shape), _ew.div(out, x))
+    if ctx.dim_given:
+        return _prod_safe_zeros_backward(g, x, ctx.dims[0])
+    if n_zero > 1 and not _grad_enabled():
+        from .creation import zeros
+        return zeros(shape, dtype=g.dtype, device=g.device)
+    flat = _prod_safe_zeros_backward(g.reshape((1,)), x.reshape((x.numel(),)), 0)
+    return flat.reshape(shape)
+
+
+def _prod_safe_zeros_backward(g, x, dim):
+    """The product of every element but one along dim, as exclusive cumprods from both ends
+    (torch's prod_safe_zeros_backward)."""
+    from .creation import ones
+    from .joining import cat, flip
+    n = x.shape[dim]
+    if x.numel() == 0:
+        return g.expand(tuple(x.shape))
+    ones_shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
+    one = ones(ones_shape, dtype=g.dtype, device=g.device)
+    normal = cumprod(cat([one, x.narrow(dim, 0, n - 1)], dim), dim)
+    reverse = flip(cumprod(cat([one, flip(x.narrow(dim, 1, n - 1), [dim])], dim), dim), [dim])
+    return _ew.mul(g, _ew.mul(normal, reverse))
 
 
 PROD = op("prod", ("x",), rule=_sum_rule, reference=_prod_reference, kernel=_reduce_launcher("prod"),
@@ -389,12 +414,62 @@ def _var(name, input, dim, unbiased, keepdim, correction):
         import warnings
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
-    x = _widen(input)
-    centered = _ew.sub(x, mean(x, dims, keepdim=True))
-    out = _ew.div(sum(_ew.mul(centered, centered), dims, keepdim), _builtins.max(n - correction, 0))
+    out = dispatch(VAR, input, dims=dims, keepdim=keepdim, correction=correction,
+                   dim_given=not _reduces_all(dim) and input.dim() > 0)
     if name == "std":
-        out = _zero_safe(_ew.sqrt, out)
-    return out.to(input.dtype) if out.dtype is not input.dtype else out
+        out = _zero_safe(_ew.sqrt, out)     # torch's std_backward: 0 where std is 0
+    return out
+
+
+def _var_value(x, dims, keepdim, correction):
+    """sum((x - mean)^2) / max(n - correction, 0), computed in float32 for the half types."""
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    x = _widen(x)
+    centered = _ew.sub(x, mean(x, dims, keepdim=True))
+    return _ew.div(sum(_ew.mul(centered, centered), dims, keepdim), _builtins.max(n - correction, 0))
+
+
+def _var_rule(x, dims, keepdim, correction, dim_given):
+    return Meta(reduced_shape(x.shape, dims, keepdim), x.dtype, _dt.compute_dtype(x.dtype))
+
+
+def _var_reference(x, dims, keepdim, correction, dim_given):
+    n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    centered = x - (x.sum(axis=dims, keepdims=True) / n if n else np.full_like(x, np.nan))
+    return (centered * centered).sum(axis=dims, keepdims=keepdim) / np.float64(_builtins.max(n - correction, 0)).astype(x.dtype)
+
+
+def _var_launch(out, x, *, compute, dims, keepdim, correction, dim_given):
+    from ..autograd.grad_mode import no_grad
+    from .copy import copy_into
+    with no_grad():
+        copy_into(out, _var_value(x, dims, keepdim, correction))
+
+
+def _var_backward(ctx, g):
+    """torch's var_backward: 2 / (n - correction) * g * (x - mean(x)), so that an inf input gives
+    its -inf/NaN values (not the NaN the composite's chain rule gives everywhere); with no
+    degrees of freedom and no dim, g * (NaN where x == mean, else inf)."""
+    x = ctx.x
+    shape = tuple(ctx.input_meta[0][0])
+    g = _keep(g, ctx)
+    n = 1
+    for d in ctx.dims:
+        n *= shape[d]
+    dof = n - ctx.correction
+    mu = mean(x, ctx.dims, keepdim=True)
+    centered = _ew.sub(x, mu)
+    if dof <= 0 and not ctx.dim_given:
+        return _ew.mul(g, _ew.where(_ew.eq(x, mu), _math.nan, _math.inf))
+    scale = 2.0 / dof if dof != 0 else _math.inf
+    return _ew.mul(_ew.mul(g, scale), centered)
+
+
+VAR = op("var", ("x",), rule=_var_rule, reference=_var_reference, kernel=_var_launch,
+         backward=_var_backward, saves=("x",),
+         grad_name=lambda args, attrs: "VarBackward0")
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -572,7 +647,36 @@ def _cumsum_backward(ctx, g):
 
 def _cumprod_backward(ctx, g):
     x = ctx.x if ctx.x.dtype is g.dtype else ctx.x.to(g.dtype)
+    if not _grad_enabled() and x.numel() > 1 and x.shape[ctx.dim] > 1 and _ew.eq(x, 0).any().item():
+        # torch's O(n) rule for a first derivative with zeros: its values at inf and at zeros
+        # (the recursive rule below is the one that is differentiable again)
+        return _cumprod_grad_first_order(g, x, ctx.out, ctx.dim, ctx.reverse)
     return _cumprod_grad(g, x, ctx.out, ctx.dim, ctx.reverse)
+
+
+def _cumprod_grad_first_order(g, x, out, dim, reverse):
+    """torch's cumprod_backward outside grad mode: before the first zero z1 of a line, the
+    reverse cumsum of g * out over x; at z1, sum_{k in [z1, z2)} g_k * prod(x(z1, k]) times
+    out[z1 - 1]; 0 after (z2 the second zero)."""
+    from .joining import cat, flip
+    if reverse:
+        return flip(_cumprod_grad_first_order(flip(g, [dim]), flip(x, [dim]), flip(out, [dim]), dim, False), [dim])
+    n = x.shape[dim]
+    zero = _ew.eq(x, 0)
+    zeros_so_far = dispatch(CUMSUM, zero, dim=dim, reverse=False, dtype=None)
+    before = _ew.eq(zeros_so_far, 0)
+    w = _ew.mul(out, g)
+    grad_before = _ew.div(dispatch(CUMSUM, _ew.where(before, w, 0.0), dim=dim, reverse=True, dtype=None), x)
+    segment = _ew.eq(zeros_so_far, 1)
+    first = _ew.logical_and(zero, segment)
+    between = _ew.logical_and(segment, _ew.logical_not(zero))
+    partial = dispatch(CUMPROD, _ew.where(between, x, 1.0), dim=dim, reverse=False, dtype=None)
+    at_first = sum(_ew.mul(partial, _ew.where(segment, g, 0.0)), (dim,), keepdim=True)
+    ones_shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
+    from .creation import ones
+    out_before = cat([ones(ones_shape, dtype=out.dtype, device=out.device), out.narrow(dim, 0, n - 1)], dim)
+    prefix = sum(_ew.where(first, out_before, 0.0), (dim,), keepdim=True)     # out[z1 - 1], or 1
+    return _ew.where(before, grad_before, _ew.where(first, _ew.mul(at_first, prefix), 0.0))
 
 
 def _cumprod_grad(g, x, out, dim, reverse):
