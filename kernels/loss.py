@@ -70,11 +70,13 @@ def _row_stats(x_ptr, w_ptr, x_row, row_mask, cols0, N, x_cstride, HAS_W: tl.con
 
 
 @triton.jit
-def _target(t_ptr, w_ptr, x_ptr, t_row, x_row, row_mask, x_cstride, ignore_index, HAS_W: tl.constexpr,
+def _target(t_ptr, w_ptr, x_ptr, t_row, x_row, row_mask, N, x_cstride, ignore_index, HAS_W: tl.constexpr,
             COMPUTE: tl.constexpr):
-    """(t, valid, w[t], x[t]) per row: one gathered load each, none for ignored rows."""
+    """(t, valid, w[t], x[t]) per row: one gathered load each, none for ignored rows. The op
+    layer refuses targets outside [0, N) before launching; they are masked here as well, so
+    no target can make the kernel read outside its row."""
     t = tl.load(t_ptr + t_row, mask=row_mask, other=0).to(tl.int64)
-    valid = row_mask & (t != ignore_index)
+    valid = row_mask & (t != ignore_index) & (t >= 0) & (t < N)
     xt = convert(tl.load(x_ptr + (x_row + t * x_cstride), mask=valid, other=0), COMPUTE)
     if HAS_W:
         wt = convert(tl.load(w_ptr + t, mask=valid, other=0), COMPUTE)
@@ -96,7 +98,7 @@ def cross_entropy_fwd_kernel(x_ptr, t_ptr, w_ptr, out_ptr, M, N, kshape, x_kstri
     cols0 = tl.arange(0, BLOCK_N).to(tl.int64)
     m, lse, wx, ref, wsum = _row_stats(x_ptr, w_ptr, x_row, row_mask, cols0, N, x_cstride, HAS_W, COMPUTE,
                                        BLOCK_M, BLOCK_N, ONE_TILE)
-    t, valid, wt, xt = _target(t_ptr, w_ptr, x_ptr, t_row, x_row, row_mask, x_cstride, ignore_index, HAS_W,
+    t, valid, wt, xt = _target(t_ptr, w_ptr, x_ptr, t_row, x_row, row_mask, N, x_cstride, ignore_index, HAS_W,
                                COMPUTE)
     nll = tl.where(valid, wt * (lse - xt), 0.0)
     smooth = tl.where(valid, wsum * (lse - ref) - wx, 0.0)
@@ -118,7 +120,7 @@ def cross_entropy_bwd_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, M, N, kshape, g
     cols0 = tl.arange(0, BLOCK_N).to(tl.int64)
     m, lse, wx, ref, wsum = _row_stats(x_ptr, w_ptr, x_row, row_mask, cols0, N, x_cstride, HAS_W, COMPUTE,
                                        BLOCK_M, BLOCK_N, ONE_TILE)
-    t, valid, wt, xt = _target(t_ptr, w_ptr, x_ptr, t_row, x_row, row_mask, x_cstride, ignore_index, HAS_W,
+    t, valid, wt, xt = _target(t_ptr, w_ptr, x_ptr, t_row, x_row, row_mask, N, x_cstride, ignore_index, HAS_W,
                                COMPUTE)
     g0 = tl.where(valid, convert(tl.load(g_ptr + g_row, mask=row_mask, other=0), COMPUTE), 0.0)
     g1 = tl.where(valid, convert(tl.load(g_ptr + (g_row + G_PART), mask=row_mask, other=0), COMPUTE), 0.0)

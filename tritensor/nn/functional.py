@@ -235,8 +235,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     if not target.dtype.is_floating_point:
-        raise RuntimeError(f"result type {_dt.type_name(_dt.promote_types(input.dtype, target.dtype)).replace('torch.', '').capitalize()} "
-                           f"can't be cast to the desired output type {_dt.type_name(target.dtype).replace('torch.', '').capitalize()}")
+        result = _dt.promote_types(input.dtype, target.dtype)
+        raise RuntimeError(f"result type {_dt.type_name(result)} can't be cast to the desired output type "
+                           f"{_dt.type_name(target.dtype)}")
     m = input.detach().clamp_min(0)
     softplus_neg = (m - input) + ((-m).exp() + (input - m).exp()).log()
     if pos_weight is not None:
@@ -297,8 +298,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0.0:
         return input
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_dt.type_name(input.dtype).replace('torch.', '').capitalize()}")
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {_dt.type_name(input.dtype)}")
     from ..ops import creation as _creation
     if p == 1.0:
         scale = _creation.zeros_like(input)
