@@ -357,6 +357,36 @@ def test_statistics_add_up_after_every_operation_of_a_random_workload():
     assert a.reserved == 0 and a.allocated == 0
 
 
+def test_threads_allocating_and_freeing_at_once():
+    import threading
+    a = make(capacity=256 * MiB)
+    errors = []
+
+    def work(seed):
+        rng = random.Random(seed)
+        live = []
+        try:
+            for _ in range(300):
+                if live and rng.random() < 0.5:
+                    a.free(live.pop(rng.randrange(len(live))))
+                else:
+                    live.append(a.malloc(rng.choice([100, 5000, 3 * MiB]), stream=seed % 2))
+            for b in live:
+                a.free(b)
+        except Exception as e:          # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    a.free(a.malloc(1))                 # frees deferred by a thread that found the allocator busy
+    check_invariants(a)
+    assert a.allocated == 0
+
+
 def test_peaks_and_resets():
     a = make()
     x = a.malloc(4096)

@@ -167,6 +167,16 @@ def test_capsules_are_consumed_once():
         from_dlpack(12)
 
 
+def test_utils_dlpack_module():
+    from tritensor.utils import dlpack as udl
+    t = tt.arange(4.0)
+    cap = udl.to_dlpack(t)
+    assert "dltensor" in repr(cap)
+    u = udl.from_dlpack(cap)
+    assert u.data_ptr() == t.data_ptr()
+    assert udl.DLDeviceType.kDLCUDA == 2
+
+
 def test_bfloat16():
     t = tt.tensor([1.5, -2.0, 3.25], dtype=tt.bfloat16)
     cap = t.__dlpack__(max_version=(1, 0))

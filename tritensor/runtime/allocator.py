@@ -16,7 +16,10 @@
 - Out of memory: every cached segment that is wholly free is given back and the raw allocation
   retried (``num_alloc_retries``); if that fails too, ``OutOfMemoryError`` (``num_ooms``), after
   which the allocator is as before and allocation works again.
-- Statistics as torch keeps them (``memory_stats``' key names: ``allocated_bytes.all.current``...).
+- Statistics as torch keeps them (``memory_stats``' key names: ``allocated_bytes.all.current``...),
+  for allocations, active blocks, requested bytes, segments and reserved bytes: current, peak and
+  the sums of increases and decreases; of the inactive split blocks only the current count and
+  bytes (computed when asked, so that the hot path stays cheap).
 
 The raw memory comes from CuPy's runtime bindings on a real GPU and from NumPy on the emulated
 device, whose "device memory" is host memory (the interpreter reads it) with a capacity of its
@@ -247,7 +250,7 @@ INACTIVE_SPLIT = ("inactive_split", "inactive_split_bytes")
 
 
 class _Stat:
-    """A statistic changed off the hot path (segments, splits, oversize blocks)."""
+    """A statistic changed off the hot path (segments, reserved bytes, oversize blocks)."""
     __slots__ = ("current", "peak", "allocated", "freed")
 
     def __init__(self):
