@@ -101,6 +101,15 @@ def test_capsule_kinds_follow_max_version():
     assert t.__dlpack_device__() == (DLDeviceType.kDLCPU, 0)
 
 
+def test_pinned_tensors_export_as_cuda_host_memory():
+    p = tt.arange(4.0).pin_memory()
+    assert p.__dlpack_device__() == (DLDeviceType.kDLCUDAHost, 0)
+    a = np.from_dlpack(p)                     # NumPy reads pinned host memory in place
+    assert a.ctypes.data == p.data_ptr()
+    back = from_dlpack(p)
+    assert back.device == tt.device("cpu") and back.data_ptr() == p.data_ptr()
+
+
 def test_copy_true_gives_numpy_its_own_memory():
     t = tt.arange(4.0)
     a = np.from_dlpack(t, copy=True)

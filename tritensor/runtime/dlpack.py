@@ -287,14 +287,12 @@ def from_capsule(capsule):
 
 def from_dlpack(obj, *, device=None, copy=None):
     """tt.from_dlpack: a tensor sharing the memory of any DLPack producer (or of a capsule)."""
-    from ..tensor import Tensor
     if hasattr(obj, "__dlpack__"):
         dev_type, dev_id = obj.__dlpack_device__()
         kwargs = {"max_version": DLPACK_VERSION}
         if copy is not None:
             kwargs["copy"] = copy
-        if int(dev_type) == DLDeviceType.kDLCUDA and not isinstance(obj, Tensor) or \
-                (isinstance(obj, Tensor) and obj.device.type == "cuda"):
+        if int(dev_type) in (DLDeviceType.kDLCUDA, DLDeviceType.kDLCUDAManaged):
             # Our current stream: the producer makes it wait for its own work (1 = legacy default).
             from .streams import current_stream_handle
             handle = current_stream_handle(int(dev_id))
