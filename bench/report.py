@@ -201,6 +201,7 @@ def main(argv=None):
     p.add_argument("--reduce-numel", type=int, default=1 << 28, help="elements of the big sum")
     p.add_argument("--reduce-side", type=int, default=16384, help="side of the row/column sums")
     p.add_argument("--skip-matmul", action="store_true", help="leave out the matmul TFLOP/s section")
+    p.add_argument("--skip-pdist", action="store_true", help="leave out the pdist section (bench/pdist_report.py)")
     args = p.parse_args(argv)
     from tritensor.selfcheck import _pick_device
     _pick_device()            # a real GPU if CuPy sees one, else the emulated device
@@ -234,6 +235,9 @@ def main(argv=None):
         print(" | ".join(f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols))
     if not args.skip_matmul:
         matmul_report(peers, args.rep, sync, emulated)
+    if not args.skip_pdist:
+        from .pdist_report import pdist_report
+        pdist_report(rep=args.rep, emulated=emulated)
     return 0
 
 

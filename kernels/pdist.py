@@ -143,8 +143,9 @@ def dist_forward_kernel(a_ptr, b_ptr, out_ptr, n_a, n_b, D,
                         BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, BLOCK_K: tl.constexpr,
                         BLOCK_KD: tl.constexpr):
     """out[b, i, j] = ||a[b, i] - b[b, j]||_p (PACKED: out[pair index of i < j], a is b, n_a rows).
-    BLOCK_K: features per step of the Gram loop; BLOCK_KD: of the direct [I, J, K] slabs. ``tol``:
-    the cancellation threshold of the Gram path (see the module docstring)."""
+    BLOCK_K: features per step of the Gram loop; BLOCK_KD: of the direct [I, J, K] slabs (for the
+    Gram path: of its recomputation, which the launcher keeps at about as many elements as a
+    direct tile's slab). ``tol``: the cancellation threshold of the Gram path (module docstring)."""
     t = tl.program_id(0).to(tl.int64)
     batch = tl.program_id(1).to(tl.int64)
     if PACKED:   # tiles ti <= tj are the pairs (ti, tj + 1) of a triangle of tiles + 1 rows

@@ -101,8 +101,15 @@ def pdist(out, x, p, compute):
             0, sx[0], sx[1], 0, sx[0], sx[1], 0, out.stride()[0], 0,
             _p_bits(p), _tol(compute),
             PACKED=True, P_KIND=kind, GRAM=gram, ACC=_acc(compute), PRECISION=_precision(compute),
-            BLOCK_I=block, BLOCK_J=block, BLOCK_K=cfg["gram_k"], BLOCK_KD=cfg["direct_k"],
+            BLOCK_I=block, BLOCK_J=block, BLOCK_K=cfg["gram_k"], BLOCK_KD=_slab_k(cfg, block),
             num_warps=cfg["warps"])
+
+
+def _slab_k(cfg, block):
+    """Features per [block, block, K] difference slab: as many elements as a direct tile's slab
+    (the Gram path's recomputation runs on its bigger tiles; more would spill registers)."""
+    elements = cfg["direct_block"] ** 2 * cfg["direct_k"]
+    return max(1, elements // (block * block))
 
 
 def pdist_backward(res, g, x, dist, p, compute):
@@ -179,7 +186,7 @@ def cdist(out, x1, x2, p, use_mm, compute):
                 s1, m1[0], m1[1], s2, m2[0], m2[1], so, mo[0], mo[1],
                 _p_bits(p), _tol(compute),
                 PACKED=False, P_KIND=kind, GRAM=gram, ACC=_acc(compute), PRECISION=_precision(compute),
-                BLOCK_I=block, BLOCK_J=block, BLOCK_K=cfg["gram_k"], BLOCK_KD=cfg["direct_k"],
+                BLOCK_I=block, BLOCK_J=block, BLOCK_K=cfg["gram_k"], BLOCK_KD=_slab_k(cfg, block),
                 num_warps=cfg["warps"])
 
 
