@@ -109,6 +109,16 @@ def test_layer_norm_gradgradcheck_with_bias_and_two_normalized_dims():
     assert gradgradcheck(lambda x, w, b: F.layer_norm(x, (2, 3), w, b, eps=1e-3), (x, w, b))
 
 
+def test_layer_norm_third_derivative_through_the_fused_backward():
+    g, x, w = (_t(RNG.standard_normal(s), "cpu", requires_grad=True) for s in [(2, 4), (2, 4), (4,)])
+
+    def first(g, x, w):
+        dx = tt.autograd.grad(F.layer_norm(x, (4,), w), (x,), g, create_graph=True)[0]
+        assert dx.grad_fn.name() == "NativeLayerNormBackwardBackward0"
+        return dx
+    assert gradgradcheck(first, (g, x, w))
+
+
 def test_cross_entropy_gradgradcheck_with_weights_ignore_and_smoothing():
     x = _t(RNG.standard_normal((3, 4)), "cpu", requires_grad=True)
     t, w = tt.tensor([0, -100, 3]), _t(RNG.random(4) + 0.5, "cpu")

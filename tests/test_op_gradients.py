@@ -174,6 +174,11 @@ CASES = {
     # double-backward composites are many); tests/test_nn_functional.py checks larger ones on cpu
     "layer_norm": lambda d: (lambda x, w: tt.nn.functional.layer_norm(x, (3,), w),
                              (_randn((1, 3), d), _randn((3,), d)), {}),
+    # the fused backward as create_graph records it (NativeLayerNormBackwardBackward0): second
+    # and third derivatives of layer_norm
+    "layer_norm_backward": lambda d: (lambda g, x: tt.autograd.grad(tt.nn.functional.layer_norm(x, (3,)), (x,), g,
+                                                                    create_graph=True)[0],
+                                      (_randn((1, 3), d), _randn((1, 3), d)), {}),
     "cross_entropy": lambda d: (lambda x: nn_ops.cross_entropy_parts(x, tt.tensor([1, -100], device=d), None, -100),
                                 (_randn((2, 2), d),), {}),
     "cross_entropy_backward": lambda d: (lambda g, x: nn_ops.cross_entropy_backward(

@@ -100,37 +100,81 @@ def _layer_norm_backward_launch(out, grad, x, weight, mean, rstd, grad_weight, g
                             grad_weight, grad_bias, compute)
 
 
-def _layer_norm_backward_reference(grad, x, weight, mean, rstd, grad_weight, grad_bias, *, n_norm):
+def _layer_norm_backward_reference(grad, x, weight, mean, rstd, grad_weight, grad_bias, *, n_norm, **_):
     M, N = _split_rows(x.shape, n_norm)
     return numpy_nn.layer_norm_backward(grad.reshape(M, N), x.reshape(M, N), weight, mean, rstd, grad_weight,
                                         grad_bias).reshape(x.shape)
 
 
-def _layer_norm_grads_composite(g, x, weight, eps, n_norm, needs):
-    """The same gradients written with table ops from x alone (mean and rstd recomputed), so
-    that create_graph=True differentiates them again (double backward of layer_norm)."""
-    dims = tuple(range(x.dim() - n_norm, x.dim()))
-    lead = tuple(range(x.dim() - n_norm))
-    mu = x.mean(dims, keepdim=True)
-    xc = x - mu
+def _norm_dims(x, n_norm):
+    """(normalized dims, leading dims) of x."""
+    return tuple(range(x.dim() - n_norm, x.dim())), tuple(range(x.dim() - n_norm))
+
+
+def _normalized(x, n_norm, eps):
+    """xhat = (x - mean) * rstd through the fused forward (differentiable: its backward is
+    _layer_norm_backward), and rstd written with table ops (differentiable too)."""
+    dims, _ = _norm_dims(x, n_norm)
+    xhat = layer_norm(x, tuple(x.shape[x.dim() - n_norm:]), eps=eps)
+    xc = x - x.mean(dims, keepdim=True)
     r = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
-    xhat = xc * r
-    gh = g * weight if weight is not None else g
-    dx = dw = db = None
-    if needs[0]:
-        dx = r * (gh - gh.mean(dims, keepdim=True) - xhat * (gh * xhat).mean(dims, keepdim=True))
+    return xhat, r
+
+
+def _sum_lead(t, lead):
+    return t.sum(lead) if lead else t
+
+
+def _layer_norm_backward_backward(ctx, a):
+    """Derivatives of dx = r (gh - mean(gh) - xhat mean(gh xhat)), gh = grad * w, per row of N
+    normalized values, given a (the gradient of dx), in table ops so they differentiate again.
+
+    dx is linear in gh through the symmetric projection P = I - 11'/N - xhat xhat'/N, so
+    d gh = r P a. Through x (xhat and r depend on it: d xhat_j/d x_k = r (d_jk - 1/N -
+    xhat_j xhat_k / N), d r/d x_k = -r^2 xhat_k / N), with u = dx / r, m2 = mean(gh xhat) and
+    v = m2 a + (a . xhat / N) gh:
+        d x = -r^2 (xhat (a . u) / N + v - mean(v) - xhat mean(v xhat))."""
+    grad, x, weight, n_norm, eps = ctx.grad, ctx.x, ctx.weight, ctx.n_norm, ctx.eps
+    needs = ctx.needs_input_grad
+    dims, lead = _norm_dims(x, n_norm)
+    n = math.prod(x.shape[x.dim() - n_norm:])
+    xhat, r = _normalized(x, n_norm, eps)
+
+    def mean(t):
+        return t.mean(dims, keepdim=True)
+
+    gh = grad * weight if weight is not None else grad
+    d_grad = d_x = d_weight = None
+    if needs[0] or needs[2]:
+        d_gh = r * (a - mean(a) - xhat * mean(a * xhat))
+        if needs[0]:
+            d_grad = d_gh * weight if weight is not None else d_gh
+        if needs[2]:
+            d_weight = _sum_lead(d_gh * grad, lead)
     if needs[1]:
-        dw = (g * xhat).sum(lead) if lead else g * xhat
-    if needs[2]:
-        db = g.sum(lead) if lead else g
-    return dx, dw, db
+        m2 = mean(gh * xhat)
+        u = gh - mean(gh) - xhat * m2
+        v = m2 * a + gh * ((a * xhat).sum(dims, keepdim=True) / n)
+        d_x = -(r * r) * (xhat * ((a * u).sum(dims, keepdim=True) / n) + v - mean(v) - xhat * mean(v * xhat))
+    return d_grad, d_x, d_weight, None, None, None, None
 
 
 def _layer_norm_backward(ctx, g):
-    x, needs, n_norm = ctx.x, ctx.needs_input_grad, ctx.n_norm
+    x, needs, n_norm, eps = ctx.x, ctx.needs_input_grad, ctx.n_norm, ctx.eps
     weight = ctx.weight
-    if is_grad_enabled():        # create_graph: a differentiable composite
-        dx, dw, db = _layer_norm_grads_composite(g, x, weight, ctx.eps, n_norm, needs)
+    if not _rows_mergeable(g, n_norm):
+        g = g.contiguous()
+    if is_grad_enabled():
+        # create_graph: dx from the fused kernel, recorded with its own backward
+        # (_layer_norm_backward_backward); dw and db as sums over a differentiable xhat
+        dims, lead = _norm_dims(x, n_norm)
+        dx = dw = db = None
+        if needs[0]:
+            dx = dispatch(LAYER_NORM_BACKWARD, g, x, weight, ctx.mean, ctx.rstd, None, None, n_norm=n_norm, eps=eps)
+        if needs[1]:
+            dw = _sum_lead(g * _normalized(x, n_norm, eps)[0], lead)
+        if needs[2]:
+            db = _sum_lead(g, lead)
         return dx, dw, db, None, None
     compute = _dt.compute_dtype(x.dtype)
     norm_shape = tuple(x.shape[x.dim() - n_norm:])
@@ -138,9 +182,7 @@ def _layer_norm_backward(ctx, g):
     alloc = empty if x.numel() else (lambda shape, dtype, device: _creation.zeros(shape, dtype=dtype, device=device))
     gw = alloc(norm_shape, compute, x.device) if needs[1] else None
     gb = alloc(norm_shape, compute, x.device) if needs[2] else None
-    if not _rows_mergeable(g, n_norm):
-        g = g.contiguous()
-    dx = dispatch(LAYER_NORM_BACKWARD, g, x, weight, ctx.mean, ctx.rstd, gw, gb, n_norm=n_norm)
+    dx = dispatch(LAYER_NORM_BACKWARD, g, x, weight, ctx.mean, ctx.rstd, gw, gb, n_norm=n_norm, eps=eps)
     if gw is not None and ctx.input_meta[1][1] is not compute:
         gw = gw.to(ctx.input_meta[1][1])
     if gb is not None and ctx.input_meta[2][1] is not compute:
@@ -151,11 +193,13 @@ def _layer_norm_backward(ctx, g):
 LAYER_NORM = op("layer_norm", ("x", "weight", "bias", "mean", "rstd"), rule=_layer_norm_rule,
                 reference=_layer_norm_reference, kernel=_layer_norm_launch, backward=_layer_norm_backward,
                 saves=("x", "weight", "mean", "rstd"), grad_name="NativeLayerNormBackward0")
-# The fused backward (dx, and grad_weight/grad_bias written into the last two arguments). It runs
-# only without create_graph; with it, _layer_norm_backward takes the composite path instead.
+# The fused backward: dx, plus grad_weight/grad_bias written into the last two arguments when
+# given (first-order backward). Recorded under create_graph with dx as its one differentiable
+# output; its own backward is written with table ops.
 LAYER_NORM_BACKWARD = op("layer_norm_backward", ("grad", "x", "weight", "mean", "rstd", "grad_weight", "grad_bias"),
                          rule=_layer_norm_backward_rule, reference=_layer_norm_backward_reference,
-                         kernel=_layer_norm_backward_launch)
+                         kernel=_layer_norm_backward_launch, backward=_layer_norm_backward_backward,
+                         saves=("grad", "x", "weight"), grad_name="NativeLayerNormBackwardBackward0")
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
