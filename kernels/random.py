@@ -52,3 +52,44 @@ def random_kernel(out_ptr, n, seed, counter0, a_bits, b_bits, shape, strides,
     i = pid * BLOCK + tl.arange(0, BLOCK) - SHIFT     # linear index of each stream position
     mask = (i >= 0) & (i < n)
     store_cast(out_ptr + strided_offset(i, shape, strides, RANK), v, mask)
+
+
+@triton.jit
+def _interleave2(a, b):
+    """[a0, b0, a1, b1, ...] from two blocks of equal size."""
+    return tl.reshape(tl.join(a, b), [a.shape[0] * 2])
+
+
+@triton.jit
+def _uniform53(hi, lo):
+    """A float64 in [0, 1) from two 32-bit words: their top 53 bits, scaled by 2**-53."""
+    bits = ((hi.to(tl.uint64) << 32) | lo.to(tl.uint64)) >> 11
+    return bits.to(tl.float64) * 1.1102230246251565e-16
+
+
+@triton.jit(do_not_specialize=["seed", "counter0", "a_bits", "b_bits"])
+def random_f64_kernel(out_ptr, n, seed, counter0, a_bits, b_bits, shape, strides,
+                      SHIFT: tl.constexpr, KIND: tl.constexpr, RANK: tl.constexpr, BLOCK: tl.constexpr):
+    """float64 uniform (KIND 0) and normal (KIND 1) with full float64 precision: each number takes
+    two 32-bit words of the stream, so element i uses stream positions 4 * counter0 + 2 * (SHIFT + i)
+    and the next one (the launcher passes SHIFT = (offset % 4) // 2, in numbers). One Philox call
+    gives two numbers: two 53-bit uniforms, or the two normals of one Box-Muller pair."""
+    pid = tl.program_id(0).to(tl.int64)
+    counter = counter0.to(tl.int64) + pid * (BLOCK // 2) + tl.arange(0, BLOCK // 2)
+    c0 = (counter & 0xFFFFFFFF).to(tl.uint32)
+    c1 = (counter >> 32).to(tl.uint32)
+    zero = tl.zeros_like(c0)
+    r0, r1, r2, r3 = tl.philox(seed, c0, c1, zero, zero)
+    u0 = _uniform53(r0, r1)
+    u1 = _uniform53(r2, r3)
+    a = scalar_value(a_bits, 2, tl.float64)
+    b = scalar_value(b_bits, 2, tl.float64)
+    if KIND == 1:
+        radius = tl.sqrt(-2.0 * tl.log(1.0 - u0))      # 1 - u0 in (0, 1]: log stays finite
+        angle = 6.283185307179586 * u1
+        v = a + b * _interleave2(radius * tl.cos(angle), radius * tl.sin(angle))
+    else:
+        v = a + (b - a) * _interleave2(u0, u1)
+    i = pid * BLOCK + tl.arange(0, BLOCK) - SHIFT
+    mask = (i >= 0) & (i < n)
+    store_cast(out_ptr + strided_offset(i, shape, strides, RANK), v, mask)

@@ -73,6 +73,7 @@ _PLAIN = {
     "zero_": _copy.zero_,
     # random
     "normal_": _random.normal_, "uniform_": _random.uniform_, "random_": _random.random_,
+    "bernoulli": _random.bernoulli, "bernoulli_": _random.bernoulli_, "multinomial": _random.multinomial,
     # matrix multiplication
     "mm": _linalg.mm, "bmm": _linalg.bmm, "matmul": _linalg.matmul, "addmm": _linalg.addmm,
     "baddbmm": _linalg.baddbmm, "dot": _linalg.dot, "mv": _linalg.mv, "addmm_": _linalg.addmm_,

@@ -757,7 +757,9 @@ def random(out, kind, seed, offset, a, b):
     """Fill ``out`` (float dtype, any strides) from Philox stream (seed, offset): the element at
     row-major position i gets the number at stream position offset + i. kind "uniform": U[a, b);
     "normal": mean a, std b; "integers": a + (a 32-bit word mod b), for ints a and 1 <= b <= 2**32
-    (any out dtype). The caller advances its offset past numel numbers."""
+    (any out dtype). The caller advances its offset past numel numbers; float64 uniform/normal
+    take two words per number (full precision), positions offset + 2i and offset + 2i + 1, so
+    the caller advances 2 * numel (and passes an even offset)."""
     kinds = {"uniform": 0, "normal": 1, "integers": 2}
     if kind not in kinds:
         raise ValueError(f"random: unknown kind {kind!r}")
@@ -777,6 +779,18 @@ def random(out, kind, seed, offset, a, b):
     cfg = settings()
     block = max(4, cfg["random_block"])
     seed, offset = int(seed), int(offset)
+    if kind != "integers" and out.dtype.name == "float64":
+        # full float64 precision: two stream words per number (the caller advances 2 * numel)
+        if offset % 2:
+            raise ValueError(f"random: a float64 fill needs an even stream offset, got {offset}")
+        for p_shape, p_strides, p_offsets, base in pieces(shape, strides):
+            n = _prod(p_shape)
+            start = offset + 2 * base
+            shift = (start % 4) // 2
+            _run(k.random.random_f64_kernel, (_cdiv(n + shift, block),), pointer(out, p_offsets[0]), n, seed,
+                 start // 4, a_arg, b_arg, p_shape, p_strides[0], SHIFT=shift, KIND=kinds[kind],
+                 RANK=len(p_shape), BLOCK=block, num_warps=cfg["random_warps"])
+        return
     for p_shape, p_strides, p_offsets, base in pieces(shape, strides):
         n = _prod(p_shape)
         start = offset + base    # stream position of this piece's first element
