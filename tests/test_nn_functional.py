@@ -161,6 +161,9 @@ def test_layer_norm_errors():
         F.layer_norm(x, (5,), None, tt.ones(4))
     with pytest.raises(RuntimeError, match="Expected normalized_shape to be at least 1-dimensional"):
         F.layer_norm(x, ())
+    with pytest.raises(TypeError, match=r"^layer_norm\(\): argument 'normalized_shape' \(position 2\) must be "
+                                        "tuple of ints, not int$"):
+        F.layer_norm(x, 5)
     with pytest.raises(NotImplementedError, match="\"LayerNormKernelImpl\" not implemented for 'Long'"):
         F.layer_norm(x.long(), (5,))
     with pytest.raises(RuntimeError, match="mixed dtype \\(CPU\\): expect parameter to have scalar type of Float"):

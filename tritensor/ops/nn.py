@@ -26,8 +26,9 @@ def _shape_str(shape):
 
 # ------------------------------------------------------------------ layer_norm
 def _check_layer_norm(input, normalized_shape, weight, bias):
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)   # torch's Python API accepts an int too (LayerNorm does)
+    if not isinstance(normalized_shape, (tuple, list)):     # tt.Size is a tuple
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
     normalized_shape = tuple(int(s) for s in normalized_shape)
     if len(normalized_shape) == 0:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
