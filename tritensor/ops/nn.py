@@ -296,10 +296,6 @@ def _picked(values, target, ignore_index):
     return values.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim)
 
 
-def _mean_by(total, denominator):
-    return total / denominator
-
-
 def nll_loss(input, target, weight, ignore_index, reduction):
     C = _check_nll(input, target, weight)
     _check_target_range(target, C, ignore_index)
@@ -309,7 +305,7 @@ def nll_loss(input, target, weight, ignore_index, reduction):
         return loss
     if reduction == "sum":
         return loss.sum()
-    return _mean_by(loss.sum(), w_t.sum())
+    return loss.sum() / w_t.sum()      # nan when every target is ignored, as torch
 
 
 def _class_weight_view(weight, input):
@@ -365,10 +361,6 @@ def _cross_entropy_backward_launch(out, grad, x, target, weight, *, compute, cdi
     tnn.cross_entropy_backward(out, grad, x, target, weight, cdim, ignore_index, compute)
 
 
-def _unsqueeze_rows(t, cdim):
-    return t.unsqueeze(cdim)
-
-
 def _cross_entropy_backward_backward(ctx, gg):
     """Derivatives of dx = p (g0 w[t] + g1 W) - g0 w[t] onehot(t) - g1 w (p = softmax(x)) with
     respect to (g0, g1) and x, written with table ops (differentiable again). With
@@ -389,7 +381,7 @@ def _cross_entropy_backward_backward(ctx, gg):
         d_grad = _stack_parts(d0, d1)
     if ctx.needs_input_grad[1]:
         a = grad[0] * w_t + grad[1] * valid * total_w
-        d_x = _unsqueeze_rows(a, cdim) * p * (gg - _unsqueeze_rows(s, cdim))
+        d_x = a.unsqueeze(cdim) * p * (gg - s.unsqueeze(cdim))
     return d_grad, d_x, None, None
 
 
@@ -422,7 +414,7 @@ def cross_entropy_parts(input, target, weight, ignore_index):
 def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):
     if tuple(input.shape) == tuple(target.shape):
         return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, label_smoothing)
-    if label_smoothing > 0.0 and label_smoothing > 1.0:
+    if label_smoothing > 1.0:        # negative smoothing is not refused (torch only checks > 0)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.dim() == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
