@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from .. import dtypes
-from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops.creation import tensor as _tensor
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
@@ -75,18 +74,8 @@ class Adam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = new_step_counter(float(p_state["step"]))
+        self._restore_group_defaults(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                                     differentiable=False, decoupled_weight_decay=False, fused=None)
 
     def _init_group(self, group, params):
         exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = [], [], [], []
@@ -108,19 +97,11 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """One optimization step; ``closure`` (re-evaluates the model, returns the loss) runs
         with gradients enabled and its loss is returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        with no_grad():
-            for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
-                exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._init_group(group, params)
-                beta1, beta2 = group["betas"]
-                F.adam(params, [p.grad for p in params], exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
-                       amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                       weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
-                       decoupled_weight_decay=group["decoupled_weight_decay"])
-        return loss
+        def update(group, params):
+            exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._init_group(group, params)
+            beta1, beta2 = group["betas"]
+            F.adam(params, [p.grad for p in params], exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
+                   amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+                   weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
+                   decoupled_weight_decay=group["decoupled_weight_decay"])
+        return self._step_groups(closure, update)

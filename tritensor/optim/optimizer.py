@@ -14,6 +14,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
 
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
 
@@ -297,6 +298,33 @@ class Optimizer:
     def step(self, closure=None):
         """Perform a single optimization step (implemented by the subclasses)."""
         raise NotImplementedError
+
+    def _step_groups(self, closure, update):
+        """What every step does around its update rule: evaluate ``closure`` (with gradients
+        enabled) for the loss, then call ``update(group, params)`` under no_grad for each group
+        with the parameters that have a gradient (the others are skipped, as torch's)."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                params = [p for p in group["params"] if p.grad is not None]
+                if params:
+                    update(group, params)
+        return loss
+
+    def _restore_group_defaults(self, **defaults):
+        """For __setstate__ of an optimizer pickled by an older version: options it lacked get
+        their defaults, and step counters saved as numbers become tensors again (torch's rule)."""
+        from .adam import new_step_counter
+        for group in self.param_groups:
+            for key, value in defaults.items():
+                group.setdefault(key, value)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                if "step" in p_state and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = new_step_counter(float(p_state["step"]))
 
     def add_param_group(self, param_group):
         """Add a param group to the optimizer's ``param_groups`` (torch's checks and errors)."""

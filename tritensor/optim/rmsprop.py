@@ -1,7 +1,6 @@
 """tt.optim.RMSprop (torch.optim.RMSprop)."""
 from __future__ import annotations
 
-from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
 from . import _functional as F
@@ -44,17 +43,8 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = new_step_counter(float(p_state["step"]))
+        self._restore_group_defaults(momentum=0, centered=False, foreach=None, maximize=False,
+                                     differentiable=False, capturable=False)
 
     def _init_group(self, group, params):
         square_avgs, momentum_buffers, grad_avgs, steps = [], [], [], []
@@ -78,18 +68,10 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         """One optimization step; ``closure`` (re-evaluates the model, returns the loss) runs
         with gradients enabled and its loss is returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        with no_grad():
-            for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
-                square_avgs, grad_avgs, momentum_buffers, steps = self._init_group(group, params)
-                F.rmsprop(params, [p.grad for p in params], square_avgs, grad_avgs, momentum_buffers, steps,
-                          lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                          weight_decay=group["weight_decay"], momentum=group["momentum"],
-                          centered=group["centered"], maximize=group["maximize"])
-        return loss
+        def update(group, params):
+            square_avgs, grad_avgs, momentum_buffers, steps = self._init_group(group, params)
+            F.rmsprop(params, [p.grad for p in params], square_avgs, grad_avgs, momentum_buffers, steps,
+                      lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                      weight_decay=group["weight_decay"], momentum=group["momentum"],
+                      centered=group["centered"], maximize=group["maximize"])
+        return self._step_groups(closure, update)

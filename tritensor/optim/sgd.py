@@ -1,7 +1,6 @@
 """tt.optim.SGD: stochastic gradient descent, optionally with momentum (torch.optim.SGD)."""
 from __future__ import annotations
 
-from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 from . import _functional as F
 from .optimizer import Optimizer
@@ -41,31 +40,19 @@ class SGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._restore_group_defaults(nesterov=False, maximize=False, foreach=None, differentiable=False,
+                                     fused=False)
 
     def step(self, closure=None):
         """One optimization step; ``closure`` (re-evaluates the model, returns the loss) runs
         with gradients enabled and its loss is returned."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        with no_grad():
-            for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
-                if not params:
-                    continue
-                momentum = group["momentum"]
-                buffers = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
-                F.sgd(params, [p.grad for p in params], buffers, lr=group["lr"],
-                      weight_decay=group["weight_decay"], momentum=momentum, dampening=group["dampening"],
-                      nesterov=group["nesterov"], maximize=group["maximize"])
-                if momentum != 0:
-                    for p, buf in zip(params, buffers):
-                        self.state[p]["momentum_buffer"] = buf
-        return loss
+        def update(group, params):
+            momentum = group["momentum"]
+            buffers = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
+            F.sgd(params, [p.grad for p in params], buffers, lr=group["lr"],
+                  weight_decay=group["weight_decay"], momentum=momentum, dampening=group["dampening"],
+                  nesterov=group["nesterov"], maximize=group["maximize"])
+            if momentum != 0:
+                for p, buf in zip(params, buffers):
+                    self.state[p]["momentum_buffer"] = buf
+        return self._step_groups(closure, update)
