@@ -75,8 +75,9 @@ class SiLU(Module):
         return "inplace=True" if self.inplace else ""
 
 
-class Softmax(Module):
-    """softmax along ``dim`` (None: torch's deprecated implicit choice, with its warning)."""
+class _AlongDim(Module):
+    """A normalisation along ``dim`` (None: torch's deprecated implicit choice, with its warning)."""
+    _function = None     # F.softmax or F.log_softmax
 
     def __init__(self, dim=None):
         super().__init__()
@@ -88,26 +89,17 @@ class Softmax(Module):
             self.dim = None
 
     def forward(self, input):
-        return F.softmax(input, self.dim, _stacklevel=5)
+        return type(self)._function(input, self.dim, _stacklevel=5)
 
     def extra_repr(self):
         return f"dim={self.dim}"
 
 
-class LogSoftmax(Module):
+class Softmax(_AlongDim):
+    """softmax along ``dim``."""
+    _function = staticmethod(F.softmax)
+
+
+class LogSoftmax(_AlongDim):
     """log(softmax(x)) along ``dim``, computed stably."""
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input):
-        return F.log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _function = staticmethod(F.log_softmax)
