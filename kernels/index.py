@@ -127,3 +127,43 @@ def bounds_kernel(idx_ptr, bad_ptr, n, shape, strides, low, high, RANK: tl.const
     i = tl.load(idx_ptr + strided_offset(p, shape, strides, RANK), mask=mask, other=0).to(tl.int64)
     bad = ((i < low) | (i >= high)) & mask
     tl.store(bad_ptr + tl.program_id(0), tl.sum(bad.to(tl.int64), 0))
+
+
+@triton.jit
+def scatter_reduce_kernel(out_ptr, val_ptr, targets_ptr, pairs_ptr, starts_ptr, n_seg, max_len,
+                          vshape, vstrides, RANK: tl.constexpr, REDUCE: tl.constexpr,
+                          INCLUDE_SELF: tl.constexpr, FLOOR: tl.constexpr, COMPUTE: tl.constexpr,
+                          BLOCK: tl.constexpr):
+    """torch.scatter_reduce, one lane per distinct target element t (as scatter_kernel): the
+    segment's values (in pair order, so the result is deterministic) folded into out[t] with
+    REDUCE 1 sum, 2 prod, 3 amax, 4 amin (NaN propagates), 5 mean (the sum over the count; floor
+    division for integers when FLOOR). INCLUDE_SELF: out[t]'s own value is the first operand."""
+    u = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = u < n_seg
+    t = tl.load(targets_ptr + u, mask=mask, other=0)
+    start = tl.load(starts_ptr + u, mask=mask, other=0)
+    end = tl.load(starts_ptr + u + 1, mask=mask, other=0)
+    acc = convert(tl.load(out_ptr + t, mask=mask, other=0), COMPUTE)
+    have = tl.full(acc.shape, INCLUDE_SELF, tl.int1)     # acc holds a value already
+    for j in range(0, max_len):
+        m = mask & (start + j < end)
+        p = tl.load(pairs_ptr + start + j, mask=m, other=0)
+        v = convert(tl.load(val_ptr + strided_offset(p, vshape, vstrides, RANK), mask=m, other=0), COMPUTE)
+        if REDUCE == 2:
+            r = acc * v
+        elif REDUCE == 3:
+            r = tl.where((v > acc) | (v != v), v, acc)
+        elif REDUCE == 4:
+            r = tl.where((v < acc) | (v != v), v, acc)
+        else:
+            r = acc + v
+        acc = tl.where(m, tl.where(have, r, v), acc).to(COMPUTE)
+        have = have | m
+    if REDUCE == 5:
+        count = (end - start + INCLUDE_SELF).to(COMPUTE)
+        if FLOOR:
+            q = acc // count
+            acc = tl.where((acc % count != 0) & ((acc < 0) != (count < 0)), q - 1, q)
+        else:
+            acc = acc / count
+    store_cast(out_ptr + t, acc, mask)

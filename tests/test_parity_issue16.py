@@ -194,3 +194,75 @@ def _grad(fn, values, device, g=None):
 ])
 def test_backward_inf_corners_match_torch(device, fn, values, g, expected):
     np.testing.assert_array_equal(_grad(fn, values, device, g), np.array(expected))
+
+
+# --------------------------------------------------------------------------- scatter_reduce / scatter(reduce=)
+X = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+IDX = [[0, 1, 0], [1, 1, 0]]
+SRC = [[10.0, 20.0, 30.0], [40.0, 50.0, 60.0]]
+# torch 2.13's results, (reduce, include_self) -> value
+SCATTER_REDUCE = {
+    ("sum", True): [[11, 2, 93], [44, 75, 6]], ("sum", False): [[10, 2, 90], [40, 70, 6]],
+    ("prod", True): [[10, 2, 5400], [160, 5000, 6]], ("prod", False): [[10, 2, 1800], [40, 1000, 6]],
+    ("mean", True): [[5.5, 2, 31], [22, 25, 6]], ("mean", False): [[10, 2, 45], [40, 35, 6]],
+    ("amax", True): [[10, 2, 60], [40, 50, 6]], ("amax", False): [[10, 2, 60], [40, 50, 6]],
+    ("amin", True): [[1, 2, 3], [4, 5, 6]], ("amin", False): [[10, 2, 30], [40, 20, 6]],
+}
+# gradients of (out * arange(6).reshape(2, 3)).sum(): (grad self, grad src)
+SCATTER_REDUCE_GRADS = {
+    ("sum", True): ([[0, 1, 2], [3, 4, 5]], [[0, 4, 2], [3, 4, 2]]),
+    ("prod", False): ([[0, 1, 0], [0, 0, 5]], [[0, 200, 120], [3, 80, 60]]),
+    ("mean", True): ([[0, 1, 2 / 3], [1.5, 4 / 3, 5]], [[0, 4 / 3, 2 / 3], [1.5, 4 / 3, 2 / 3]]),
+    ("amax", True): ([[0, 1, 0], [0, 0, 5]], [[0, 0, 0], [3, 4, 2]]),
+    ("amin", False): ([[0, 1, 0], [0, 0, 5]], [[0, 4, 2], [3, 0, 0]]),
+}
+
+
+@pytest.mark.parametrize("reduce, include_self", sorted(SCATTER_REDUCE))
+def test_scatter_reduce_values(device, reduce, include_self):
+    x, src = tt.tensor(X, device=device), tt.tensor(SRC, device=device)
+    out = x.scatter_reduce(0, tt.tensor(IDX, device=device), src, reduce, include_self=include_self)
+    np.testing.assert_array_equal(to_numpy(out), SCATTER_REDUCE[reduce, include_self])
+
+
+def test_scatter_reduce_integers_floor_the_mean(device):
+    x = tt.tensor([[1, 2, 3], [4, 5, 6]], device=device)
+    src = tt.tensor([[10, 20, 30], [40, 50, 61]], device=device)
+    idx = tt.tensor(IDX, device=device)
+    np.testing.assert_array_equal(to_numpy(x.scatter_reduce(0, idx, src, "mean")), [[5, 2, 31], [22, 25, 6]])
+    np.testing.assert_array_equal(to_numpy(x.scatter_reduce(0, idx, src, "mean", include_self=False)),
+                                  [[10, 2, 45], [40, 35, 6]])
+    y = x.clone()
+    assert y.scatter_reduce_(0, idx, src, "amax") is y
+    np.testing.assert_array_equal(to_numpy(y), [[10, 2, 61], [40, 50, 6]])
+
+
+@pytest.mark.parametrize("reduce, include_self", sorted(SCATTER_REDUCE_GRADS))
+def test_scatter_reduce_gradients(device, reduce, include_self):
+    x = tt.tensor(X, dtype=tt.float64, device=device, requires_grad=True)
+    src = tt.tensor(SRC, dtype=tt.float64, device=device, requires_grad=True)
+    out = x.scatter_reduce(0, tt.tensor(IDX, device=device), src, reduce, include_self=include_self)
+    assert out.grad_fn.name() == "ScatterReduceBackward0"
+    weights = tt.arange(6.0, dtype=tt.float64, device=device).reshape(2, 3)
+    gx, gs = tt.autograd.grad((out * weights).sum(), [x, src])
+    want_x, want_src = SCATTER_REDUCE_GRADS[reduce, include_self]
+    np.testing.assert_allclose(to_numpy(gx), want_x, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(gs), want_src, rtol=1e-12)
+
+
+def test_scatter_with_reduce_and_errors(device):
+    x, idx = tt.tensor(X, device=device), tt.tensor(IDX, device=device)
+    with pytest.warns(UserWarning, match="The reduce argument of torch.scatter with Tensor src is deprecated"):
+        out = x.scatter(0, idx, tt.tensor(SRC, device=device), reduce="add")
+    np.testing.assert_array_equal(to_numpy(out), [[11, 2, 93], [44, 75, 6]])
+    np.testing.assert_array_equal(to_numpy(x.scatter(0, idx, 2.0, reduce="multiply")), [[2, 2, 12], [8, 20, 6]])
+    with pytest.raises(RuntimeError, match="^reduce argument must be either add or multiply.$"):
+        x.scatter(0, idx, 2.0, reduce="mean")
+    with pytest.raises(RuntimeError, match="^reduce argument must be either sum, prod, mean, amax or amin, got add$"):
+        x.scatter_reduce(0, idx, x, "add")
+    with pytest.raises(RuntimeError, match=r"^scatter\(\): Expected self.dtype to be equal to src.dtype$"):
+        x.scatter_reduce(0, idx, x.double(), "sum")
+    w = tt.tensor(X, device=device, requires_grad=True)
+    y = w.scatter(0, idx, 2.0, reduce="multiply")
+    with pytest.raises(RuntimeError, match="^derivative for aten::scatter is not implemented$"):
+        y.sum().backward()

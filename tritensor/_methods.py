@@ -88,7 +88,7 @@ _PLAIN = {
     "scatter_": _indexing.scatter_, "scatter_add": _indexing.scatter_add,
     "scatter_add_": _indexing.scatter_add_, "masked_select": _indexing.masked_select,
     "nonzero": _indexing.nonzero, "index_put_": _indexing.index_put_, "index_put": _indexing.index_put,
-    "take": _indexing.take,
+    "take": _indexing.take, "scatter_reduce": _indexing.scatter_reduce, "scatter_reduce_": _indexing.scatter_reduce_,
     # factories that take their dtype/device from self
     "new_empty": _creation.new_empty, "new_zeros": _creation.new_zeros, "new_ones": _creation.new_ones,
     "new_full": _creation.new_full, "new_tensor": _creation.new_tensor,

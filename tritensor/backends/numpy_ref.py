@@ -360,6 +360,31 @@ def _put(out, pos, vals, accumulate):
     return out
 
 
+def scatter_reduce(x, src, dim, index, reduce, include_self, **_):
+    """torch.scatter_reduce: src's values folded into x at the index positions along dim."""
+    out = np.array(x, copy=True, order="C")
+    idx = np.asarray(index._host_view(), dtype=np.int64)
+    coords = list(np.indices(idx.shape, sparse=True))
+    coords[dim] = idx
+    pos = np.ravel_multi_index(tuple(np.broadcast_arrays(*coords)), out.shape).reshape(-1)
+    vals = np.broadcast_to(src, idx.shape) if src.ndim == 0 else src[tuple(slice(0, s) for s in idx.shape)]
+    vals = vals.reshape(-1).astype(out.dtype)
+    flat = out.reshape(-1)
+    floating = out.dtype.kind == "f"
+    if not include_self:       # the operation's identity where a value lands
+        low, high = (-np.inf, np.inf) if floating else (np.iinfo(out.dtype).min, np.iinfo(out.dtype).max)
+        flat[pos] = {"sum": 0, "mean": 0, "prod": 1, "amax": low, "amin": high}[reduce]
+    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
+    ufunc.at(flat, pos, vals)
+    if reduce == "mean" and pos.size:
+        count = np.zeros(flat.size, dtype=np.int64)
+        np.add.at(count, pos, 1)
+        hit = np.unique(pos)
+        n = count[hit] + (1 if include_self else 0)
+        flat[hit] = flat[hit] / n if floating else np.floor_divide(flat[hit], n)
+    return out
+
+
 def index_put(x, values, key, accumulate, **_):
     out = np.array(x, copy=True, order="C")
     pos = np.arange(out.size, dtype=np.int64).reshape(out.shape)[key.basic + (Ellipsis,)]

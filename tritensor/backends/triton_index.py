@@ -145,6 +145,33 @@ def scatter(out, values, value_shape, value_strides, targets, pairs, starts, max
             BLOCK=block, num_warps=cfg["warps"])
 
 
+_REDUCE_CODES = {"sum": 1, "prod": 2, "amax": 3, "amin": 4, "mean": 5}
+
+
+def scatter_reduce(out, values, value_shape, value_strides, targets, pairs, starts, max_len, reduce,
+                   include_self, compute):
+    """torch.scatter_reduce's writes grouped by target (kernels/index.py scatter_reduce_kernel);
+    the buffers are those of ``scatter`` with accumulate (a segment of pairs per target)."""
+    n_seg = targets.numel()
+    if n_seg == 0:
+        return
+    k = _kernels()
+    cfg = settings()
+    block = cfg["scatter_block"]
+    vshape, (vstrides,) = tb.coalesce(tuple(value_shape), [tuple(value_strides)])
+    if len(vshape) > tb.MAX_RANK:
+        dense = tb._scratch(out, value_shape, values.dtype)
+        tb.copy(dense, tb._View(value_shape, value_strides, values._offset, values._storage, values.dtype))
+        values, vshape, vstrides = dense, [tb._prod(value_shape)], [1]
+    if not vshape:
+        vshape, vstrides = [1], [0]
+    integer = compute not in ("float16", "bfloat16", "float32", "float64")
+    tb._run(k.scatter_reduce_kernel, (tb._cdiv(n_seg, block),), pointer(out), pointer(values), pointer(targets),
+            pointer(pairs), pointer(starts), n_seg, int(max_len), tuple(vshape), tuple(vstrides),
+            RANK=len(vshape), REDUCE=_REDUCE_CODES[reduce], INCLUDE_SELF=bool(include_self), FLOOR=integer,
+            COMPUTE=tb._kernels().compute[compute], BLOCK=block, num_warps=cfg["warps"])
+
+
 # --------------------------------------------------------------------------- compaction
 def _flat_operands(shape, operands):
     """Coalesced (shape, [strides per operand]) over ``shape``; operands that do not fit in one

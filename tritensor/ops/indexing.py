@@ -698,10 +698,14 @@ def _scatter(entry, name, input, dim, index, src, inplace, reduce=None):
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    if reduce is not None:
+        return _legacy_scatter_reduce(input, dim, index, value if src is None else src, reduce, False)
     return _scatter(SCATTER, "scatter", input, dim, index, value if src is None else src, False, reduce)
 
 
 def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
+    if reduce is not None:
+        return _legacy_scatter_reduce(input, dim, index, value if src is None else src, reduce, True)
     return _scatter(SCATTER, "scatter", input, dim, index, value if src is None else src, True, reduce)
 
 
@@ -711,6 +715,137 @@ def scatter_add(input, dim, index, src):
 
 def scatter_add_(input, dim, index, src):
     return _scatter(SCATTER_ADD, "scatter_add", input, dim, index, src, True)
+
+
+# --------------------------------------------------------------------------- scatter_reduce
+_SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce_launch(out, x, src, *, compute, dim, index, reduce, include_self, **_):
+    pair_shape = tuple(index.shape)
+    os_ = out.stride()
+    ndim = len(pair_shape)
+    total = np.zeros((1,) * ndim, dtype=np.int64)
+    for d in range(ndim):
+        if d != dim:
+            total = total + _axis_term(np.arange(pair_shape[d], dtype=np.int64) * os_[d], d, ndim)
+    total = total + _host(index).astype(np.int64) * os_[dim]
+    targets = np.broadcast_to(total, pair_shape).reshape(-1)
+    if not (out._storage is x._storage and out._offset == x._offset and out.stride() == x.stride()):
+        tb.copy(out, x)
+    if targets.size == 0:
+        return
+    seg_targets, pairs, starts, max_len = _segments(targets, True)
+    src_strides = tuple(src.stride()) if src.dim() else (0,) * ndim
+    ti.scatter_reduce(out, src, pair_shape, src_strides, ti.upload(out, seg_targets), ti.upload(out, pairs),
+                      ti.upload(out, starts), max_len, reduce, include_self, compute)
+
+
+def _scatter_reduce_backward(ctx, g):
+    """torch's scatter_reduce_backward, rule for rule (so ties, zeros and include_self give its
+    gradients): sum g; prod the product of the others (zeros handled as torch); mean g over the
+    count; amax/amin g shared evenly among the elements equal to the result."""
+    from .creation import ones_like, zeros_like
+    from . import elementwise as ew
+    if ctx.legacy:
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    x, src, out = ctx.x, ctx.src, ctx.out
+    index = _saved_index(ctx)
+    dim, reduce, inc = ctx.dim, ctx.reduce, ctx.include_self
+
+    def gather_(t):
+        return dispatch(GATHER, t, dim=dim, **_index_attrs(index))
+
+    def reduce_into(base, values, how, include_self):
+        return dispatch(SCATTER_REDUCE, base, values, dim=dim, reduce=how, include_self=include_self,
+                        legacy=False, **_index_attrs(index))
+    if reduce == "sum":
+        grad_x, grad_src = g, gather_(g)
+    elif reduce == "prod":
+        masked_x = ew.where(ew.eq(x, 0), 1.0, x)
+        grad_x = ew.div(ew.mul(g, reduce_into(masked_x, src, "prod", inc)), masked_x)
+        src_zero = ew.eq(src, 0)
+        zeros_per_target = gather_(reduce_into(zeros_like(x), src_zero.to(x.dtype), "sum", True))
+        single_zero = ew.logical_and(src_zero, ew.eq(zeros_per_target, 1))
+        masked_src_result = reduce_into(x, ew.where(single_zero, 1.0, src), "prod", inc)
+        grad_src = ew.where(single_zero, gather_(ew.mul(g, masked_src_result)),
+                            ew.div(gather_(ew.mul(g, out)), ew.where(src_zero, 1.0, src)))
+    elif reduce == "mean":
+        n = reduce_into(ones_like(g) if inc else zeros_like(g), ones_like(src), "sum", True)
+        n = ew.where(ew.eq(n, 0), 1.0, n)
+        grad_x, grad_src = ew.div(g, n), ew.div(gather_(g), gather_(n))
+    else:
+        value = gather_(out)
+        x_is_result = ew.eq(x, out).to(g.dtype)
+        src_is_result = ew.eq(src, value).to(g.dtype)
+        shared = ew.div(g, reduce_into(x_is_result, src_is_result, "sum", True))
+        grad_x, grad_src = ew.mul(x_is_result, shared), ew.mul(src_is_result, gather_(shared))
+    if not inc:
+        grad_x = dispatch(SCATTER, grad_x, _zero_scalar(grad_x), dim=dim, value_form=True, **_index_attrs(index))
+    return grad_x, _pad_to(grad_src, ctx.input_meta[1][0])
+
+
+SCATTER_REDUCE = op("scatter_reduce", ("x", "src"), rule=_scatter_rule, reference=numpy_ref.scatter_reduce,
+                    kernel=_scatter_reduce_launch, backward=_scatter_reduce_backward, saves=("x", "src", "out"),
+                    grad_name=lambda args, attrs: "ScatterBackward0" if attrs.get("legacy") else "ScatterReduceBackward0")
+
+
+def _scatter_reduce(input, dim, index, src, reduce, include_self, inplace, legacy=False):
+    name = "scatter" if legacy else "scatter_reduce"
+    if not isinstance(src, Tensor):
+        from .creation import full
+        src = full(tuple(index.shape), src, dtype=input.dtype, device=input.device)
+    elif src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")     # torch's text for both
+    d, _ = _gather_checks(name, input, dim, index, src)
+    index = index.detach()
+    if src.device != input.device:
+        src = _copy.to_device(src, input.device)
+    attrs = dict(reduce=reduce, include_self=bool(include_self), legacy=legacy)
+    if input.dim() == 0 or index.dim() == 0:      # torch reads 0-d operands as 1-element vectors
+        out = dispatch(SCATTER_REDUCE, _as_1d(input), _as_1d(src), dim=0, **attrs, **_index_attrs(_as_1d(index)))
+        out = _views.reshape(out, tuple(input.shape))
+        return _copy.copy_(input, out) if inplace else out
+    if inplace:
+        _views.assert_no_internal_overlap(input)
+        _views.assert_no_overlap(input, index)
+        _views.assert_no_overlap(input, src)
+        return dispatch_inplace(SCATTER_REDUCE, input, src, dim=d, **attrs, **_index_attrs(index))
+    if src._storage is input._storage:
+        src = _copy.clone(src)
+    return dispatch(SCATTER_REDUCE, input, src, dim=d, **attrs, **_index_attrs(index))
+
+
+def _check_reduce(reduce):
+    if reduce not in _SCATTER_REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """torch.scatter_reduce: input with src's values folded in at the index positions along dim,
+    reduce in sum, prod, mean (floor division for integers), amax, amin; include_self=False leaves
+    input's own value out of every position written. Deterministic (each target's values are
+    folded in index order by one lane on cuda)."""
+    _check_reduce(reduce)
+    return _scatter_reduce(input, dim, index, src, reduce, include_self, False)
+
+
+def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
+    _check_reduce(reduce)
+    return _scatter_reduce(input, dim, index, src, reduce, include_self, True)
+
+
+def _legacy_scatter_reduce(input, dim, index, src, reduce, inplace):
+    """scatter(..., reduce='add'|'multiply'): scatter_reduce's sum/prod with input included; no
+    gradient (torch: "derivative for aten::scatter is not implemented")."""
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(src, Tensor):
+        import warnings
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
+                      "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                      UserWarning, stacklevel=3)
+    return _scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod", True, inplace, legacy=True)
 
 
 # --------------------------------------------------------------------------- nonzero / masked_select
