@@ -998,6 +998,19 @@ for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "fl
             tnn.cross_entropy_backward(T((64, n), name), T((2, 64), name), T((64, n), name), T((64,), "uint8"), w, 1,
                                        -100, c)
     tnn.cross_entropy(T((2, 4, 9), name), T((4, 1000, 9), name), T((4, 9), "int64", True), None, 1, -100, c)
+from tritensor.backends import triton_pdist as tpd   # pdist/cdist: direct slabs (any p), Gram tiles (tl.dot), both backward paths
+for name, p in [("float32", 1.5), ("float32", 2.0), ("float64", 2.0), ("float64", float("inf")), ("float32", 0.0)]:
+    tpd.pdist(T((300 * 299 // 2,), name), T((300, 70), name), p, name)
+    tpd.pdist_backward(T((300, 70), name), T((300 * 299 // 2,), name), T((300, 70), name, True),
+                       T((300 * 299 // 2,), name), p, name)          # p = 0: zeros, no kernel
+tpd.cdist(T((2, 3, 40, 50), "float32"), T((2, 1, 40, 70), "float32"), T((3, 50, 70), "float32", True), 2.0, True, "float32")
+tpd.cdist_backward(T((2, 40, 70), "float32"), T((2, 40, 50), "float32"), T((2, 40, 70), "float32"),
+                   T((2, 50, 70), "float32", True), T((2, 40, 50), "float32"), float("inf"), "float32")
+backends_cuda.set_float32_matmul_precision("high")   # TF32 Gram tiles of 64 rows: warpgroup MMA
+tpd.pdist(T((300 * 299 // 2,), "float32"), T((300, 70), "float32"), 2.0, "float32")
+assert "wgmma.mma_async" in compiled_last[0].asm["ptx"]
+backends_cuda.set_float32_matmul_precision("highest")
+tpd.pair_index_probe(T((64,), "int64"), T((64,), "int64"), T((64,), "int64"), T((64,), "int64"), 2 ** 32)
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")
