@@ -201,8 +201,16 @@ CASES.update({
     "cdist_backward": lambda d: (lambda g, x, y: pdist_ops.cdist_backward(g, x, y, tt.cdist(x, y, 1.5).detach(), 1.5),
                                  (_randn((2, 1), d), _randn((2, 1), d), _randn((1, 1), d)), {}),
 })
-NO_DERIVATIVE = {"pdist_backward": "_pdist_backward", "cdist_backward": "_cdist_backward"}
-NO_SECOND_DERIVATIVE = {"pdist": "_pdist_backward", **NO_DERIVATIVE}
+# norm(p='nuc'): its gradient U V^T comes from NumPy's SVD, which tritensor does not differentiate
+# again (torch does): the second derivative raises instead of being wrong
+CASES.update({
+    "nuclear_norm": lambda d: (lambda x: x.norm("nuc", dim=(2, 0)), (_randn((2, 2, 3), d),), {}),
+    "nuclear_norm_backward": lambda d: (lambda x: reduce_ops.dispatch(reduce_ops.POLAR, x, dims=(0, 1)),
+                                        (_randn((2, 3), d),), {}),
+})
+NO_DERIVATIVE = {"pdist_backward": "_pdist_backward", "cdist_backward": "_cdist_backward",
+                 "nuclear_norm_backward": "nuclear_norm_backward"}
+NO_SECOND_DERIVATIVE = {"pdist": "_pdist_backward", "nuclear_norm": "nuclear_norm_backward", **NO_DERIVATIVE}
 
 
 def _raises_torch_not_implemented(torch_name):

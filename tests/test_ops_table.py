@@ -68,7 +68,7 @@ OTHER = {"view", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze", 
          # unfold, diagonal, diag_embed, diagonal_scatter: tests/test_parity_issue16.py
          "unfold", "diagonal", "diag_embed", "diagonal_scatter",
          # var (torch's var_backward as its own rule): tests/test_reductions.py, test_parity_issue16.py
-         "var", "scatter_reduce",
+         "var", "scatter_reduce", "nuclear_norm", "nuclear_norm_backward",
          # advanced indexing and the index ops: tests/test_indexing.py
          "index", "index_select", "index_put", "gather", "scatter", "scatter_add", "masked_select",
          # the fused nn ops (ops/nn.py): tests/test_nn_functional.py

@@ -266,3 +266,26 @@ def test_scatter_with_reduce_and_errors(device):
     y = w.scatter(0, idx, 2.0, reduce="multiply")
     with pytest.raises(RuntimeError, match="^derivative for aten::scatter is not implemented$"):
         y.sum().backward()
+
+
+# --------------------------------------------------------------------------- norm(p='nuc')
+def test_nuclear_norm_values_gradient_and_errors(device):
+    x = tt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=tt.float64, device=device, requires_grad=True)
+    n = tt.norm(x, "nuc")
+    assert n.grad_fn.name() == "SumBackward1"
+    np.testing.assert_allclose(n.item(), 10.280901636369205, rtol=1e-12)
+    (g,) = tt.autograd.grad(n, x)        # U V^T
+    np.testing.assert_allclose(to_numpy(g), [[-0.577791826824978, 0.11511669510440277, 0.8080252170337845],
+                                             [0.7067460209916908, 0.565757439051024, 0.4247688571103566]], rtol=1e-10)
+    assert tt.norm(tt.tensor([[3.0, 0.0], [0.0, -4.0]], device=device), "nuc").item() == 7.0
+    batched = tt.arange(24.0, device=device).reshape(2, 3, 4).norm("nuc", dim=(2, 0))
+    np.testing.assert_allclose(to_numpy(batched), [29.246047973632812, 38.253517150878906, 48.242427825927734],
+                               rtol=1e-6)
+    assert tt.ones(2, 3, 4, device=device).norm("nuc", dim=(2, 0), keepdim=True).shape == (1, 3, 1)
+    assert tt.norm(tt.ones(0, 3, device=device), "nuc").item() == 0.0
+    for args, msg in [((tt.ones(2, 3, 4), "nuc"), "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 2"),
+                      ((tt.ones(3), "nuc"), "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."),
+                      ((tt.ones(3, 3, dtype=tt.int64), "nuc"),
+                       "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got Long")]:
+        with pytest.raises(RuntimeError, match=f"^{msg}$"):
+            tt.norm(args[0].to(device), args[1])

@@ -504,6 +504,11 @@ def _norm_check_empty(input, p, dim, dims):
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     _check_tensor("norm", input)
+    if isinstance(p, str) and p == "nuc":
+        if not input.dtype.is_floating_point:
+            raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as input. "
+                               f"Got {_dt.type_name(input.dtype)}")
+        return _nuclear_norm(input if dtype is None else input.to(_dt.as_dtype(dtype)), dim, keepdim)
     if not input.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_dt.type_name(input.dtype)}")
@@ -521,8 +526,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         p = "fro"
     if isinstance(p, str):
         if p == "nuc":
-            raise NotImplementedError("tt.norm: p='nuc' (the nuclear norm) needs an SVD, which tritensor "
-                                      "does not have yet")
+            return _nuclear_norm(input, dim, keepdim)
         if p != "fro":
             raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
         p = 2
@@ -553,6 +557,89 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         else:
             out = _ew.pow(s, 1.0 / p)
     return out.to(input.dtype) if out.dtype is not input.dtype else out
+
+
+# ------------------------------------------------------------------ nuclear norm
+# The singular values come from NumPy's SVD on the host, for the cpu reference and for cuda alike
+# (tritensor has no SVD kernel): a cuda input is copied to the host and the result back.
+def _matrix_dims(input, dim):
+    if input.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    # torch.norm's dim=None means every dim: only a matrix passes the 2-tuple check
+    dims = tuple(range(input.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    d0, d1 = _wrap(dims[0], input.dim()), _wrap(dims[1], input.dim())
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})")
+    return d0, d1
+
+
+def _as_matrices(a, d0, d1):
+    """a with dims d0, d1 moved last (rows, columns)."""
+    return np.moveaxis(np.asarray(a), (d0, d1), (-2, -1))
+
+
+def _nuclear_reference(x, dims, keepdim):
+    m = _as_matrices(x, *dims).astype(np.float64 if x.dtype == np.float64 else np.float32)
+    if m.size == 0:
+        s = np.zeros(m.shape[:-2], dtype=m.dtype)
+    else:
+        s = np.linalg.svd(m, compute_uv=False).sum(axis=-1)
+    if keepdim:
+        for d in sorted(dims):
+            s = np.expand_dims(s, d)
+    return s
+
+
+def _polar_reference(x, dims):
+    """U V^T of the thin SVD of each matrix (the nuclear norm's gradient), in x's layout."""
+    m = _as_matrices(x, *dims)
+    if m.size == 0:
+        return np.zeros(x.shape, dtype=x.dtype)
+    u, _, vt = np.linalg.svd(m, full_matrices=False)
+    return np.moveaxis(u @ vt, (-2, -1), dims).astype(x.dtype)
+
+
+def _on_host(reference):
+    """A launcher that runs ``reference`` on the host copy of its operand (cuda: no SVD kernel)."""
+    def launch(out, x, *, compute, **attrs):
+        from .creation import tensor
+        from .copy import copy_into
+        host = x.detach()._to_host_array()
+        if compute != x.dtype.name:
+            host = host.astype(_dt.as_dtype(compute).numpy_dtype)
+        copy_into(out, tensor(np.array(reference(host, **attrs), order="C"), device=out.device))
+    return launch
+
+
+def _nuclear_rule(x, dims, keepdim):
+    return Meta(reduced_shape(x.shape, dims, keepdim), x.dtype, _dt.compute_dtype(x.dtype))
+
+
+def _nuclear_backward(ctx, g):
+    g = _keep(g, ctx)
+    return _ew.mul(g, dispatch(POLAR, ctx.x, dims=ctx.dims))
+
+
+def _polar_backward(ctx, g):
+    raise NotImplementedError("the derivative for 'nuclear_norm_backward' is not implemented.")
+
+
+NUCLEAR_NORM = op("nuclear_norm", ("x",), rule=_nuclear_rule, reference=_nuclear_reference,
+                  kernel=_on_host(_nuclear_reference), backward=_nuclear_backward, saves=("x",),
+                  grad_name="SumBackward1")      # torch's nuclear norm is sum(svdvals): its node
+# the gradient U V^T; tritensor has no derivative of it (torch differentiates the SVD again)
+POLAR = op("nuclear_norm_backward", ("x",), rule=lambda x, dims: Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype)),
+           reference=_polar_reference, kernel=_on_host(_polar_reference), backward=_polar_backward)
+
+
+def _nuclear_norm(input, dim, keepdim):
+    """torch.norm(p='nuc') / linalg.matrix_norm(ord='nuc'): the sum of the singular values of the
+    matrices spanned by ``dim`` (the last two dims by default); its gradient is U V^T."""
+    d0, d1 = _matrix_dims(input, dim)
+    # sorted: the singular values (and U V^T, moved back) do not depend on which dim is the rows
+    return dispatch(NUCLEAR_NORM, input, dims=tuple(sorted((d0, d1))), keepdim=keepdim)
 
 
 def logsumexp(input, dim, keepdim=False):
