@@ -873,6 +873,7 @@ for name in ("float16", "bool", "int8"):   # count_nonzero/any/all: x != 0 teste
 for name in FLOATS:
     tb.random(T((5, 40), name, True), "normal" if name != "float16" else "uniform", 123, 2 ** 33 + 4, -1.0, 2.0)
 tb.random(T((64,), "float32"), "uniform", 123, 5, 0.0, 1.0)
+tb.random(T((5, 40), "float64", True), "uniform", 123, 2 ** 33 + 2, -1.0, 2.0)   # two words a number
 for name, low, span in [("int64", -3, 8), ("int8", 0, 2 ** 32), ("float32", 2, 5), ("bool", 0, 2)]:
     tb.random(T((5, 40), name, True), "integers", 123, 2 ** 33 + 4, low, span)
 for op, name, c in [("argmax", "float32", "float32"), ("argmin", "bfloat16", "float32"),
@@ -957,6 +958,12 @@ for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "fl
                    T((31,), "int64"), 7, acc, c)
 ti.scatter(T((50,), "float32"), T((), "float32"), (5, 40), (0, 0), T((30,), "int64"), T((200,), "int64"),
            T((31,), "int64"), 1, False, "float32")
+for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float64", "float64"), ("int64", "int64"),
+                ("int8", "int8")]:     # scatter_reduce: each reduction, with and without self
+    for how in ("sum", "prod", "mean", "amax", "amin"):
+        for inc in (True, False):
+            ti.scatter_reduce(T((50,), name), T((5, 40), name, True), (5, 40), (1, 5), T((30,), "int64"),
+                              T((200,), "int64"), T((31,), "int64"), 7, how, inc, c)
 for name in ["bool", "float32", "bfloat16", "float16", "int64", "uint8"]:
     ti.count_blocks(T((5, 40), name, True), (5, 40))
     ti.compact(T((100,), name), T((5, 40), "bool"), (5, 40), T((4,), "int64"), values=T((5, 40), name, True))
