@@ -145,31 +145,37 @@ def pdist_report(rep=20, sizes=(1024, 4096, 16384), d=128, emulated=False):
 
 
 # --------------------------------------------------------------------------- the cpu check
-def _best_seconds(fn, rep):
-    fn()
-    best = float("inf")
-    for _ in range(rep):
-        t0 = time.perf_counter()
+def _best_seconds(fns, rep):
+    """Best-of-``rep`` seconds of each thunk, the thunks taking turns (round after round), so
+    that a shared machine's changing load falls on all of them alike."""
+    for fn in fns.values():
         fn()
-        best = min(best, time.perf_counter() - t0)
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rep):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
     return best
 
 
-def cpu_ratio(n=4096, d=128, rep=3):
+def cpu_ratio(n=4096, d=128, rep=5):
     """Uniformity loss forward+backward on the cpu device (the blocked NumPy reference) against
-    torch's CPU pdist for the same thing, in one run; returns (ours s, torch s or None)."""
+    torch's CPU pdist (and the other peers) for the same thing, in one run, interleaved."""
     host = unit_rows(n, d)
-    ours = _best_seconds(tritensor_fns(host, "cpu")[("uniformity", "forward+backward")], rep)
+    key = ("uniformity", "forward+backward")
+    fns = {"tritensor (cpu)": tritensor_fns(host, "cpu")[key]}
     try:
         import torch
     except Exception:
         torch = None
-    result = {"tritensor (cpu) s": ours}
     if torch is not None:
         for name in PEERS:
-            result[f"{name} (cpu) s"] = _best_seconds(torch_fns(torch, host, "cpu", name)[("uniformity", "forward+backward")], rep)
-        result["tritensor / torch.pdist"] = ours / result["torch.pdist (cpu) s"]
-    print(f"uniformity loss forward+backward, N={n}, D={d}, float32, best of {rep}:")
+            fns[f"{name} (cpu)"] = torch_fns(torch, host, "cpu", name)[key]
+    result = {f"{k} s": v for k, v in _best_seconds(fns, rep).items()}
+    if torch is not None:
+        result["tritensor / torch.pdist"] = result["tritensor (cpu) s"] / result["torch.pdist (cpu) s"]
+    print(f"uniformity loss forward+backward, N={n}, D={d}, float32, best of {rep} (interleaved):")
     for k, v in result.items():
         print(f"  {k}: {v:.4g}")
     return result
@@ -182,7 +188,7 @@ def main(argv=None):
     p.add_argument("-n", type=int, default=4096, help="rows for --cpu")
     args = p.parse_args(argv)
     if args.cpu:
-        cpu_ratio(n=args.n, rep=min(args.rep, 3))
+        cpu_ratio(n=args.n, rep=min(args.rep, 5))
         return 0
     from tritensor.selfcheck import _pick_device
     _pick_device()

@@ -50,10 +50,6 @@ def pair_from_index(k, n):
 
 
 # --------------------------------------------------------------------------- blocks
-def _kind(p):
-    return "inf" if math.isinf(p) else p
-
-
 def _reduce_slab(diff, p):
     """The per-pair reduction of |diff| (a [rows, cols, features] slab) before the root."""
     if p == 0:
@@ -90,16 +86,17 @@ def _direct(a, b, p):
 
 def _gram(a, b):
     """Euclidean distances through a @ b.T, cancellation-guarded (see the module docstring)."""
-    na = np.einsum("ij,ij->i", a, a)
-    nb = np.einsum("ij,ij->i", b, b)
-    scale = na[:, None] + nb[None, :]
-    sq = scale - 2 * (a @ b.T)
-    ii, jj = np.nonzero(sq <= GRAM_TOL * scale)
+    scale = np.add.outer(np.einsum("ij,ij->i", a, a), np.einsum("ij,ij->i", b, b))
+    sq = a @ b.T                       # in place from here: these blocks are the big arrays
+    sq *= -2
+    sq += scale
+    scale *= GRAM_TOL
+    ii, jj = np.nonzero(sq <= scale)
     np.maximum(sq, 0, out=sq)
     if len(ii):
         diff = a[ii] - b[jj]
         sq[ii, jj] = np.einsum("ij,ij->i", diff, diff)
-    return np.sqrt(sq)
+    return np.sqrt(sq, out=sq)
 
 
 def _rows_block(x, p, i0, i1, gram):
@@ -147,7 +144,9 @@ def _grad_weights(diff, d, g, p):
 def _pair_grads(a, b, g, d, p):
     """(sum_j g_ij f(a_i - b_j), sum_i g_ij f(a_i - b_j)) for blocks a, b with g, d [len(a), len(b)]."""
     if p == 2:
-        w = np.where(d == 0, 0, g / np.where(d == 0, 1, d))
+        zero = d == 0
+        w = g / np.where(zero, 1, d)
+        w[zero] = 0
         return w.sum(1)[:, None] * a - w @ b, w.T @ a - w.sum(0)[:, None] * b
     ga = np.zeros_like(a)
     gb = np.zeros_like(b)
