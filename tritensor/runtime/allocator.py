@@ -366,6 +366,7 @@ class CachingAllocator:
         self._scopes = ((self._pools[LARGE], self._all), (self._pools[SMALL], self._all))
         self._segments = {}                  # segment ptr -> its first block
         self._pending = []                   # (event, block) awaiting completion, oldest first
+        self._spare = []                     # Block objects merges let go of, reused by splits
         self.num_alloc_retries = 0
         self.num_ooms = 0
         self.num_sync_all_streams = 0
@@ -429,8 +430,15 @@ class CachingAllocator:
                 if remaining >= MIN_BLOCK_SIZE and cfg.caching and (
                         pool == SMALL or (remaining > SMALL_SIZE and (cfg.max_split_size is None or
                                                                       size < cfg.max_split_size))):
-                    # Split: the rest stays cached (torch's should_split).
-                    rest = Block(block.ptr + size, remaining, stream, pool, block.seg_ptr, block.host, self)
+                    # Split: the rest stays cached (torch's should_split). Its Block object is
+                    # one a merge let go of, when there is one (cheaper than a new one).
+                    spare = self._spare
+                    if spare:
+                        rest = spare.pop()
+                        rest.ptr, rest.size, rest.stream, rest.pool = block.ptr + size, remaining, stream, pool
+                        rest.seg_ptr, rest.host = block.seg_ptr, block.host
+                    else:
+                        rest = Block(block.ptr + size, remaining, stream, pool, block.seg_ptr, block.host, self)
                     nxt = rest.next = block.next
                     rest.prev = block
                     if nxt is not None:
@@ -626,9 +634,13 @@ class CachingAllocator:
         if nxt is not None and not nxt.allocated and not nxt.event_count:
             del free[bisect_left(free, (nxt.size, nxt.ptr))]
             block.size += nxt.size
-            nxt = block.next = nxt.next
+            absorbed, nxt = nxt, nxt.next
+            block.next = nxt
             if nxt is not None:
                 nxt.prev = block
+            if len(self._spare) < 64:      # a free, unreferenced Block for the next split
+                absorbed.prev = absorbed.next = absorbed.host = None
+                self._spare.append(absorbed)
         insort(free, (block.size, block.ptr, block))
 
     def record_stream(self, block: Block, stream):
