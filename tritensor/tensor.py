@@ -373,6 +373,11 @@ class Tensor:
         handle._dicts = [hooks]
         return handle
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after the backward has accumulated into this leaf's ``.grad``."""
+        from .autograd.hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         from . import autograd
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)

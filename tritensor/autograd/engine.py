@@ -16,6 +16,7 @@ import heapq
 from . import anomaly as _anomaly
 from .grad_mode import enable_grad, no_grad
 from .graph import AccumulateGrad, gradient_edge
+from .hooks import run_posthooks, run_prehooks
 
 
 def _add_grads(a, b):
@@ -136,7 +137,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                         if accumulate:
                             _accumulate(inputs[idx], g, create_graph)
                 if (execute is None or node in execute) and any(g is not None for g in grads):
-                    outs = _apply(node, grads, check_nan)
+                    hooks = node._node_hooks
+                    if hooks is None:
+                        outs = _apply(node, grads, check_nan)
+                    else:
+                        outs = _apply_with_hooks(node, hooks, grads, check_nan)
                     if not retain_graph:
                         node.release_saved()
             for i, (nxt, nr) in enumerate(node.next_functions):
@@ -173,6 +178,21 @@ def _call_hooks(node, slots, create_graph):
     return [slots.get(i) for i in range(max(slots, default=-1) + 1)]
 
 
+def _apply_with_hooks(node, hooks, grads, check_nan):
+    """torch's call_function: pre hooks (after the tensor hooks), the backward, post hooks."""
+    grads = tuple(grads) + (None,) * (node._num_outputs() - len(grads))
+    if hooks.pre:
+        grads = run_prehooks(hooks.pre, grads)
+    if any(g is not None for g in grads):
+        outs = tuple(_apply(node, list(grads), check_nan))
+    else:
+        outs = ()
+    if hooks.post:
+        outs = outs + (None,) * (len(node.next_functions) - len(outs))
+        outs = run_posthooks(hooks.post, outs, grads)
+    return outs
+
+
 def _apply(node, grads, check_nan):
     try:
         outs = node.apply(grads)
@@ -197,7 +217,20 @@ def _leaf(node, g, inputs, results, capture, accumulate, create_graph):
     if idx is not None:
         results[idx] = g
     if accumulate and (inputs is None or idx is not None):
+        hooks = node._node_hooks
+        if hooks is not None and hooks.pre:
+            g = run_prehooks(hooks.pre, (g,))[0]
+            if g is None:
+                return
         _accumulate(leaf, g, create_graph, leaf=True)
+        post = leaf.__dict__.get("_post_accumulate_grad_hooks")
+        if post:
+            for fn in list(post.values()):
+                res = fn(leaf)
+                if res is not None:
+                    raise TypeError(f"expected Variable, but hook returned '{type(res).__name__}'")
+        if hooks is not None and hooks.post:
+            run_posthooks(hooks.post, (), (g,))
 
 
 def _accumulate(t, g, create_graph, leaf=False):

@@ -43,14 +43,24 @@ class FunctionCtx:
 
 
 class BackwardFunction(Node):
-    """The node of one Function.apply, named after the class (``LinearFunctionBackward``)."""
+    """The node of one Function.apply: an instance of ``<Function>Backward`` (``MyFnBackward``),
+    a subclass made once per Function class and kept as its ``_backward_cls``, as torch's."""
+
+    def __new__(cls, fn_cls=None, *args):
+        if cls is BackwardFunction:
+            cls = fn_cls.__dict__.get("_backward_cls")
+            if cls is None:
+                cls = type(f"{fn_cls.__name__}Backward", (BackwardFunction,),
+                           {"__module__": BackwardFunction.__module__, "_forward_cls": fn_cls})
+                fn_cls._backward_cls = cls
+        return object.__new__(cls)
 
     def __init__(self, cls, ctx, input_meta, output_meta):
         super().__init__()
         self._cls, self.ctx, self._input_meta, self._output_meta = cls, ctx, input_meta, output_meta
 
-    def name(self):
-        return f"{self._cls.__name__}Backward"
+    def _num_outputs(self):
+        return len(self._output_meta)
 
     def apply(self, grads):
         from ..ops import creation

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from typing import NamedTuple
 
-from .grad_mode import is_grad_enabled
+from .grad_mode import is_grad_enabled, no_grad
+from .hooks import NodeHooks, _saved_hooks_stack, add_hook
+from .hooks import RemovableHandle, disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401  (torch.autograd.graph's names)
 
 _sequence = itertools.count()
 
@@ -16,14 +19,25 @@ FREED_MESSAGE = (
 )
 
 
+PACK_INPLACE_MESSAGE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
+    "hook can not be modified by in-place operations as this can lead to unexpected side-effects. "
+    "Please open an issue if you need to perform in-place operations on the input to a pack hook.")
+
+
 class SavedTensor:
     """A tensor kept for backward, with the version it had when saved.
 
     An input is kept as itself (its grad_fn is older than the node, so no cycle forms). An op's
     own output is kept as a detached alias: output -> node -> output would be a reference cycle.
     Unpacking the output gives it back attached to the node, so a backward rule that uses it is
-    itself differentiable (create_graph=True)."""
-    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad", "_was_leaf")
+    itself differentiable (create_graph=True).
+
+    Under ``saved_tensors_hooks`` the tensor is kept as ``pack(tensor)`` instead and unpacked
+    with the hooks' ``unpack``; as torch, no version check is then possible, and the unpacked
+    tensor takes the saved one's place in the graph (its grad_fn, or its leaf's accumulator)."""
+    __slots__ = ("_tensor", "_version", "_is_output", "_output_nr", "_requires_grad", "_was_leaf",
+                 "_unpack_hook", "_packed", "_grad_fn", "_grad_acc")
 
     def __init__(self, tensor, is_output=False):
         self._version = tensor._version_counter.value
@@ -31,9 +45,46 @@ class SavedTensor:
         self._requires_grad = tensor.requires_grad
         self._output_nr = tensor._output_nr
         self._was_leaf = tensor.grad_fn is None
+        if _saved_hooks_stack:
+            self._pack(tensor, *_saved_hooks_stack[-1])
+            return
+        self._unpack_hook = None
         self._tensor = tensor._alias_detached() if is_output else tensor
 
+    def _pack(self, tensor, pack_hook, unpack_hook):
+        self._tensor = None
+        self._unpack_hook = unpack_hook
+        self._grad_fn = None if self._is_output else tensor.grad_fn
+        self._grad_acc = (weakref.ref(grad_accumulator(tensor))
+                          if self._was_leaf and self._requires_grad else None)
+        with no_grad():                  # torch runs pack hooks with grad mode off
+            packed = pack_hook(tensor)
+        if tensor._version_counter.value != self._version:
+            raise RuntimeError(PACK_INPLACE_MESSAGE)
+        self._packed = (packed,)
+
+    def _unpack_packed(self, node):
+        from ..tensor import Tensor
+        if self._packed is None:
+            raise RuntimeError(FREED_MESSAGE)
+        data = self._unpack_hook(self._packed[0])
+        if not isinstance(data, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(data).__name__}")
+        producer = node if self._is_output else self._grad_fn
+        if producer is not None and self._requires_grad:
+            return data._attached_to(producer, self._output_nr)
+        t = data._alias_detached()
+        if self._grad_acc is not None:
+            # a leaf: the unpacked tensor accumulates into the saved leaf's .grad (torch's
+            # set_grad_accumulator), so double backward through it reaches the leaf
+            t._requires_grad = True
+            t._grad_accumulator = self._grad_acc
+        return t
+
     def unpack(self, node):
+        if self._unpack_hook is not None:
+            return self._unpack_packed(node)
         t = self._tensor
         if t is None:
             raise RuntimeError(FREED_MESSAGE)
@@ -69,22 +120,55 @@ class SavedTensor:
 
     def release(self):
         self._tensor = None
+        if self._unpack_hook is not None:
+            self._packed = None
 
 
 class Node:
-    """One backward function in the graph. ``next_functions`` pairs each input's node with the
-    output number of that input on it, as torch does."""
+    """One backward function in the graph (torch.autograd.graph.Node). ``next_functions`` pairs
+    each input's node with the output number of that input on it, as torch does. Every node is an
+    instance of a class named as torch's (``MulBackward0``, ``AccumulateGrad``, ``MyFnBackward``):
+    ``type(node).__name__ == node.name()``."""
+
+    _node_hooks = None                   # NodeHooks once register_hook/prehook is called
 
     def __init__(self):
         self._sequence_nr = next(_sequence)
         self.next_functions: tuple = ()
         self._pre_hooks: dict = {}       # output_nr -> {handle id: fn}  (tensor hooks)
         self._retain: dict = {}          # output_nr -> weakref to a non-leaf that retains grad
-        self.metadata: dict = {}
         self._anomaly_trace = None
 
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own data about this node (torch's Node.metadata); created on
+        first access, so the nodes nobody looks at do not carry one."""
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self.__dict__["_metadata"] = {}
+        return d
+
+    def _hooks(self) -> NodeHooks:
+        if self._node_hooks is None:
+            self._node_hooks = NodeHooks()
+        return self._node_hooks
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> None | grad_inputs`` runs after this node's
+        backward; a returned tuple replaces the gradients sent on to its inputs."""
+        return add_hook(self._hooks().post, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs) -> None | grad_outputs`` runs before this node's backward; a
+        returned tuple replaces the gradients it receives."""
+        return add_hook(self._hooks().pre, fn)
+
+    def _num_outputs(self) -> int:
+        """How many outputs of the forward this node takes gradients for."""
+        return 1
 
     def apply(self, grads):
         raise NotImplementedError
@@ -145,17 +229,54 @@ def delay_error(outputs, message, node=None, grads=()):
     return wrapped[0] if single else tuple(wrapped)
 
 
+_NODE_CLASSES: dict = {}
+
+
+def node_class(name: str, base: type) -> type:
+    """The subclass of ``base`` called ``name`` (torch's MmBackward0 ...), made once and cached."""
+    key = (name, base)
+    cls = _NODE_CLASSES.get(key)
+    if cls is None:
+        cls = _NODE_CLASSES[key] = type(name, (base,), {"__module__": base.__module__})
+    return cls
+
+
 class OpNode(Node):
-    """The backward of one dispatched op: its table entry's rule applied to the saved context."""
+    """The backward of one dispatched op: its table entry's rule applied to the saved context.
+
+    ``OpNode(op, ctx, name)`` makes an instance of the subclass named ``name`` (MulBackward0),
+    so ``type(node).__name__`` is torch's node name."""
+
+    def __new__(cls, op=None, ctx=None, name=None):
+        if cls is OpNode:
+            cls = _OP_NODE_CLASSES.get(name)
+            if cls is None:
+                cls = _OP_NODE_CLASSES[name] = node_class(name, OpNode)
+        return object.__new__(cls)
 
     def __init__(self, op, ctx, name):
         super().__init__()
         self.op = op
         self.ctx = ctx
-        self._name = name
 
-    def name(self):
-        return self._name
+    def __getattr__(self, attr):
+        # torch's node._saved_<name>: a saved tensor read back (self/other/result name the
+        # entry's first two arguments and its output)
+        if attr.startswith("_saved_") or attr.startswith("_raw_saved_"):
+            key = attr[len("_raw_saved_"):] if attr.startswith("_raw") else attr[len("_saved_"):]
+            ctx = self.__dict__.get("ctx")
+            if ctx is not None:
+                args = self.__dict__["op"].args
+                key = {"self": args[0] if args else key, "other": args[1] if len(args) > 1 else key,
+                       "result": "out"}.get(key, key)
+                saved = ctx.__dict__.get("_saved", {})
+                if key in saved:
+                    if attr.startswith("_raw"):
+                        return saved[key]
+                    return None if saved[key] is None else saved[key].unpack(self)
+                if key in ctx.attrs:
+                    return ctx.attrs[key]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def apply(self, grads):
         self.ctx._node = self          # saved outputs unpack attached to this node ...
@@ -190,6 +311,9 @@ class OpNode(Node):
 
     def release_saved(self):
         self.ctx.release()
+
+
+_OP_NODE_CLASSES: dict = {}      # name -> OpNode subclass: the one lookup on every recorded op
 
 
 def _fit(grad, meta, node=None, index=0):
@@ -334,3 +458,26 @@ def gradient_edge(tensor):
     if tensor.requires_grad:
         return grad_accumulator(tensor), 0
     return None, 0
+
+
+class GradientEdge(NamedTuple):
+    """torch.autograd.graph.GradientEdge: the (node, output_nr) a gradient flows into."""
+    node: object
+    output_nr: int
+    ownership_token: object = None
+
+
+def get_gradient_edge(tensor):
+    """The edge through which a gradient reaches ``tensor`` (torch.autograd.graph.get_gradient_edge)."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    node, nr = gradient_edge(tensor)
+    return GradientEdge(node, nr)
+
+
+def increment_version(tensor):
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an in-place
+    change would (torch.autograd.graph.increment_version)."""
+    from ..tensor import Tensor
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._version_counter.value += 1
