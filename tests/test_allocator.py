@@ -148,6 +148,16 @@ def test_alloc_conf_parsing():
         AllocatorConfig.parse("roundup_power2_divisions:3")
 
 
+def test_emulated_capacity_setting(monkeypatch):
+    from tritensor.runtime.allocator import emulated_capacity
+    for text, n in (("8GiB", 8 << 30), ("512 MiB", 512 * MiB), ("1.5G", 3 << 29), ("4096", 4096)):
+        monkeypatch.setenv("TRITENSOR_EMULATED_MEMORY", text)
+        assert emulated_capacity() == n
+    monkeypatch.setenv("TRITENSOR_EMULATED_MEMORY", "lots")
+    with pytest.raises(ValueError, match="TRITENSOR_EMULATED_MEMORY"):
+        emulated_capacity()
+
+
 # ----------------------------------------------------------------------------- reuse, split, merge
 def test_small_requests_share_one_2mib_segment_and_merge_back():
     a = make()
@@ -409,13 +419,14 @@ def test_peaks_and_resets():
 # ----------------------------------------------------------------------------- through tensors
 def test_tensor_memory_is_counted_and_reused():
     before = tt.cuda.memory_allocated()
-    x = tt.empty(1000, device="cuda")                 # 4000 bytes -> a 4096-byte block
-    assert tt.cuda.memory_allocated() == before + 4096
-    ptr = x.data_ptr()
-    del x
-    assert tt.cuda.memory_allocated() == before
-    y = tt.empty(1000, device="cuda")
-    assert y.data_ptr() == ptr
+    with tt.cuda.Stream():          # a stream of its own: its pool holds only this test's blocks
+        x = tt.empty(1000, device="cuda")                 # 4000 bytes -> a 4096-byte block
+        assert tt.cuda.memory_allocated() == before + 4096
+        ptr = x.data_ptr()
+        del x
+        assert tt.cuda.memory_allocated() == before
+        y = tt.empty(1000, device="cuda")
+        assert y.data_ptr() == ptr
     stats = tt.cuda.memory_stats()
     assert stats["allocated_bytes.all.current"] == tt.cuda.memory_allocated()
     assert stats["reserved_bytes.all.current"] == tt.cuda.memory_reserved()
@@ -434,34 +445,37 @@ def test_tensor_memory_is_counted_and_reused():
 
 
 def test_blocks_belong_to_the_stream_they_were_allocated_on():
-    s = tt.cuda.Stream()
-    x = tt.empty(1000, device="cuda")
+    s, mine = tt.cuda.Stream(), tt.cuda.Stream()
+    with tt.cuda.stream(mine):
+        x = tt.empty(1000, device="cuda")
     ptr = x.data_ptr()
     del x
     with tt.cuda.stream(s):
         y = tt.empty(1000, device="cuda")
-    assert y.data_ptr() != ptr                    # the default stream's cached block is not taken
+    assert y.data_ptr() != ptr                    # the other stream's cached block is not taken
     del y
-    z = tt.empty(1000, device="cuda")
+    with tt.cuda.stream(mine):
+        z = tt.empty(1000, device="cuda")
     assert z.data_ptr() == ptr
 
 
 def test_record_stream_on_a_tensor():
-    s = tt.cuda.Stream()
-    x = tt.ones(1000, device="cuda")
-    with tt.cuda.stream(s):
-        y = x * 2
-    x.record_stream(s)
-    ptr = x.data_ptr()
-    stats = tt.cuda.memory_stats()["active_bytes.all.current"]
-    del x
-    # the emulated device finishes work at launch, so the event is complete at the next malloc;
-    # a real GPU returns it once s has run
-    tt.cuda.synchronize()
-    z = tt.empty(1000, device="cuda")
-    assert tt.cuda.memory_stats()["active_bytes.all.current"] <= stats + 4096
-    if tt.cuda.is_emulated():
-        assert z.data_ptr() == ptr
+    s, mine = tt.cuda.Stream(), tt.cuda.Stream()
+    with tt.cuda.stream(mine):      # a stream of its own: its pool holds only this test's blocks
+        x = tt.ones(1000, device="cuda")
+        with tt.cuda.stream(s):
+            y = x * 2                   # x is used on s
+        x.record_stream(s)
+        ptr = x.data_ptr()
+        active = tt.cuda.memory_stats()["active_bytes.all.current"]
+        del x
+        # the emulated device finishes work at launch, so the event is complete at the next
+        # malloc; a real GPU returns the block once s has run
+        tt.cuda.synchronize()
+        z = tt.empty(1000, device="cuda")
+        assert tt.cuda.memory_stats()["active_bytes.all.current"] <= active + 4096
+        if tt.cuda.is_emulated():
+            assert z.data_ptr() == ptr
     with pytest.raises(NotImplementedError, match="'CPU' backend"):
         tt.ones(2).record_stream(s)
     del y, z

@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 import warnings
 
-from .allocator import OutOfMemoryError, allocator_for, existing_allocators, format_size  # noqa: F401
+from .allocator import OutOfMemoryError, allocator_for, existing_allocators  # noqa: F401
 from .device import as_device, current_device, device
 
 
