@@ -15,6 +15,7 @@ from .dtypes import (  # noqa: F401
     can_cast, finfo, iinfo,
 )
 from .ops.copy import clone  # noqa: F401
+from .ops.creation import asarray, from_dlpack  # noqa: F401  (zero-copy interop)
 from .ops.creation import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
     rand, rand_like, randint, randint_like, randn, randn_like, tensor, zeros, zeros_like,

@@ -1,2 +1,2 @@
-"""tt.utils: the data pipeline (tt.utils.data), as torch.utils."""
-from . import data  # noqa: F401
+"""tt.utils: the data pipeline (tt.utils.data) and DLPack exchange (tt.utils.dlpack), as torch.utils."""
+from . import data, dlpack  # noqa: F401
