@@ -67,13 +67,17 @@ def _check(params, grads):
 
 # --------------------------------------------------------------------------- cpu (NumPy)
 class _HostMath:
-    """A parameter's values in the compute dtype (NumPy copies); ``store`` writes them back."""
+    """A parameter's values in the compute dtype; ``store`` writes them back.
+
+    ``load`` returns the tensor's own memory when it already is in the compute dtype (no copy:
+    the update rules never write into what they load, only through ``store``), else a widened
+    copy of a 16-bit tensor."""
 
     def __init__(self, param):
         self.compute = np.float64 if param.dtype.name == "float64" else np.float32
 
     def load(self, t):
-        return t._host_view().astype(self.compute)
+        return t._host_view().astype(self.compute, copy=False)
 
     def s(self, value):
         return self.compute(value)
