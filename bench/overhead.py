@@ -42,20 +42,35 @@ TARGETS = {   # issue 14's ceilings: (peer, ratio)
 }
 
 
-def best_us(fn, repeat=5, round_ms=40.0):
-    """Best of ``repeat`` rounds of the mean microseconds per call of ``fn``."""
+def _calls_per_round(fn, round_ms):
     for _ in range(3):
         fn()
     t0 = time.perf_counter()
     fn()
     one = max(time.perf_counter() - t0, 1e-7)
-    n = max(1, int(round_ms / 1e3 / one))
-    best = float("inf")
+    return max(1, int(round_ms / 1e3 / one))
+
+
+def _round_us(fn, n):
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t0) / n * 1e6
+
+
+def best_us(fn, repeat=5, round_ms=40.0):
+    """Best of ``repeat`` rounds of the mean microseconds per call of ``fn``."""
+    return interleaved_best_us({"fn": fn}, repeat, round_ms)["fn"]
+
+
+def interleaved_best_us(fns, repeat=5, round_ms=40.0):
+    """{name: best-of-``repeat`` mean microseconds per call}, the rounds of the different
+    functions taken in turn, so that a busy spell of a shared machine hits them all alike."""
+    counts = {name: _calls_per_round(fn, round_ms) for name, fn in fns.items()}
+    best = {name: float("inf") for name in fns}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / n * 1e6)
+        for name, fn in fns.items():
+            best[name] = min(best[name], _round_us(fn, counts[name]))
     return best
 
 
@@ -175,11 +190,14 @@ def measure(repeat=5, round_ms=40.0):
         libs["torch"] = torch
     except ImportError:
         pass
+    thunks: dict = {}
     for lib_name, lib in libs.items():
         for case, fn in _lib_cases(lib, lib_name).items():
-            results.setdefault(case, {})[lib_name] = best_us(fn, repeat, round_ms)
+            thunks.setdefault(case, {})[lib_name] = fn
     for case, fn in _numpy_cases().items():
-        results.setdefault(case, {})["numpy"] = best_us(fn, repeat, round_ms)
+        thunks.setdefault(case, {})["numpy"] = fn
+    for case, fns in thunks.items():
+        results[case] = interleaved_best_us(fns, repeat, round_ms)
     host = cuda_host_us(repeat, round_ms)
     if host is not None:
         results["cuda host add"] = {"tritensor": host}

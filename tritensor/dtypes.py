@@ -12,21 +12,19 @@ import numpy as np
 
 
 class dtype:
-    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "is_complex", "_np", "_rank", "_kind")
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_signed", "is_complex", "_np", "_rank", "_kind",
+                 "numpy_dtype")
 
     def __init__(self, name, np_dtype, kind, rank):
         self.name = name
         self._np = np.dtype(np_dtype)
+        self.numpy_dtype = self._np  # a plain attribute: read on every cpu op (no property call)
         self.itemsize = self._np.itemsize
         self._kind = kind            # 0 bool, 1 integer, 2 floating: torch's category order
         self._rank = rank            # order inside a category, for promotion
         self.is_floating_point = kind == 2
         self.is_signed = kind != 0
         self.is_complex = False
-
-    @property
-    def numpy_dtype(self):
-        return self._np
 
     def to_real(self):
         return self

@@ -69,11 +69,15 @@ class Tensor:
     def _make(cls, storage, shape, strides, offset, dtype, version=None):
         t = object.__new__(cls)
         t._storage = storage
-        t._shape = Size(shape)
-        t._stride = tuple(strides)
-        t._offset = int(offset)
+        # internal callers mostly pass a Size, a tuple and an int already: no conversion then
+        t._shape = shape if type(shape) is Size else Size(shape)
+        t._stride = strides if type(strides) is tuple else tuple(strides)
+        t._offset = offset if type(offset) is int else int(offset)
         t.dtype = dtype
-        t._version_counter = version if version is not None else _Version()
+        if version is None:       # a fresh counter, without a Python __init__ call
+            version = object.__new__(_Version)
+            version.value = 0
+        t._version_counter = version
         t._requires_grad = False
         t._grad = None
         t._grad_fn = None

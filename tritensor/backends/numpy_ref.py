@@ -6,26 +6,132 @@ the output's memory.
 """
 from __future__ import annotations
 
+from itertools import repeat as _repeat
+from operator import mul as _mul
+
 import numpy as np
 
 from .. import dtypes as _dt
+from ..tensor import Tensor
 
 
 def _as_compute(a, compute):
-    from ..tensor import Tensor
     if isinstance(a, Tensor):
-        return a._host_view().astype(compute.numpy_dtype, copy=False)
+        view = _view(a) if 0 not in a._shape else a._host_view()
+        return view if a.dtype is compute else view.astype(compute.numpy_dtype, copy=False)
     if isinstance(a, (bool, int, float)):
         # through NumPy's own type first: an out-of-range Python int wraps (uint8 - 2), as in torch
         return np.asarray(a).astype(compute.numpy_dtype)
     return a
 
 
-def run(reference, out, args, compute, attrs):
-    with np.errstate(all="ignore"):   # NaN/inf/overflow follow IEEE, as on the GPU
-        arrays = [_as_compute(a, compute) for a in args]
-        result = np.asarray(reference(*arrays, **attrs))
-        np.copyto(out._host_view(), _cast(result, out.dtype), casting="unsafe")
+try:     # np.errstate's own machinery, without building a context manager per op
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    _IGNORE_ERRORS = _make_extobj(all="ignore")
+except (ImportError, TypeError):          # another NumPy layout: the fast path is off
+    _extobj_contextvar = None
+
+
+def _view(t):
+    """A NumPy view of host-backed tensor ``t`` (with elements): Tensor._host_view, inlined."""
+    dtype = t.dtype
+    itemsize = dtype.itemsize
+    return np.ndarray(t._shape, dtype.numpy_dtype, t._storage.host, t._offset * itemsize,
+                      tuple(map(_mul, t._stride, _repeat(itemsize))))   # no Python-level loop
+
+
+_ufunc_writes_out: dict = {}    # (ufunc, compute np dtype, out np dtype, nin) -> bool
+
+
+def _writes_out(ufunc, compute, out_dtype, nin):
+    """Does ``ufunc`` on ``nin`` operands of dtype ``compute`` give ``out_dtype`` itself? Then it
+    can write into the output's memory (``out=``) with the same values as compute-then-cast."""
+    key = (ufunc, compute, out_dtype, nin)
+    ok = _ufunc_writes_out.get(key)
+    if ok is None:
+        try:
+            with np.errstate(all="ignore"):
+                sample = ufunc(*[np.ones(1, compute)] * nin)
+            ok = isinstance(sample, np.ndarray) and sample.dtype == out_dtype
+        except Exception:
+            ok = False
+        _ufunc_writes_out[key] = ok
+    return ok
+
+
+def _run_ufunc(ufunc, out, args, compute):
+    """The cpu fast path: a NumPy ufunc writes straight into the output's memory, reading every
+    tensor operand in place (any strides; no cast: each already has the compute dtype). Returns
+    False, having done nothing, when the operands do not allow it."""
+    cd = compute.numpy_dtype
+    ok = _ufunc_writes_out.get((ufunc, cd, out.dtype.numpy_dtype, len(args)))
+    if not ok and (ok is not None or _extobj_contextvar is None
+                   or not _writes_out(ufunc, cd, out.dtype.numpy_dtype, len(args))):
+        return False
+    arrays = []
+    for a in args:
+        if isinstance(a, Tensor):
+            if a.dtype is not compute or a._storage.host is None or 0 in a._shape:
+                return False
+            arrays.append(_view(a))
+        elif type(a) in (bool, int, float):
+            arrays.append(np.asarray(a).astype(cd))     # as _as_compute: wraps like torch
+        else:
+            return False
+    token = _extobj_contextvar.set(_IGNORE_ERRORS)      # NaN/inf/overflow follow IEEE
+    try:
+        ufunc(*arrays, out=_view(out))
+    finally:
+        _extobj_contextvar.reset(token)
+    return True
+
+
+MATMUL_OPS = frozenset({"mm", "bmm", "matmul"})   # ops whose reference is np.matmul(x, y)
+
+
+def _run_matmul(out, args, compute):
+    """mm/bmm/matmul on the cpu: np.matmul writes into the output's memory and reads both
+    operands in their own layout (a transposed view goes to BLAS as a transposed operand, not a
+    copy). Only when nothing is cast and the output shares no memory with an operand."""
+    if _extobj_contextvar is None or out.dtype is not compute or len(args) != 2:
+        return False
+    for a in args:
+        if not isinstance(a, Tensor) or a.dtype is not compute or a._storage is out._storage \
+                or a._storage.host is None or 0 in a._shape:
+            return False
+    token = _extobj_contextvar.set(_IGNORE_ERRORS)
+    try:
+        np.matmul(_view(args[0]), _view(args[1]), out=_view(out))
+    finally:
+        _extobj_contextvar.reset(token)
+    return True
+
+
+def run(reference, out, args, compute, attrs, name=None):
+    """Compute ``reference(*args)`` into ``out`` (``name``: the op's name, for the forms that
+    write into ``out`` directly)."""
+    if out._storage.host is not None and not attrs:
+        if type(reference) is np.ufunc:
+            if _run_ufunc(reference, out, args, compute):
+                return
+        elif name in MATMUL_OPS and _run_matmul(out, args, compute):
+            return
+    if _extobj_contextvar is None:
+        with np.errstate(all="ignore"):   # NaN/inf/overflow follow IEEE, as on the GPU
+            _run_reference(reference, out, args, compute, attrs)
+        return
+    token = _extobj_contextvar.set(_IGNORE_ERRORS)   # the same, without np.errstate's object
+    try:
+        _run_reference(reference, out, args, compute, attrs)
+    finally:
+        _extobj_contextvar.reset(token)
+
+
+def _run_reference(reference, out, args, compute, attrs):
+    arrays = [_as_compute(a, compute) for a in args]
+    result = np.asarray(reference(*arrays, **attrs))
+    np.copyto(_view(out) if 0 not in out._shape else out._host_view(), _cast(result, out.dtype),
+              casting="unsafe")
 
 
 def _cast(result, dtype):

@@ -39,6 +39,7 @@ import struct
 
 import numpy as np
 
+from ..runtime.launch import _state as _launch_state
 from ..runtime.launch import launch_kernel, pointer
 
 MAX_RANK = 6   # dims per launch (kernels/strided.py says the same)
@@ -150,8 +151,15 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+_TENSOR_TYPES: dict = {}    # type -> is it a tensor (the ABC check once per type, not per call)
+
+
 def _is_tensor(x):
-    return not isinstance(x, (numbers.Number, np.generic))
+    tp = type(x)
+    r = _TENSOR_TYPES.get(tp)
+    if r is None:
+        r = _TENSOR_TYPES[tp] = not issubclass(tp, (numbers.Number, np.generic))
+    return r
 
 
 def broadcast_strides(t, out_shape):
@@ -383,7 +391,74 @@ def _scratch(like, shape, dtype):
 
 
 # --------------------------------------------------------------------------- elementwise
+# The launch plan of an elementwise call depends only on its signature: the function, every
+# operand's shape/strides/dtype (or a scalar's kind), the output(s)' shape/strides/dtype, the
+# compute dtype and the settings in force. A signature seen before reuses the plan (grid, coalesced
+# shapes and strides, pieces, meta-parameters): only the pointers and the scalar values are new.
+_EW_PLANS: dict = {}
+_EW_PLANS_LIMIT = 4096
+
+
+def _ew_signature(fn, outs, inputs, compute):
+    # the launch mode (fixed at the first launch: interpreted or compiled) stands for the
+    # settings the plan was made with; None before any launch
+    key = [fn, compute, _launch_state["mode"], len(outs)]
+    for o in outs:
+        key.append((tuple(o.shape), tuple(o.stride()), o.dtype))
+    for x in inputs:
+        if _is_tensor(x):
+            key.append((tuple(x.shape), tuple(x.stride()), x.dtype))
+        else:
+            key.append(_scalar_arg(x)[0])      # the kind (int or float bits), never the value
+    return tuple(key)
+
+
 def elementwise(fn, out, inputs, compute, **scalars):
+    """out[...] = FN(*inputs): see _elementwise_planned. A signature seen before goes straight
+    to the launch with its cached plan."""
+    if not scalars:
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        try:
+            key = _ew_signature(fn, outs, inputs, compute)
+        except (TypeError, AttributeError):
+            key = None
+        plan = _EW_PLANS.get(key) if key is not None else None
+        if plan is not None:
+            _launch_plan(plan, outs, inputs)
+            return
+        plan = _elementwise_planned(fn, out, inputs, compute)
+        if key is not None and plan is not None:
+            if len(_EW_PLANS) >= _EW_PLANS_LIMIT:
+                _EW_PLANS.clear()
+            _EW_PLANS[key] = plan
+        return
+    _elementwise_planned(fn, out, inputs, compute, **scalars)
+
+
+def _launch_plan(plan, outs, inputs):
+    """The launches of a cached plan: (kernel, meta, pieces), each piece (grid, n, shape,
+    output strides, operand strides, offsets, WIDE)."""
+    kernel, meta, pieces_ = plan
+    n_in = len(inputs)
+    kinds = [None if _is_tensor(x) else _scalar_arg(x)[1] for x in inputs]
+    for grid, n, p_shape, out_strides, operand_strides, p_offsets, wide in pieces_:
+        out_ptrs = [pointer(o, p_offsets[i]) for i, o in enumerate(outs)]
+        out_ptr = out_ptrs[0]
+        operands = []
+        t = len(outs)
+        for x, value in zip(inputs, kinds):
+            if value is None:
+                operands.append(pointer(x, p_offsets[t]))
+                if n_in > 1:
+                    operands.append(0)
+                t += 1
+            else:
+                operands += [out_ptr, value]
+        _run(kernel, grid, *out_ptrs, *operands, n, p_shape, *out_strides, *operand_strides,
+             RANK=len(p_shape), WIDE=wide, **meta)
+
+
+def _elementwise_planned(fn, out, inputs, compute, **scalars):
     """out[...] = FN(*inputs), computed in dtype ``compute`` (a dtype name) and cast to out's dtype.
 
     ``inputs``: 1-3 operands, each a tensor broadcastable to ``out.shape`` or a Python
@@ -422,7 +497,7 @@ def elementwise(fn, out, inputs, compute, **scalars):
     shape, strides, tiled = tile_plan(shape, strides, len(outs))
     if tiled and len(outs) == 1:
         _launch_tiled(table[fn], out, inputs, kinds, shape, strides, compute, settings())
-        return
+        return None      # tiled launches are not planned (their path is already short)
     kernel = {1: k.elementwise.unary_kernel, 2: k.elementwise.binary_kernel,
               3: k.elementwise.ternary_kernel}[len(inputs)]
     if len(outs) == 2:
@@ -432,6 +507,7 @@ def elementwise(fn, out, inputs, compute, **scalars):
     meta = dict(FN=table[fn], COMPUTE=k.compute[compute], BLOCK=block, num_warps=cfg["elementwise_warps"])
     if len(inputs) > 1:
         meta.update(zip(("A_KIND", "B_KIND", "C_KIND"), (kind for kind, _ in kinds)))
+    planned = []
     for p_shape, p_strides, p_offsets, _ in pieces(shape, strides):
         n = _prod(p_shape)
         out_ptrs = [pointer(o, p_offsets[i]) for i, o in enumerate(outs)]
@@ -446,8 +522,13 @@ def elementwise(fn, out, inputs, compute, **scalars):
             else:   # a scalar: the pointer slot is unused (any pointer will do)
                 operands += [out_ptr, value]
                 operand_strides.append((0,) * len(p_shape))
-        _run(kernel, (_cdiv(n, block),), *out_ptrs, *operands, n, p_shape, *p_strides[:len(outs)],
-             *operand_strides, RANK=len(p_shape), WIDE=needs_int64(n, block, p_shape, p_strides), **meta)
+        grid = (_cdiv(n, block),)
+        wide = needs_int64(n, block, p_shape, p_strides)
+        _run(kernel, grid, *out_ptrs, *operands, n, p_shape, *p_strides[:len(outs)],
+             *operand_strides, RANK=len(p_shape), WIDE=wide, **meta)
+        planned.append((grid, n, tuple(p_shape), tuple(tuple(st) for st in p_strides[:len(outs)]),
+                        tuple(tuple(st) for st in operand_strides), tuple(p_offsets), wide))
+    return kernel, meta, tuple(planned)
 
 
 # --------------------------------------------------------------------------- copy and fill

@@ -11,7 +11,7 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import BackwardContext, CopySlices, OpNode, gradient_edge, rebase_history
 from ..backends import numpy_ref
 from ..runtime.storage import Storage
-from ..tensor import Tensor, contiguous_strides
+from ..tensor import Size, Tensor, contiguous_strides
 from .table import OpDef
 
 
@@ -40,6 +40,109 @@ def empty(shape, dtype, device) -> Tensor:
     return Tensor._make(storage, shape, contiguous_strides(shape), 0, dtype)
 
 
+# ------------------------------------------------------------------------- the fast path
+# What an op's rule works out depends only on its inputs' signature (dtypes, devices, shapes,
+# strides, scalar operands' types and values, attributes, the default dtype) for the rules
+# listed here; their result is cached per signature, so a repeated call skips the device check,
+# the rule and the output's shape/strides arithmetic. Rules that read more (tensor values,
+# index objects ...) are simply not listed: they always take the first-time path. A signature
+# whose rule raised is never cached (errors keep coming from the rule, with torch's texts).
+CACHEABLE_RULES = frozenset({
+    ("tritensor.ops.elementwise", "same_type_rule"), ("tritensor.ops.elementwise", "float_rule"),
+    ("tritensor.ops.elementwise", "compare_rule"), ("tritensor.ops.elementwise", "_relu_rule"),
+    ("tritensor.ops.elementwise", "_pow_rule"), ("tritensor.ops.elementwise", "_where_rule"),
+    ("tritensor.ops.elementwise", "no_bool_rule.<locals>.rule"),
+    ("tritensor.ops.pointwise", "_float_input_rule.<locals>.rule"),
+    ("tritensor.ops.reduce", "_sum_rule"), ("tritensor.ops.reduce", "_same_rule"),
+    ("tritensor.ops.reduce", "_softmax_rule"), ("tritensor.ops.reduce", "_softmax_backward_rule"),
+    ("tritensor.ops.reduce", "_scan_rule"),
+    ("tritensor.ops.linalg", "_mm_rule"), ("tritensor.ops.linalg", "_bmm_rule"),
+    ("tritensor.ops.linalg", "_matmul_rule"), ("tritensor.ops.linalg", "_addmm_rule"),
+    ("tritensor.ops.copy", "_same_layout_rule"), ("tritensor.ops.indexing", "_gather_rule"),
+})
+_CACHE_LIMIT = 4096          # signatures kept (the cache is emptied when full: NaN scalars never hit)
+_rule_cache: dict = {}
+_op_cacheable: dict = {}     # OpDef -> bool (is its rule in CACHEABLE_RULES)
+_SCALAR_TYPES = (bool, int, float, str, type(None))
+
+
+def _is_cacheable(op) -> bool:
+    ok = _op_cacheable.get(op)
+    if ok is None:
+        rule = op.rule
+        ok = _op_cacheable[op] = op.view is None and rule is not None and (
+            (getattr(rule, "__module__", None), getattr(rule, "__qualname__", None)) in CACHEABLE_RULES)
+    return ok
+
+
+def _key_of(v):
+    """A hashable signature of one operand or attribute, or None when it has none we trust.
+    A tensor: dtype, device, shape, strides (never its values); a scalar: its type and value
+    (True, 1 and 1.0 promote differently); a dtype object; a tuple of those."""
+    if isinstance(v, Tensor):
+        dev = v._storage.device
+        return (v.dtype, dev.type, dev.index, v._shape, v._stride)
+    tp = type(v)
+    if tp in _SCALAR_TYPES or tp is _dt.dtype:
+        return (tp, v)
+    if tp is tuple:
+        parts = []
+        for x in v:
+            k = _key_of(x)
+            if k is None:
+                return None
+            parts.append(k)
+        return (tuple, tuple(parts))
+    return None
+
+
+def signature(op, args, attrs):
+    """The cache key of a call of ``op`` (None: this call is not cached). Every tensor operand
+    must be on one device (mixed devices, 0-d cpu scalars in a cuda op: the first-time path)."""
+    ok = _op_cacheable.get(op)
+    if not (ok or (ok is None and _is_cacheable(op))):
+        return None
+    key = [op, _dt._default_float]         # float_rule's result for integer inputs
+    dev = None
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._storage.device
+            if dev is None:
+                dev = d
+            elif d is not dev and (d.type != dev.type or d.index != dev.index):
+                return None
+            key.append((a.dtype, d.type, d.index, a._shape, a._stride))
+        else:
+            k = _key_of(a)
+            if k is None:
+                return None
+            key.append(k)
+    if dev is None:
+        return None
+    for name, v in attrs.items():
+        k = _key_of(v)
+        if k is None:
+            return None
+        key.append(name)
+        key.append(k)
+    return tuple(key)
+
+
+def _remember(key, meta, dev):
+    if len(_rule_cache) >= _CACHE_LIMIT:
+        _rule_cache.clear()
+    shape = Size(int(s) for s in meta.shape)
+    dtype = meta.dtype
+    _rule_cache[key] = (shape, contiguous_strides(shape), shape.numel() * dtype.itemsize, dtype, dev,
+                        meta.compute or dtype)
+
+
+def clear_cache():
+    """Forget every cached signature (tests; a changed rule table)."""
+    _rule_cache.clear()
+    _op_cacheable.clear()
+
+
 def _cpu_scalars_to_values(args, dev):
     """A 0-d cpu tensor used in a cuda op is read as a Python scalar; one that requires grad
     is copied to the device instead, so its gradient flows back to it."""
@@ -58,20 +161,35 @@ def _cpu_scalars_to_values(args, dev):
 
 def run_kernel(op: OpDef, out: Tensor, args, compute, attrs):
     """Compute op(*args) into ``out`` on out's device; nothing runs for an empty output."""
-    if out.numel() == 0:
+    if 0 in out._shape:
         return
-    if out.device.type == "cpu":
-        numpy_ref.run(op.reference, out, args, compute, attrs)
+    if out._storage.device.type == "cpu":
+        numpy_ref.run(op.reference, out, args, compute, attrs, op.name)
     else:
         op.kernel(out, *args, compute=compute.name, **attrs)
 
 
 def dispatch(op: OpDef, *args, **attrs):
+    key = signature(op, args, attrs)
+    if key is not None:
+        hit = _rule_cache.get(key)
+        if hit is not None:               # the fast path: nothing about this signature is redone
+            shape, strides, nbytes, dtype, dev, compute = hit
+            out = Tensor._make(Storage(nbytes, dev), shape, strides, 0, dtype)
+            if nbytes:                    # zero-size outputs never run a kernel
+                if dev.type == "cpu":
+                    numpy_ref.run(op.reference, out, args, compute, attrs, op.name)
+                else:
+                    op.kernel(out, *args, compute=compute.name, **attrs)
+            record(op, out, args, attrs)
+            return out
     tensors = [a for a in args if isinstance(a, Tensor)]
     dev = common_device(tensors)
     if op.view is not None:
         return _dispatch_view(op, args[0], attrs)
     meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
+    if key is not None:
+        _remember(key, meta, dev)
     args = _cpu_scalars_to_values(args, dev)
     out = empty(meta.shape, meta.dtype, dev)
     run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
@@ -95,14 +213,19 @@ def record(op: OpDef, out: Tensor, args, attrs):
     """Attach the backward node of ``op`` to ``out`` when some input requires grad."""
     if op.backward is None or not is_grad_enabled():
         return
-    needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-    if not any(needs):
+    needs = []
+    for a in args:        # Tensor.requires_grad, inlined; a view whose base changed in place asks
+                          # the property (which regenerates its grad_fn)
+        needs.append(isinstance(a, Tensor) and (
+            a._requires_grad or (a._grad_fn is not None if a._view_version is None else a.requires_grad)))
+    if True not in needs:
         return
+    needs = tuple(needs)
     if not out.dtype.is_floating_point:
         return  # integer and bool results never require grad
     if not op.differentiable:
         raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
-    meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None for a in args)
+    meta = tuple([(a._shape, a.dtype, a._storage.device) if isinstance(a, Tensor) else None for a in args])
     ctx = BackwardContext(dict(attrs), needs, meta)
     for name, a in zip(op.args, args):
         if not isinstance(a, Tensor):

@@ -20,7 +20,8 @@ class Storage:
         self._block = None       # set first: __del__ runs even when malloc raises (out of memory)
         if device.type == "cpu":
             self.host = np.empty(max(self.nbytes, 1), dtype=np.uint8)[: self.nbytes]
-            self._ptr = self.host.ctypes.data
+            # the address is read when asked (data_ptr): reading it costs more than the allocation
+            self._ptr = None
         else:
             # The block belongs to the current stream of the device (reused only there).
             index = device.index
@@ -71,7 +72,10 @@ class Storage:
         return self
 
     def data_ptr(self):
-        return self._ptr
+        ptr = self._ptr
+        if ptr is None:           # a cpu storage's address, read once
+            ptr = self._ptr = self.host.__array_interface__["data"][0]
+        return ptr
 
     def element_view(self, np_dtype, shape, strides, offset):
         """A NumPy array over this host-backed storage (strides and offset in elements)."""

@@ -1,0 +1,244 @@
+"""Issue 14's guard: the host-side cost of a repeated op, counted so that no noisy machine can
+fool it, and the per-signature caches that make it small checked for correctness.
+
+The cost is the number of Python function calls one cached call makes (``sys.setprofile`` sees
+every one, deterministically). A change that raises a count past its budget fails here; lower
+the budget when a change brings a count down. Timings live in ``python -m bench.overhead``,
+never in a test.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import tritensor as tt
+from tritensor.backends import triton as tb
+from tritensor.ops import dispatch as dispatch_mod
+from tritensor.ops import elementwise as ew
+
+# Python calls of one cached call (the first calls of a signature are not counted).
+BUDGET = {
+    "cpu a + b": 37,                # operator -> add -> dispatch fast path -> ufunc into out
+    "cpu dispatch(ADD)": 21,        # dispatch() itself, without the operator's front end
+    "cpu a @ b": 45,
+    "cpu a * b recorded": 75,       # with the autograd node recorded (both inputs require grad)
+    "cuda host a + b": 70,          # emulated cuda, the launch replaced by a recorder
+}
+
+
+def count_calls(fn) -> int:
+    """Python function calls made by ``fn()`` (C functions not counted)."""
+    calls = 0
+
+    def profile(frame, event, arg):
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls - 1          # fn itself
+
+
+def warm_count(fn, warm=3) -> int:
+    for _ in range(warm):
+        fn()
+    return count_calls(fn)
+
+
+def _check(name, fn):
+    calls = warm_count(fn)
+    assert calls <= BUDGET[name], (
+        f"{name}: one cached call makes {calls} Python calls, over its budget of {BUDGET[name]} "
+        "(profile it: the dispatch fast path has grown)")
+
+
+# --------------------------------------------------------------------------- call budgets
+def test_cpu_add_budget():
+    a, b = tt.randn(1000), tt.randn(1000)
+    _check("cpu a + b", lambda: a + b)
+
+
+def test_cpu_dispatch_budget():
+    a, b = tt.randn(1000), tt.randn(1000)
+    _check("cpu dispatch(ADD)", lambda: dispatch_mod.dispatch(ew.ADD, a, b))
+
+
+def test_cpu_matmul_budget():
+    a, b = tt.randn(16, 8), tt.randn(8, 4)
+    _check("cpu a @ b", lambda: a @ b)
+
+
+def test_cpu_recorded_mul_budget():
+    a, b = tt.randn(100, requires_grad=True), tt.randn(100, requires_grad=True)
+    _check("cpu a * b recorded", lambda: a * b)
+
+
+class _Recorder:
+    def __init__(self):
+        self.launches = []
+
+    def __call__(self, kernel, grid, *args, **meta):
+        self.launches.append((kernel, grid, args, meta))
+
+
+def test_cuda_host_add_budget(monkeypatch):
+    a, b = tt.randn(1000, device="cuda"), tt.randn(1000, device="cuda")
+    a + b                                         # the kernels imported, the plan made
+    recorder = _Recorder()
+    monkeypatch.setattr(tb, "_run", recorder)
+    _check("cuda host a + b", lambda: a + b)
+    assert recorder.launches, "the recorder saw no launch"
+
+
+# --------------------------------------------------------------------------- the caches are right
+def test_scalar_types_are_part_of_the_signature():
+    x = tt.tensor([1, 2, 3])
+    for _ in range(2):          # both orders hit a cached signature the second time round
+        assert (x + 1).dtype is tt.int64
+        assert (x + 1.0).dtype is tt.float32
+        assert (x + True).dtype is tt.int64
+        assert (x * 2.5).tolist() == [2.5, 5.0, 7.5]
+        assert (x * 2).tolist() == [2, 4, 6]
+        assert (x * 3).tolist() == [3, 6, 9]
+
+
+def test_default_dtype_is_part_of_the_signature():
+    x = tt.tensor([1, 2, 3])
+    assert (x / 2).dtype is tt.float32
+    assert (x / 2).dtype is tt.float32
+    old = tt.get_default_dtype()
+    tt.set_default_dtype(tt.float64)
+    try:
+        assert (x / 2).dtype is tt.float64
+        assert (x / 2).tolist() == [0.5, 1.0, 1.5]
+    finally:
+        tt.set_default_dtype(old)
+    assert (x / 2).dtype is tt.float32
+
+
+def test_errors_are_never_cached():
+    a, b = tt.randn(3), tt.randn(4)
+    for _ in range(3):
+        with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
+                                               r"tensor b \(4\) at non-singleton dimension 0"):
+            a + b
+    flags = tt.tensor([True, False])
+    for _ in range(3):
+        with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+            tt.relu(flags)
+
+
+def test_mixed_devices_still_checked():
+    a = tt.randn(3)
+    b = tt.randn(3, device="cuda")
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            a + b
+    # a 0-d cpu tensor joins a cuda op as a scalar, every time
+    s = tt.tensor(2.0)
+    for _ in range(2):
+        np.testing.assert_allclose((b * s).cpu().numpy(), b.cpu().numpy() * 2)
+
+
+def test_strides_are_part_of_the_signature():
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = tt.tensor(base)
+    y = tt.tensor(base.T.copy())
+    for _ in range(2):
+        np.testing.assert_array_equal((y + 1).numpy(), base.T + 1)
+        np.testing.assert_array_equal((x.t() + 1).numpy(), base.T + 1)      # same shape, other strides
+        np.testing.assert_array_equal((x[:, ::2] * 2).numpy(), base[:, ::2] * 2)
+        np.testing.assert_array_equal((x[1:, 1:] - x[:-1, :-1]).numpy(), base[1:, 1:] - base[:-1, :-1])
+
+
+def test_grad_mode_and_requires_grad_after_a_cached_signature():
+    a, b = tt.randn(5), tt.randn(5)
+    assert not (a * b).requires_grad
+    assert not (a * b).requires_grad
+    ag = tt.randn(5, requires_grad=True)
+    out = ag * b
+    assert out.requires_grad and out.grad_fn.name() == "MulBackward0"
+    out.sum().backward()
+    np.testing.assert_allclose(ag.grad.numpy(), b.numpy())
+    with tt.no_grad():
+        assert not (ag * b).requires_grad
+    assert (ag * b).requires_grad
+
+
+def test_cpu_ufunc_writes_through_views_and_in_place():
+    base = np.arange(20, dtype=np.float32).reshape(4, 5)
+    x = tt.tensor(base)
+    for _ in range(2):
+        x.copy_(tt.tensor(base))
+        view = x[:, 1::2]
+        view.add_(100)
+        expect = base.copy()
+        expect[:, 1::2] += 100
+        np.testing.assert_array_equal(x.numpy(), expect)
+        x.t().mul_(2)
+        np.testing.assert_array_equal(x.numpy(), expect * 2)
+
+
+def test_cpu_casts_and_16_bit_floats_unchanged():
+    h = tt.tensor([1.5, 2.25, -3.0], dtype=tt.float16)
+    i = tt.tensor([1, 2, 3], dtype=tt.uint8)
+    for _ in range(2):
+        assert (h + h).dtype is tt.float16 and (h + h).tolist() == [3.0, 4.5, -6.0]
+        assert (i - 2).tolist() == [255, 0, 1]                   # uint8 wraps, as torch
+        assert (i < 2).tolist() == [True, False, False]
+        assert (h * i).dtype is tt.float16
+
+
+def test_cpu_matmul_reads_transposed_operands_in_place():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((6, 4)).astype(np.float32)
+    b = rng.standard_normal((5, 4)).astype(np.float32)
+    c = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    ta, tb_, tc = tt.tensor(a), tt.tensor(b), tt.tensor(c)
+    for _ in range(2):
+        np.testing.assert_allclose((ta @ tb_.t()).numpy(), a @ b.T, rtol=1e-5)
+        np.testing.assert_allclose((tb_.t().t() @ ta.t()).numpy(), b @ a.T, rtol=1e-5)
+        np.testing.assert_allclose((tc @ ta).numpy(), c @ a, rtol=1e-5)           # batched
+    d = tt.tensor(a.astype(np.float64))
+    with pytest.raises(RuntimeError):
+        ta @ d.t()          # mixed dtypes still raise, every time
+    with pytest.raises(RuntimeError):
+        ta @ d.t()
+
+
+def test_cuda_plan_cache_keeps_scalar_values_and_layouts():
+    base = np.arange(40, dtype=np.float32).reshape(5, 8)
+    x = tt.tensor(base, device="cuda")
+    for _ in range(2):
+        np.testing.assert_array_equal((x * 2).cpu().numpy(), base * 2)
+        np.testing.assert_array_equal((x * 3).cpu().numpy(), base * 3)
+        np.testing.assert_array_equal((x * 2.5).cpu().numpy(), base * 2.5)
+        np.testing.assert_array_equal((x[:, ::3] + 1).cpu().numpy(), base[:, ::3] + 1)
+        np.testing.assert_array_equal((x[1:] + x[:-1]).cpu().numpy(), base[1:] + base[:-1])
+
+
+def test_cuda_recorded_launches_match_the_first_call(monkeypatch):
+    """The cached plan hands Triton what the first-time path did: same kernel, grid, arguments
+    (pointers compared by address) and meta-parameters."""
+    a = tt.randn(300, device="cuda")
+    b = tt.randn(300, device="cuda")
+    tb._EW_PLANS.clear()
+    first, again = _Recorder(), _Recorder()
+    monkeypatch.setattr(tb, "_run", first)
+    a + b
+    monkeypatch.setattr(tb, "_run", again)
+    a + b
+
+    def norm(launch):
+        kernel, grid, args, meta = launch
+        return kernel, grid, tuple(x.data_ptr() - a.data_ptr() if hasattr(x, "data_ptr") else x
+                                   for x in args[1:]), meta
+
+    assert len(first.launches) == len(again.launches) == 1
+    assert norm(first.launches[0]) == norm(again.launches[0])
