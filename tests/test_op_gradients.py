@@ -170,8 +170,9 @@ CASES = {
     "diag_embed": lambda d: (lambda x: x.diag_embed(1, 0, 2), (_randn((2, 3), d),), {}),
     "diagonal_scatter": lambda d: (lambda x, s: x.diagonal_scatter(s, 1), (_randn((3, 4), d), _randn((3,), d)), {}),
     "var": lambda d: (lambda x: x.var(1, correction=0), (_randn((2, 3), d),), {}),
-    "scatter_reduce": lambda d: (lambda x, s: x.scatter_reduce(0, tt.tensor([[0, 1, 0], [0, 0, 2]], device=d), s, "prod"),
-                                 (_randn((3, 3), d), _randn((2, 3), d)), {}),
+    # two values into one target (the smallest case with a product of others; each emulated launch costs)
+    "scatter_reduce": lambda d: (lambda x, s: x.scatter_reduce(0, tt.tensor([[0], [0]], device=d), s, "prod"),
+                                 (_randn((1, 1), d), _randn((2, 1), d)), {}),
     # the fused nn ops (ops/nn.py), on the smallest shapes (each emulated launch costs ~1 ms and the
     # double-backward composites are many); tests/test_nn_functional.py checks larger ones on cpu
     "layer_norm": lambda d: (lambda x, w: tt.nn.functional.layer_norm(x, (3,), w),
