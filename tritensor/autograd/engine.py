@@ -103,7 +103,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             if node is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture[(node, nr)] = i
-            if isinstance(node, AccumulateGrad) and not accumulate:
+            if not accumulate and (isinstance(node, AccumulateGrad) or node._stops_capture):
                 stop_at.add(node)
     targets = {n for n, _ in capture}
 
@@ -144,7 +144,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                         outs = _apply_with_hooks(node, hooks, grads, check_nan)
                     if not retain_graph:
                         node.release_saved()
-            for i, (nxt, nr) in enumerate(node.next_functions):
+            for i, (nxt, nr) in enumerate(() if node in stop_at else node.next_functions):
                 if nxt is None:
                     continue
                 if outs is not None and i < len(outs) and outs[i] is not None:

@@ -131,6 +131,7 @@ class Node:
     ``type(node).__name__ == node.name()``."""
 
     _node_hooks = None                   # NodeHooks once register_hook/prehook is called
+    _stops_capture = False               # autograd.grad captures here without walking further
 
     def __init__(self):
         self._sequence_nr = next(_sequence)

@@ -85,8 +85,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     count = 1
     for d in dims:
         count *= input.shape[d]
-    total = sum(input, dim, keepdim, dtype=out_dtype)
-    return total / count   # the mean of nothing is 0/0 = nan, as in torch
+    # one node, as torch's: MeanBackward0 for the whole tensor, MeanBackward1 over dims
+    return named_composite("MeanBackward0" if dim is None else "MeanBackward1", _mean_value,
+                           input, dim, keepdim, out_dtype, count)
+
+
+def _mean_value(input, dim, keepdim, dtype, count):
+    return sum(input, dim, keepdim, dtype=dtype) / count   # the mean of nothing is 0/0 = nan, as in torch
 
 
 def sum_to_size(x, *shape):
@@ -107,6 +112,7 @@ def sum_to_size(x, *shape):
 import collections as _collections
 import math as _math
 
+from ..autograd.composite import named_composite
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from . import elementwise as _ew
 
@@ -352,21 +358,26 @@ def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry)
                         nan_ties=True, whole_name=f"{name.capitalize()}Backward1")
     dim = _wrap(dim, input.dim())
     tuple_type = getattr(return_types, name)
+    node_name = f"{name.capitalize()}Backward0"     # torch's MaxBackward0 / MinBackward0
     if input.dim() == 0:
-        return tuple_type(input.clone(), _zeros_index(input))
+        return tuple_type(named_composite(node_name, lambda t: t.clone(), input), _zeros_index(input))
     _check_nonempty(name, input, (dim,))
     indices = _arg(arg_entry, "arg" + name, input, dim, keepdim, bool_ok=True)
     if input.requires_grad and _grad_enabled() and input.dtype.is_floating_point:
-        # the value at the index, as a differentiable selection: the gradient goes to the index
-        from .creation import arange
-        n = input.shape[dim]
-        pos = arange(n, device=input.device).view((n,) + (1,) * (input.dim() - 1 - dim))
-        idx = indices if keepdim else indices.unsqueeze(dim)
-        picked = _ew.where(_ew.eq(pos, idx), input, 0.0)
-        values = sum(picked, dim, keepdim, dtype=input.dtype)
+        values = named_composite(node_name, _value_at, input, indices if keepdim else indices.unsqueeze(dim),
+                                 dim, keepdim)
     else:
         values = (amax if name == "max" else amin)(input, dim, keepdim)
     return tuple_type(values, indices)
+
+
+def _value_at(input, idx, dim, keepdim):
+    """The value at the index, as a differentiable selection: the gradient goes to the index."""
+    from .creation import arange
+    n = input.shape[dim]
+    pos = arange(n, device=input.device).view((n,) + (1,) * (input.dim() - 1 - dim))
+    picked = _ew.where(_ew.eq(pos, idx), input, 0.0)
+    return sum(picked, dim, keepdim, dtype=input.dtype)
 
 
 def _zeros_index(x):
@@ -414,11 +425,15 @@ def _var(name, input, dim, unbiased, keepdim, correction):
         import warnings
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
-    out = dispatch(VAR, input, dims=dims, keepdim=keepdim, correction=correction,
-                   dim_given=not _reduces_all(dim) and input.dim() > 0)
-    if name == "std":
-        out = _zero_safe(_ew.sqrt, out)     # torch's std_backward: 0 where std is 0
-    return out
+    dim_given = not _reduces_all(dim) and input.dim() > 0
+    if name == "std":    # one StdBackward0 node, as torch's
+        return named_composite("StdBackward0", _std_value, input, dims, keepdim, correction, dim_given)
+    return dispatch(VAR, input, dims=dims, keepdim=keepdim, correction=correction, dim_given=dim_given)
+
+
+def _std_value(input, dims, keepdim, correction, dim_given):
+    out = dispatch(VAR, input, dims=dims, keepdim=keepdim, correction=correction, dim_given=dim_given)
+    return _zero_safe(_ew.sqrt, out)     # torch's std_backward: 0 where std is 0
 
 
 def _var_value(x, dims, keepdim, correction):
@@ -503,6 +518,13 @@ def _norm_check_empty(input, p, dim, dims):
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if isinstance(p, str) and p == "nuc":
+        return _norm(input, p, dim, keepdim, dtype)
+    # a vector norm: one LinalgVectorNormBackward0 node, as torch's
+    return named_composite("LinalgVectorNormBackward0", _norm, input, p, dim, keepdim, dtype)
+
+
+def _norm(input, p, dim, keepdim, dtype):
     _check_tensor("norm", input)
     if isinstance(p, str) and p == "nuc":
         if not input.dtype.is_floating_point:
@@ -644,6 +666,10 @@ def _nuclear_norm(input, dim, keepdim):
 
 def logsumexp(input, dim, keepdim=False):
     _check_tensor("logsumexp", input)
+    return named_composite("LogsumexpBackward0", _logsumexp, input, dim, keepdim)
+
+
+def _logsumexp(input, dim, keepdim):
     x = input if input.dtype.is_floating_point else input.to(_dt.get_default_dtype())
     xw = _widen(x)
     dims = normalize_dims(x, dim)

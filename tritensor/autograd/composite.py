@@ -1,0 +1,94 @@
+"""One named node for a composite op (torch's MeanBackward0, StdBackward0, LogsumexpBackward0 ...).
+
+A composite such as ``mean = sum / n`` records one node per primitive it runs (DivBackward0 ->
+SumBackward1), where torch records a single node named after the op. ``named_composite`` runs
+the composite on stand-ins of its differentiable inputs and gives the result one node of the
+torch name whose edges are the real inputs' edges. Its backward runs the engine over the
+composite's own graph, recorded in the forward, down to the stand-ins:
+
+* the gradients are exactly those of the composite (every special case it handles stays);
+* nothing is recomputed in the backward;
+* each stand-in is an alias of its input whose node passes gradients through to the input's
+  edge, so a gradient computed with create_graph=True is connected to the real inputs and
+  double backward works;
+* the stand-ins share their inputs' version counters, so an in-place change of an input after
+  the op is still caught when the backward reads a saved value.
+"""
+from __future__ import annotations
+
+from .grad_mode import is_grad_enabled
+from .graph import Node, gradient_edge, node_class
+
+
+class CompositeInput(Node):
+    """The node of a stand-in: gradients pass through unchanged to the input's edge. The
+    composite's backward captures its gradient there and walks no further (_stops_capture), so
+    it costs the composite's graph only, never the graph behind the inputs."""
+
+    _stops_capture = True
+
+    def apply(self, grads):
+        return tuple(grads[:1])
+
+
+class CompositeNode(Node):
+    """The single node recorded for a composite; its class is named as torch's node."""
+
+    def __init__(self, inner_out, stand_ins, next_functions):
+        super().__init__()
+        self._inner_out = inner_out          # the composite's result: holds its inner graph
+        self._stand_ins = stand_ins          # per argument: its stand-in, or None
+        self.next_functions = next_functions
+
+    def apply(self, grads):
+        from .engine import run_backward
+        g = grads[0] if grads else None
+        result = [None] * len(self._stand_ins)
+        wanted = [(i, s) for i, s in enumerate(self._stand_ins) if s is not None]
+        if g is None or not wanted:
+            return tuple(result)
+        got = run_backward((self._inner_out,), (g,), retain_graph=True, create_graph=is_grad_enabled(),
+                           inputs=tuple(s for _, s in wanted), allow_unused=True, accumulate=False)
+        for (i, _), r in zip(wanted, got):
+            result[i] = r
+        return tuple(result)
+
+    def release_saved(self):
+        """Free the saved tensors of the inner graph (down to the stand-ins), as the engine
+        frees those of any node after a backward without retain_graph."""
+        stop = {s.grad_fn for s in self._stand_ins if s is not None}
+        seen, stack = set(), [self._inner_out.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or node in seen or node in stop:
+                continue
+            seen.add(node)
+            node.release_saved()
+            stack.extend(n for n, _ in node.next_functions)
+
+
+def named_composite(name, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, recorded as one node called ``name`` when a tensor argument
+    requires grad (and grad mode is on); otherwise simply ``fn(*args, **kwargs)``.
+
+    ``fn`` must return one tensor computed from ``args`` with recorded (differentiable) ops;
+    every tensor that may require grad must be passed in ``args`` (not closed over), since only
+    the arguments' edges are the node's."""
+    from ..tensor import Tensor
+    if not is_grad_enabled() or not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+        return fn(*args, **kwargs)
+    stand_ins = tuple(_stand_in(a) if isinstance(a, Tensor) and a.requires_grad else None for a in args)
+    inner = fn(*(s if s is not None else a for s, a in zip(stand_ins, args)), **kwargs)
+    if not isinstance(inner, Tensor) or inner.grad_fn is None:
+        return inner
+    edges = tuple(gradient_edge(a) if s is not None else (None, 0) for s, a in zip(stand_ins, args))
+    node = node_class(name, CompositeNode)(inner, stand_ins, edges)
+    from .anomaly import record_trace
+    record_trace(node)
+    return inner._attached_to(node, 0)
+
+
+def _stand_in(t):
+    node = CompositeInput()
+    node.next_functions = (gradient_edge(t),)
+    return t._attached_to(node, 0)
