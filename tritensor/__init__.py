@@ -39,11 +39,14 @@ from .ops.joining import (  # noqa: F401
     cat, chunk, concat, concatenate, flip, fliplr, flipud, hstack, row_stack, split, stack, tensor_split,
     tril, triu, vstack,
 )
-from .ops.views import as_strided  # noqa: F401
-from .ops.random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: F401
+from .ops.views import as_strided, diag_embed, diagonal, diagonal_scatter  # noqa: F401
+from .ops.random import (  # noqa: F401
+    Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed, multinomial, normal,
+    randperm, seed, set_rng_state,
+)
 from .ops.reduce import mean, sum  # noqa: F401
 from .ops.indexing import (  # noqa: F401
-    gather, index_put, index_select, masked_select, nonzero, scatter, scatter_add, take,
+    gather, index_put, index_select, masked_select, nonzero, scatter, scatter_add, scatter_reduce, take,
 )
 from .ops.reduce import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, log_softmax, logsumexp, max,

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 from .ops.random import cuda_manual_seed as manual_seed  # noqa: F401
+from .ops.random import (  # noqa: F401
+    cuda_get_rng_state as get_rng_state, cuda_get_rng_state_all as get_rng_state_all,
+    cuda_set_rng_state as set_rng_state, cuda_set_rng_state_all as set_rng_state_all,
+)
 from .runtime.device import as_device, cuda_mode, current_device, device_count, is_available, is_emulated, set_device  # noqa: F401
 # devices, streams and events (runtime/device.py, runtime/streams.py)
 from .runtime.device import CudaDeviceProperties as _CudaDeviceProperties  # noqa: F401
