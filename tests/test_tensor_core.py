@@ -323,6 +323,9 @@ def test_from_numpy_then_to_cuda_copies_values():
     (lambda: tt.tensor([0.1, 100.5]), "tensor([1.0000e-01, 1.0050e+02])"),
     (lambda: tt.tensor([1e-5, 1.0]), "tensor([1.0000e-05, 1.0000e+00])"),
     (lambda: tt.zeros(0, dtype=tt.int32), "tensor([], dtype=tritensor.int32)"),
+    # an empty tensor names every non-default dtype, int64 and bool too; device, then size, then dtype
+    (lambda: tt.zeros(0, dtype=tt.int64), "tensor([], dtype=tritensor.int64)"),
+    (lambda: tt.zeros(2, 0, dtype=tt.bool, device="cuda"), "tensor([], device='cuda:0', size=(2, 0), dtype=tritensor.bool)"),
     # line wrapping: floor((80 - indent) / (width + 2)) elements per line
     (lambda: tt.arange(30.), "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., 13.,\n"
                              "        14., 15., 16., 17., 18., 19., 20., 21., 22., 23., 24., 25., 26., 27.,\n"

@@ -41,15 +41,20 @@ def format_tensor(t) -> str:
     suffix = []
     if t.device.type != "cpu":
         suffix.append(f"device='{t.device}'")
-    if t.numel() == 0 and t.dim() != 1:
+    if t.numel() == 0:
+        # torch: the shape when it is not (0,), and any dtype but the default float one (an
+        # empty tensor has no elements to tell an int64 by)
         body = "[]"
-        suffix.insert(0, f"size={tuple(t.shape)}")
+        if t.dim() != 1:
+            suffix.append(f"size={tuple(t.shape)}")
+        if t.dtype is not _dt.get_default_dtype():
+            suffix.append(f"dtype={t.dtype}")
     else:
         body = np.array2string(arr, separator=", ", prefix="tensor(", formatter=_formatter(arr, t.dtype),
                                threshold=1000, edgeitems=3, max_line_width=80)
         body = body.replace(", ..., ", ",  ..., ")   # torch's elision entry is " ..."
-    if t.dtype is not _dt.get_default_dtype() and t.dtype not in _DEFAULT_SHOWN:
-        suffix.append(f"dtype={t.dtype}")
+        if t.dtype is not _dt.get_default_dtype() and t.dtype not in _DEFAULT_SHOWN:
+            suffix.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:
         suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
