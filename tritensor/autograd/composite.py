@@ -37,7 +37,7 @@ class CompositeNode(Node):
     def __init__(self, inner_out, stand_ins, next_functions):
         super().__init__()
         self._inner_out = inner_out          # the composite's result: holds its inner graph
-        self._stand_ins = stand_ins          # per argument: its stand-in, or None
+        self._stand_ins = stand_ins          # per input (edge): its stand-in, or None
         self.next_functions = next_functions
 
     def apply(self, grads):
@@ -77,11 +77,14 @@ def named_composite(name, fn, *args, **kwargs):
     from ..tensor import Tensor
     if not is_grad_enabled() or not any(isinstance(a, Tensor) and a.requires_grad for a in args):
         return fn(*args, **kwargs)
+    # the node's edges are its floating tensor arguments' (as torch's: an index is no input)
     stand_ins = tuple(_stand_in(a) if isinstance(a, Tensor) and a.requires_grad else None for a in args)
     inner = fn(*(s if s is not None else a for s, a in zip(stand_ins, args)), **kwargs)
     if not isinstance(inner, Tensor) or inner.grad_fn is None:
         return inner
-    edges = tuple(gradient_edge(a) if s is not None else (None, 0) for s, a in zip(stand_ins, args))
+    inputs = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.dtype.is_floating_point]
+    stand_ins = tuple(stand_ins[i] for i in inputs)
+    edges = tuple(gradient_edge(args[i]) if s is not None else (None, 0) for i, s in zip(inputs, stand_ins))
     node = node_class(name, CompositeNode)(inner, stand_ins, edges)
     from .anomaly import record_trace
     record_trace(node)

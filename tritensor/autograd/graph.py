@@ -21,7 +21,7 @@ FREED_MESSAGE = (
 
 PACK_INPLACE_MESSAGE = (
     "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack "
-    "hook can not be modified by in-place operations as this can lead to unexpected side-effects. "
+    "hook cannot be modified by in-place operations as this can lead to unexpected side-effects. "
     "Please open an issue if you need to perform in-place operations on the input to a pack hook.")
 
 
