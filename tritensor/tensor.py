@@ -17,7 +17,7 @@ class Size(tuple):
     """torch.Size: a tuple of ints."""
 
     def __new__(cls, dims=()):
-        return super().__new__(cls, (int(d) for d in dims))
+        return tuple.__new__(cls, map(int, dims))     # map: no Python-level generator
 
     def numel(self):
         n = 1
@@ -54,6 +54,10 @@ def contiguous_strides(shape):
 
 class Tensor:
     __hash__ = object.__hash__   # comparison operators are elementwise; identity hashing, as torch
+    # The cpu backend's NumPy view of this tensor (backends/numpy_ref._view), made on first use:
+    # NumPy works faster on an array it has seen than on a new one. Only the ``data`` setter
+    # changes a tensor's storage/shape/strides/offset/dtype, and it drops the view.
+    _host_array = None
 
     # ---------------------------------------------------------------- construction
     def __new__(cls, *args, **kwargs):
@@ -415,6 +419,7 @@ class Tensor:
             raise TypeError(f"data must be a Tensor, not {type(other).__name__}")
         self._storage, self._shape, self._stride, self._offset, self.dtype = (
             other._storage, other._shape, other._stride, other._offset, other.dtype)
+        self._host_array = None
 
     def _alias_detached(self):
         t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version_counter)

@@ -33,11 +33,15 @@ except (ImportError, TypeError):          # another NumPy layout: the fast path 
 
 
 def _view(t):
-    """A NumPy view of host-backed tensor ``t`` (with elements): Tensor._host_view, inlined."""
-    dtype = t.dtype
-    itemsize = dtype.itemsize
-    return np.ndarray(t._shape, dtype.numpy_dtype, t._storage.host, t._offset * itemsize,
-                      tuple(map(_mul, t._stride, _repeat(itemsize))))   # no Python-level loop
+    """A NumPy view of host-backed tensor ``t`` (with elements): Tensor._host_view, inlined, and
+    kept on the tensor (never handed out: references only read it, outputs only write it)."""
+    arr = t._host_array
+    if arr is None:
+        dtype = t.dtype
+        itemsize = dtype.itemsize
+        arr = t._host_array = np.ndarray(t._shape, dtype.numpy_dtype, t._storage.host, t._offset * itemsize,
+                                         tuple(map(_mul, t._stride, _repeat(itemsize))))
+    return arr
 
 
 _ufunc_writes_out: dict = {}    # (ufunc, compute np dtype, out np dtype, nin) -> bool

@@ -40,7 +40,7 @@ import struct
 import numpy as np
 
 from ..runtime.launch import _state as _launch_state
-from ..runtime.launch import launch_kernel, pointer
+from ..runtime.launch import KernelArg, launch_kernel, pointer
 
 MAX_RANK = 6   # dims per launch (kernels/strided.py says the same)
 
@@ -404,10 +404,10 @@ def _ew_signature(fn, outs, inputs, compute):
     # settings the plan was made with; None before any launch
     key = [fn, compute, _launch_state["mode"], len(outs)]
     for o in outs:
-        key.append((tuple(o.shape), tuple(o.stride()), o.dtype))
+        key.append((o._shape, o._stride, o.dtype))      # Tensors (others: AttributeError, no plan)
     for x in inputs:
         if _is_tensor(x):
-            key.append((tuple(x.shape), tuple(x.stride()), x.dtype))
+            key.append((x._shape, x._stride, x.dtype))
         else:
             key.append(_scalar_arg(x)[0])      # the kind (int or float bits), never the value
     return tuple(key)
@@ -435,20 +435,35 @@ def elementwise(fn, out, inputs, compute, **scalars):
     _elementwise_planned(fn, out, inputs, compute, **scalars)
 
 
+def _pointer(x, extra):
+    """runtime.launch.pointer, inlined for storages whose address is known already."""
+    storage = x._storage
+    ptr = getattr(storage, "_ptr", None)
+    device = getattr(storage, "device", None)
+    if ptr is None or device is None:
+        return pointer(x, extra)
+    dtype = x.dtype
+    return KernelArg(ptr + (x._offset + extra) * dtype.itemsize, dtype, device.index)
+
+
 def _launch_plan(plan, outs, inputs):
     """The launches of a cached plan: (kernel, meta, pieces), each piece (grid, n, shape,
     output strides, operand strides, offsets, WIDE)."""
     kernel, meta, pieces_ = plan
     n_in = len(inputs)
-    kinds = [None if _is_tensor(x) else _scalar_arg(x)[1] for x in inputs]
+    kinds = []
+    for x in inputs:
+        kinds.append(None if _is_tensor(x) else _scalar_arg(x)[1])
     for grid, n, p_shape, out_strides, operand_strides, p_offsets, wide in pieces_:
-        out_ptrs = [pointer(o, p_offsets[i]) for i, o in enumerate(outs)]
+        out_ptrs = []
+        for i, o in enumerate(outs):
+            out_ptrs.append(_pointer(o, p_offsets[i]))
         out_ptr = out_ptrs[0]
         operands = []
         t = len(outs)
         for x, value in zip(inputs, kinds):
             if value is None:
-                operands.append(pointer(x, p_offsets[t]))
+                operands.append(_pointer(x, p_offsets[t]))
                 if n_in > 1:
                     operands.append(0)
                 t += 1

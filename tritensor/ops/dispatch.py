@@ -141,6 +141,7 @@ def clear_cache():
     """Forget every cached signature (tests; a changed rule table)."""
     _rule_cache.clear()
     _op_cacheable.clear()
+    _view_cache.clear()
 
 
 def _cpu_scalars_to_values(args, dev):
@@ -183,10 +184,10 @@ def dispatch(op: OpDef, *args, **attrs):
                     op.kernel(out, *args, compute=compute.name, **attrs)
             record(op, out, args, attrs)
             return out
+    if op.view is not None:          # one tensor operand: no device to agree on
+        return _dispatch_view(op, args[0], attrs)
     tensors = [a for a in args if isinstance(a, Tensor)]
     dev = common_device(tensors)
-    if op.view is not None:
-        return _dispatch_view(op, args[0], attrs)
     meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
     if key is not None:
         _remember(key, meta, dev)
@@ -197,8 +198,40 @@ def dispatch(op: OpDef, *args, **attrs):
     return out
 
 
-def _dispatch_view(op, x, attrs):
+# View ops whose layout function reads only the input's shape, strides and offset (and the
+# attributes): their (shape, strides, offset) is cached per signature like a rule's result.
+CACHEABLE_VIEWS = frozenset({"view", "permute", "transpose", "expand", "t", "squeeze", "unsqueeze"})
+_view_cache: dict = {}
+
+
+def _view_layout(op, x, attrs):
+    key = None
+    if op.name in CACHEABLE_VIEWS and isinstance(x, Tensor):
+        key = [op, x._shape, x._stride, x._offset]
+        for name, v in attrs.items():
+            k = _key_of(v)
+            if k is None:
+                key = None
+                break
+            key.append(name)
+            key.append(k)
+        if key is not None:
+            key = tuple(key)
+            layout = _view_cache.get(key)
+            if layout is not None:
+                return layout
     shape, strides, offset = op.view(x, **attrs)
+    if key is not None:
+        if len(_view_cache) >= _CACHE_LIMIT:
+            _view_cache.clear()
+        shape = Size(shape)
+        _view_cache[key] = layout = (shape, tuple(int(s) for s in strides), int(offset))
+        return layout
+    return shape, strides, offset
+
+
+def _dispatch_view(op, x, attrs):
+    shape, strides, offset = _view_layout(op, x, attrs)
     out = Tensor._make(x._storage, shape, strides, offset, x.dtype, x._version_counter)
     out._base = x._base if x._base is not None else x
     if is_grad_enabled():
@@ -231,7 +264,7 @@ def record(op: OpDef, out: Tensor, args, attrs):
         if not isinstance(a, Tensor):
             ctx.attrs[name] = a          # scalar operands are read as ctx.<name>
     node = OpNode(op, ctx, op.node_name(args, attrs))
-    node.next_functions = tuple(gradient_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+    node.next_functions = tuple([gradient_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args])
     out.grad_fn = node        # before saving: a saved output remembers that it requires grad
     out._output_nr = 0
     for name in op.saves:
