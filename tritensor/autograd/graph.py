@@ -248,17 +248,24 @@ class OpNode(Node):
     ``OpNode(op, ctx, name)`` makes an instance of the subclass named ``name`` (MulBackward0),
     so ``type(node).__name__`` is torch's node name."""
 
-    def __new__(cls, op=None, ctx=None, name=None):
+    def __new__(cls, op, ctx, name):
+        # every recorded op makes one: the whole construction is here (Node.__init__ inlined,
+        # __init__ is object's), one dict lookup finds the class
         if cls is OpNode:
             cls = _OP_NODE_CLASSES.get(name)
             if cls is None:
                 cls = _OP_NODE_CLASSES[name] = node_class(name, OpNode)
-        return object.__new__(cls)
-
-    def __init__(self, op, ctx, name):
-        super().__init__()
+        self = object.__new__(cls)
+        self._sequence_nr = next(_sequence)
+        self.next_functions = ()
+        self._pre_hooks = {}
+        self._retain = {}
+        self._anomaly_trace = None
         self.op = op
         self.ctx = ctx
+        return self
+
+    __init__ = object.__init__
 
     def __getattr__(self, attr):
         # torch's node._saved_<name>: a saved tensor read back (self/other/result name the
