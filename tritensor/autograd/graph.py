@@ -489,3 +489,16 @@ def increment_version(tensor):
     from ..tensor import Tensor
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
         t._version_counter.value += 1
+
+
+def rename_node(tensor, name):
+    """Make the OpNode just recorded for ``tensor`` an instance of torch's node class ``name``:
+    for a public function that runs another overload's table entry (``clamp_min(x, 0.1)`` runs
+    clamp's, torch records ClampMinBackward0). Other nodes are left alone. Returns ``tensor``."""
+    node = tensor.grad_fn
+    if isinstance(node, OpNode) and type(node).__name__ != name:
+        cls = _OP_NODE_CLASSES.get(name)
+        if cls is None:
+            cls = _OP_NODE_CLASSES[name] = node_class(name, OpNode)
+        node.__class__ = cls
+    return tensor

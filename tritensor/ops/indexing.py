@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autograd.graph import SavedTensor
+from ..autograd.graph import SavedTensor, rename_node
 from ..backends import numpy_ref
 from ..backends import triton as tb
 from ..backends import triton_index as ti
@@ -517,7 +517,8 @@ def take(input, index):
     flat = _views.reshape(input, (-1,))
     check_range(index, flat.shape[0], 0, message="out of range: tried to access index {index} on a tensor of "
                 f"{flat.shape[0]} elements.")
-    return dispatch(INDEX, flat, key=IndexKey((), (0,), (index.detach(),), tuple(index.shape)))
+    return rename_node(dispatch(INDEX, flat, key=IndexKey((), (0,), (index.detach(),), tuple(index.shape))),
+                       "TakeBackward0")    # torch's node for take
 
 
 # --------------------------------------------------------------------------- gather / scatter

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd.composite import named_composite
 from ..backends import triton_matmul as tmm
 from ..tensor import Tensor
 from .dispatch import dispatch, dispatch_inplace
@@ -325,7 +326,8 @@ def _dot(x, y):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the "
                            f"same number of elements, but got {n} and {m} elements respectively")
     _check_floating(x, "dot", "dot")
-    return mm(x.unsqueeze(0), y.unsqueeze(1)).reshape(())
+    # one DotBackward0 node, as torch's
+    return named_composite("DotBackward0", lambda a, b: mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(()), x, y)
 
 
 def mv(input, vec):
@@ -338,7 +340,8 @@ def mv(input, vec):
 
 def _mv(x, v):
     _check_mv(tuple(x.shape), x.dtype, v.dtype, x, v.shape[0])
-    return mm(x, v.unsqueeze(1)).squeeze(-1)
+    # one MvBackward0 node, as torch's
+    return named_composite("MvBackward0", lambda a, b: mm(a, b.unsqueeze(1)).squeeze(-1), x, v)
 
 
 def _check_mv(mat_shape, mat_dtype, vec_dtype, like, n):

@@ -473,11 +473,14 @@ clip, clip_ = clamp, clamp_
 
 
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    # torch's own overloads: ClampMinBackward0 (number), ClampMinBackward1 (tensor)
+    from ..autograd.graph import rename_node
+    return rename_node(clamp(input, min=min), f"ClampMinBackward{int(isinstance(min, Tensor))}")
 
 
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    from ..autograd.graph import rename_node
+    return rename_node(clamp(input, max=max), f"ClampMaxBackward{int(isinstance(max, Tensor))}")
 
 
 # logical and bitwise

@@ -185,7 +185,8 @@ def _squeeze_layout(x, dims):
 
 
 SQUEEZE = op("squeeze", ("x",), view=_squeeze_layout,
-             backward=lambda ctx, g: reshape(g, ctx.input_meta[0][0]))
+             backward=lambda ctx, g: reshape(g, ctx.input_meta[0][0]),
+             grad_name=lambda args, attrs: "SqueezeBackward0" if attrs.get("dims") is None else "SqueezeBackward1")
 
 
 def _unsqueeze_layout(x, dim):
