@@ -1,6 +1,8 @@
 """Tensor methods and operators: each a one-line call into the op layer."""
 from __future__ import annotations
 
+import numpy as _np
+
 from . import dtypes as _dt
 from .ops import copy as _copy
 from .ops import creation as _creation
@@ -18,9 +20,18 @@ def _rev(fn):
     return lambda self, other: fn(other, self)     # _method has made NumPy scalars numbers
 
 
+_NUMPY_SCALARS = (_np.number, _np.bool_)
+
+
 def _method(fn):
     """A method or operator: NumPy scalar arguments count as the Python numbers they hold."""
-    return lambda self, *args, **kwargs: fn(self, *(_ew.as_number(a) for a in args), **kwargs)
+    def method(self, *args, **kwargs):
+        for a in args:     # converted only when there is one (no generator per call: issue 14)
+            if isinstance(a, _NUMPY_SCALARS):
+                args = tuple(_ew.as_number(x) for x in args)
+                break
+        return fn(self, *args, **kwargs)
+    return method
 
 
 _PLAIN = {

@@ -17,7 +17,9 @@ from ..tensor import Tensor
 
 def _as_compute(a, compute):
     if isinstance(a, Tensor):
-        view = _view(a) if 0 not in a._shape else a._host_view()
+        view = a._host_array
+        if view is None:
+            view = _view(a) if 0 not in a._shape else a._host_view()
         return view if a.dtype is compute else view.astype(compute.numpy_dtype, copy=False)
     if isinstance(a, (bool, int, float)):
         # through NumPy's own type first: an out-of-range Python int wraps (uint8 - 2), as in torch
@@ -77,14 +79,16 @@ def _run_ufunc(ufunc, out, args, compute):
         if isinstance(a, Tensor):
             if a.dtype is not compute or a._storage.host is None or 0 in a._shape:
                 return False
-            arrays.append(_view(a))
+            arr = a._host_array
+            arrays.append(arr if arr is not None else _view(a))
         elif type(a) in (bool, int, float):
             arrays.append(np.asarray(a).astype(cd))     # as _as_compute: wraps like torch
         else:
             return False
     token = _extobj_contextvar.set(_IGNORE_ERRORS)      # NaN/inf/overflow follow IEEE
     try:
-        ufunc(*arrays, out=_view(out))
+        arr = out._host_array
+        ufunc(*arrays, out=arr if arr is not None else _view(out))
     finally:
         _extobj_contextvar.reset(token)
     return True

@@ -12,7 +12,7 @@ from ..autograd.graph import BackwardContext, CopySlices, OpNode, gradient_edge,
 from ..backends import numpy_ref
 from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
-from .table import OpDef
+from .table import Meta, OpDef
 
 
 def common_device(tensors):
@@ -281,11 +281,12 @@ def record(op: OpDef, out: Tensor, args, attrs):
 def check_inplace(t: Tensor):
     if not is_grad_enabled():
         return
-    if t.is_leaf and t.requires_grad:
+    # is_leaf and requires_grad, inlined: grad_fn is read first (it may regenerate a view's)
+    if t.grad_fn is None and t._requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation.")
     base = t._base
-    if base is not None and base.is_leaf and base.requires_grad:
+    if base is not None and base.grad_fn is None and base._requires_grad:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
@@ -293,12 +294,25 @@ def check_inplace(t: Tensor):
 def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     """self = op(self, *others), written into self's memory (views see it)."""
     check_inplace(self)
-    dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
-    meta = op.rule(self, *others, **attrs)
-    others = _cpu_scalars_to_values(others, dev)
+    key = signature(op, (self,) + others, attrs)
+    hit = _rule_cache.get(key) if key is not None else None
+    if hit is not None:     # a signature seen before: one device, the rule's result known
+        meta = Meta(hit[0], hit[3], hit[5])
+    else:
+        dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
+        meta = op.rule(self, *others, **attrs)
+        if key is not None:
+            _remember(key, meta, dev)
+        others = _cpu_scalars_to_values(others, dev)
     check_inplace_result(self, meta.shape, meta.dtype)
-    recording = is_grad_enabled() and op.backward is not None and (
-        self.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in others))
+    recording = False
+    if op.backward is not None and is_grad_enabled():
+        recording = self._requires_grad or self.grad_fn is not None     # self.requires_grad
+        if not recording:
+            for a in others:
+                if isinstance(a, Tensor) and a.requires_grad:
+                    recording = True
+                    break
     if recording:
         _rebase_inplace(self, lambda src: dispatch(op, src, *others, **attrs),
                         needs_old_self=op.args[0] in op.saves)
@@ -309,7 +323,7 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
 
 
 def check_inplace_result(self, shape, dtype):
-    if tuple(shape) != tuple(self.shape):
+    if shape != self._shape and tuple(shape) != tuple(self._shape):
         raise RuntimeError(
             f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
     if not _dt.can_cast(dtype, self.dtype):
