@@ -379,3 +379,15 @@ def test_no_node_without_grad():
     with tt.no_grad():
         assert x.mean().grad_fn is None and x.std().grad_fn is None
     assert _x().detach().logsumexp(0).grad_fn is None
+
+
+def test_inplace_nodes_named_as_torch():
+    x = _x()
+    assert type(x.clone().fill_(1.0).grad_fn).__name__ == "FillBackward2"
+    assert type(x.clone().fill_(tt.tensor(1.0, dtype=tt.float64)).grad_fn).__name__ == "FillBackward3"
+    assert type(x.clone().fill_(x[0, 0]).grad_fn).__name__ == "FillBackward3"
+    assert type(x.clone().zero_().grad_fn).__name__ == "ZeroBackward0"
+    assert type(x.clone().copy_(x).grad_fn).__name__ == "CopyBackwards"
+    o = x.clone()
+    o[0].fill_(2.0)
+    assert type(o.grad_fn).__name__ == "CopySlices" and type(o[0].grad_fn).__name__ == "SelectBackward0"

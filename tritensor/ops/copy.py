@@ -58,7 +58,8 @@ def _overwrite_backward(ctx, g):
 OVERWRITE = op("overwrite", ("x", "src"), rule=_overwrite_rule,
                reference=lambda x, src, **_: np.broadcast_to(src, x.shape),
                kernel=_overwrite_launch, backward=_overwrite_backward,
-               grad_name=lambda args, attrs: {"copy": "CopyBackwards", "zero": "ZeroBackward0"}.get(
+               grad_name=lambda args, attrs: {"copy": "CopyBackwards", "zero": "ZeroBackward0",
+                                              "fill_tensor": "FillBackward3"}.get(
                    attrs["node"], "FillBackward3" if isinstance(args[1], Tensor) else "FillBackward2"))
 
 
@@ -264,6 +265,7 @@ def fill_(dst: Tensor, value, *, _node="fill"):
             _rebase_inplace(dst, lambda old: dispatch(OVERWRITE, old, v, node="fill"), needs_old_self=False)
             return dst
         value = value.item()
+        _node = "fill_tensor"        # torch's fill_.Tensor overload: FillBackward3 still
     else:
         check_scalar_fits(value, dst.dtype)
     if is_grad_enabled() and dst.requires_grad:
