@@ -8,6 +8,7 @@ gradients of gradients) come from the ops they are made of.
 import warnings as _warnings
 
 from .. import dtypes as _dt
+from ..autograd.composite import named_composite
 from ..ops import elementwise as _ew
 from ..ops import nn as _nn
 from ..ops import reduce as _reduce
@@ -49,10 +50,13 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     the slope at 0, as torch's leaky_relu_backward (self > 0)."""
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"leaky_relu_cpu" not implemented for \'{_dt.type_name(input.dtype)}\'')
-    result = _ew.where(_ew.gt(input, 0), input, _ew.mul(input, negative_slope))
     if inplace:
-        return input.copy_(result)
-    return result
+        return input.copy_(_leaky_relu(input, negative_slope))
+    return named_composite("LeakyReluBackward0", _leaky_relu, input, negative_slope)   # torch's one node
+
+
+def _leaky_relu(input, negative_slope):
+    return _ew.where(_ew.gt(input, 0), input, _ew.mul(input, negative_slope))
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -142,11 +146,17 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = _reduction(size_average, reduce, reduction)
     x, y = _expanded(input, target)
     _check_float("mse_cpu", x, y)
-    diff = x - y
-    loss = diff * diff
     if weight is not None:
-        return _weighted(loss, weight, reduction, input)
-    return _apply_reduction(loss, reduction)
+        diff = x - y
+        return _weighted(diff * diff, weight, reduction, input)
+    # one MseLossBackward0 node with the input's and target's edges, as torch's
+    return named_composite("MseLossBackward0", _mse, input, target, reduction)
+
+
+def _mse(input, target, reduction):
+    x, y = _expanded(input, target)
+    diff = x - y
+    return _apply_reduction(diff * diff, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -174,6 +184,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_float("smooth_l1_cpu", x, y)
+    return named_composite("SmoothL1LossBackward0", _smooth_l1_loss, input, target, reduction, beta)
+
+
+def _smooth_l1_loss(input, target, reduction, beta):
+    x, y = _expanded(input, target)
     return _apply_reduction(_smooth_l1(x - y, beta), reduction)
 
 
@@ -186,17 +201,26 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_float("huber_cpu", x, y)
-    d = x - y
-    a = d.abs()
-    loss = _ew.where(_ew.lt(a, delta), a * a * 0.5, (a - 0.5 * delta) * delta)
     if weight is None:
-        return _apply_reduction(loss, _reduction(None, None, reduction))
+        reduction = _reduction(None, None, reduction)
+        return named_composite("HuberLossBackward0", _huber_loss, input, target, reduction, delta)
+    loss = _huber(x - y, delta)
     if tuple(weight.shape) != tuple(input.shape):
         raise ValueError("Weights and input must have the same size.")
     loss = loss * weight
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
     return _apply_reduction(loss, reduction)
+
+
+def _huber(d, delta):
+    a = d.abs()
+    return _ew.where(_ew.lt(a, delta), a * a * 0.5, (a - 0.5 * delta) * delta)
+
+
+def _huber_loss(input, target, reduction, delta):
+    x, y = _expanded(input, target)
+    return _apply_reduction(_huber(x - y, delta), reduction)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -212,6 +236,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                            f"{_dt.type_name(input.dtype)}")
     if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    # one BinaryCrossEntropyBackward0 node, as torch's
+    return named_composite("BinaryCrossEntropyBackward0", _bce, input, target, weight, reduction)
+
+
+def _bce(input, target, weight, reduction):
     log_x = input.log().clamp_min(-100)
     log_1mx = (1 - input).log().clamp_min(-100)
     loss = -(target * log_x + (1 - target) * log_1mx)
@@ -238,6 +267,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         result = _dt.promote_types(input.dtype, target.dtype)
         raise RuntimeError(f"result type {_dt.type_name(result)} can't be cast to the desired output type "
                            f"{_dt.type_name(target.dtype)}")
+    # one BinaryCrossEntropyWithLogitsBackward0 node, as torch's
+    return named_composite("BinaryCrossEntropyWithLogitsBackward0", _bce_with_logits, input, target, weight,
+                           pos_weight, reduction)
+
+
+def _bce_with_logits(input, target, weight, pos_weight, reduction):
     m = input.detach().clamp_min(0)
     softplus_neg = (m - input) + ((-m).exp() + (input - m).exp()).log()
     if pos_weight is not None:
@@ -287,7 +322,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise NotImplementedError("embedding(sparse=True): tritensor has no sparse gradients")
     if max_norm is not None:
         _nn.embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
-    return _nn.embedding(input, weight, padding_idx, scale_grad_by_freq)
+    # one EmbeddingBackward0 node whose edge is the weight's, as torch's
+    return named_composite("EmbeddingBackward0", _nn.embedding, input, weight, padding_idx, scale_grad_by_freq)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
