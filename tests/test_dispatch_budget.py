@@ -26,7 +26,7 @@ BUDGET = {
     "cpu x.t()": 11,                # a view: its layout cached per signature
     "cpu x.add_(b)": 35,            # in place (torch's overlap checks included)
     "cpu a * b recorded": 43,       # with the autograd node recorded (both inputs require grad)
-    "cuda host a + b": 36,          # emulated cuda, the launch replaced by a recorder
+    "cuda host a + b": 28,          # emulated cuda, the launch replaced by a recorder
 }
 
 

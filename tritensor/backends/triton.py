@@ -399,61 +399,71 @@ _EW_PLANS: dict = {}
 _EW_PLANS_LIMIT = 4096
 
 
-def _ew_signature(fn, outs, inputs, compute):
-    # the launch mode (fixed at the first launch: interpreted or compiled) stands for the
-    # settings the plan was made with; None before any launch
-    key = [fn, compute, _launch_state["mode"], len(outs)]
-    for o in outs:
-        key.append((o._shape, o._stride, o.dtype))      # Tensors (others: AttributeError, no plan)
-    for x in inputs:
-        if _is_tensor(x):
-            key.append((x._shape, x._stride, x.dtype))
-        else:
-            key.append(_scalar_arg(x)[0])      # the kind (int or float bits), never the value
-    return tuple(key)
-
-
 def elementwise(fn, out, inputs, compute, **scalars):
     """out[...] = FN(*inputs): see _elementwise_planned. A signature seen before goes straight
     to the launch with its cached plan."""
-    if not scalars:
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        try:
-            key = _ew_signature(fn, outs, inputs, compute)
-        except (TypeError, AttributeError):
-            key = None
-        plan = _EW_PLANS.get(key) if key is not None else None
-        if plan is not None:
-            _launch_plan(plan, outs, inputs)
-            return
-        plan = _elementwise_planned(fn, out, inputs, compute)
-        if key is not None and plan is not None:
-            if len(_EW_PLANS) >= _EW_PLANS_LIMIT:
-                _EW_PLANS.clear()
-            _EW_PLANS[key] = plan
+    if scalars:
+        _elementwise_planned(fn, out, inputs, compute, **scalars)     # raises
         return
-    _elementwise_planned(fn, out, inputs, compute, **scalars)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    # the signature: the launch mode (fixed at the first launch: interpreted or compiled) stands
+    # for the settings the plan was made with (None before any launch); tensors by shape,
+    # strides and dtype; scalars by kind (int or float bits), never by value
+    key = [fn, compute, _launch_state["mode"], len(outs)]
+    values = []               # per input: None for a tensor, else the scalar's kernel value
+    try:
+        for o in outs:
+            key.append((o._shape, o._stride, o.dtype))
+        for x in inputs:
+            is_tensor = _TENSOR_TYPES.get(type(x))
+            if is_tensor is None:
+                is_tensor = _is_tensor(x)
+            if is_tensor:
+                key.append((x._shape, x._stride, x.dtype))
+                values.append(None)
+            else:
+                kind, value = _scalar_arg(x)
+                key.append(kind)
+                values.append(value)
+        key = tuple(key)
+    except (TypeError, AttributeError):     # not tensors as the plan knows them: no plan
+        key = None
+    plan = _EW_PLANS.get(key) if key is not None else None
+    if plan is not None:
+        _launch_plan(plan, outs, inputs, values)
+        return
+    plan = _elementwise_planned(fn, out, inputs, compute)
+    if key is not None and plan is not None:
+        if len(_EW_PLANS) >= _EW_PLANS_LIMIT:
+            _EW_PLANS.clear()
+        _EW_PLANS[key] = plan
+
+
+_new_object = object.__new__
 
 
 def _pointer(x, extra):
-    """runtime.launch.pointer, inlined for storages whose address is known already."""
+    """runtime.launch.pointer, for storages whose address and device are known (KernelArg
+    filled in without its __init__); anything else goes through pointer()."""
     storage = x._storage
     ptr = getattr(storage, "_ptr", None)
     device = getattr(storage, "device", None)
     if ptr is None or device is None:
         return pointer(x, extra)
     dtype = x.dtype
-    return KernelArg(ptr + (x._offset + extra) * dtype.itemsize, dtype, device.index)
+    arg = _new_object(KernelArg)
+    arg._ptr = ptr + (x._offset + extra) * dtype.itemsize
+    arg.dtype = dtype
+    arg.device_index = device.index
+    return arg
 
 
-def _launch_plan(plan, outs, inputs):
+def _launch_plan(plan, outs, inputs, values):
     """The launches of a cached plan: (kernel, meta, pieces), each piece (grid, n, shape,
-    output strides, operand strides, offsets, WIDE)."""
+    output strides, operand strides, offsets, WIDE). ``values``: None per tensor input, the
+    kernel value per scalar."""
     kernel, meta, pieces_ = plan
-    n_in = len(inputs)
-    kinds = []
-    for x in inputs:
-        kinds.append(None if _is_tensor(x) else _scalar_arg(x)[1])
+    two_slots = len(inputs) > 1          # binary/ternary kernels take (pointer, value) per operand
     for grid, n, p_shape, out_strides, operand_strides, p_offsets, wide in pieces_:
         out_ptrs = []
         for i, o in enumerate(outs):
@@ -461,10 +471,10 @@ def _launch_plan(plan, outs, inputs):
         out_ptr = out_ptrs[0]
         operands = []
         t = len(outs)
-        for x, value in zip(inputs, kinds):
+        for x, value in zip(inputs, values):
             if value is None:
                 operands.append(_pointer(x, p_offsets[t]))
-                if n_in > 1:
+                if two_slots:
                     operands.append(0)
                 t += 1
             else:

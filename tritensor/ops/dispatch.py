@@ -64,6 +64,7 @@ _CACHE_LIMIT = 4096          # signatures kept (the cache is emptied when full: 
 _rule_cache: dict = {}
 _op_cacheable: dict = {}     # OpDef -> bool (is its rule in CACHEABLE_RULES)
 _SCALAR_TYPES = (bool, int, float, str, type(None))
+_INT_ONLY = frozenset({int})
 
 
 def _is_cacheable(op) -> bool:
@@ -86,6 +87,8 @@ def _key_of(v):
     if tp in _SCALAR_TYPES or tp is _dt.dtype:
         return (tp, v)
     if tp is tuple:
+        if _INT_ONLY >= set(map(type, v)):     # dims, sizes: the tuple is its own key (no loop)
+            return (tuple, v)
         parts = []
         for x in v:
             k = _key_of(x)
