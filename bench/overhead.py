@@ -2,7 +2,8 @@
 
 Issue 14's figures, measured in one run, single-threaded (OMP/OPENBLAS/MKL_NUM_THREADS=1 are set
 before NumPy is imported; torch.set_num_threads(1)); each figure is the best of ``--repeat``
-rounds of the per-call mean over enough calls to fill ``--round-ms``:
+rounds of the per-call mean over enough calls to fill ``--round-ms``, the rounds of tritensor,
+torch and NumPy taken in turn so that a busy spell of a shared machine hits all of them:
 
 - ``add 1e3``: ``a + b`` on 1 000 float32 elements (the per-op host cost);
 - ``mul-sum-backward 1e3``: ``(a * b).sum().backward()`` on 1 000 elements;
