@@ -409,7 +409,10 @@ def elementwise(fn, out, inputs, compute, **scalars):
     # the signature: the launch mode (fixed at the first launch: interpreted or compiled) stands
     # for the settings the plan was made with (None before any launch); tensors by shape,
     # strides and dtype; scalars by kind (int or float bits), never by value
-    key = [fn, compute, _launch_state["mode"], len(outs)]
+    # every module setting the plan was made with is in the key too (tests change them)
+    key = [fn, compute, _launch_state["mode"], len(outs), INDEX32_LIMIT, MAX_RANK,
+           INTERPRETER_SETTINGS["elementwise_block"], INTERPRETER_SETTINGS["elementwise_warps"],
+           GPU_SETTINGS["elementwise_block"], GPU_SETTINGS["elementwise_warps"]]
     values = []               # per input: None for a tensor, else the scalar's kernel value
     try:
         for o in outs:
