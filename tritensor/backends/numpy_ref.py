@@ -116,14 +116,39 @@ def _run_matmul(out, args, compute):
     return True
 
 
+ADDMM_OPS = frozenset({"addmm", "baddbmm"})      # input + x @ y (alpha = beta = 1: nn.Linear's form)
+
+
+def _run_addmm(out, args, compute, attrs):
+    """addmm/baddbmm with alpha = beta = 1 on the cpu: the product written by BLAS into the
+    output, then the input added in place (the same two roundings as the reference's
+    ``x @ y + input``), under _run_matmul's conditions, and the input not aliasing the output."""
+    if attrs.get("alpha", 1) != 1 or attrs.get("beta", 1) != 1 or len(args) != 3:
+        return False
+    bias = args[0]
+    if not isinstance(bias, Tensor) or bias.dtype is not compute or bias._storage is out._storage \
+            or bias._storage.host is None or 0 in bias._shape:
+        return False
+    if not _run_matmul(out, args[1:], compute):
+        return False
+    view = _view(out)
+    np.add(view, _view(bias), out=view)
+    return True
+
+
 def run(reference, out, args, compute, attrs, name=None):
     """Compute ``reference(*args)`` into ``out`` (``name``: the op's name, for the forms that
     write into ``out`` directly)."""
-    if out._storage.host is not None and not attrs:
-        if type(reference) is np.ufunc:
+    if out._storage.host is not None:
+        if attrs:
+            if name in ADDMM_OPS and _run_addmm(out, args, compute, attrs):
+                return
+        elif type(reference) is np.ufunc:
             if _run_ufunc(reference, out, args, compute):
                 return
         elif name in MATMUL_OPS and _run_matmul(out, args, compute):
+            return
+        elif name in ADDMM_OPS and _run_addmm(out, args, compute, attrs):
             return
     if _extobj_contextvar is None:
         with np.errstate(all="ignore"):   # NaN/inf/overflow follow IEEE, as on the GPU
@@ -159,7 +184,7 @@ def identity(x, **_):
 
 
 def relu(x):
-    return np.where(np.isnan(x) | (x > 0), x, np.zeros_like(x)) if x.dtype.kind == "f" else np.maximum(x, 0)
+    return np.maximum(x, x.dtype.type(0))    # NaN propagates (as torch); no temporaries
 
 
 def div(x, y):
@@ -193,7 +218,7 @@ def tanh_backward(grad, y):
 
 
 def relu_backward(grad, x):
-    return np.where(x > 0, grad, np.zeros_like(grad))
+    return np.where(x > 0, grad, grad.dtype.type(0))
 
 
 def maximum(x, y):

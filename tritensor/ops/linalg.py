@@ -201,8 +201,27 @@ def _scaled(t, s):
     return t if s == 1 else mul(t, s)
 
 
+def _column_major(t):
+    """torch's test in mm_mat1/mat2_backward: a 2-D operand laid out as a transposed contiguous
+    matrix (nn.Linear's weight.t()), whose gradient is then computed in that layout too."""
+    size, stride = t.shape, t.stride()
+    return stride[0] == 1 and stride[1] == size[0]
+
+
+def _mm_grad_x(g, x, y):
+    """dL/dx of x @ y: g @ y^T, or (y @ g^T)^T when x is column-major (torch's layout rule: the
+    gradient gets x's layout, so accumulating it into a leaf copies nothing)."""
+    return _mT(mm(y, _mT(g))) if _column_major(x) else mm(g, _mT(y))
+
+
+def _mm_grad_y(g, x, y):
+    """dL/dy of x @ y: x^T @ g, or (g^T @ x)^T when y is column-major (nn.Linear's weight.t())."""
+    return _mT(mm(_mT(g), x)) if _column_major(y) else mm(_mT(x), g)
+
+
 def _mm_backward(ctx, g):
-    return _needed(ctx, lambda: mm(g, _mT(ctx.y)), lambda: mm(_mT(ctx.x), g))
+    x, y = ctx.x, ctx.y
+    return _needed(ctx, lambda: _mm_grad_x(g, x, y), lambda: _mm_grad_y(g, x, y))
 
 
 def _bmm_backward(ctx, g):
@@ -232,8 +251,8 @@ def _matmul_backward(ctx, g):
 def _addmm_backward(ctx, g):
     shape = ctx.input_meta[0][0]
     return _needed(ctx, lambda: sum_to_size(_scaled(g, ctx.beta), tuple(shape)),
-                   lambda: _scaled(mm(g, _mT(ctx.y)), ctx.alpha),
-                   lambda: _scaled(mm(_mT(ctx.x), g), ctx.alpha))
+                   lambda: _scaled(_mm_grad_x(g, ctx.x, ctx.y), ctx.alpha),
+                   lambda: _scaled(_mm_grad_y(g, ctx.x, ctx.y), ctx.alpha))
 
 
 def _baddbmm_backward(ctx, g):
