@@ -142,6 +142,17 @@ class Sequential(Module):
         return self
 
 
+def _abs_string_index(self, idx):
+    """The registered name of list position ``idx`` (negative counts from the end), torch's
+    IndexError when out of range: shared by ModuleList and ParameterList."""
+    idx = operator.index(idx)
+    if not (-len(self) <= idx < len(self)):
+        raise IndexError(f"index {idx} is out of range")
+    if idx < 0:
+        idx += len(self)
+    return str(idx)
+
+
 class ModuleList(Module):
     """A list of modules, registered as submodules "0", "1", ... (no forward of its own)."""
 
@@ -150,13 +161,7 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -314,13 +319,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):

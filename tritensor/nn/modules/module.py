@@ -283,7 +283,7 @@ class Module:
 
     def register_buffer(self, name, tensor, persistent=True):
         """Add a buffer (a tensor that is state but not a parameter); a non-persistent one is
-        left out of state_dict. ``None`` registers a placeholder."""
+        left out of state_dict. ``None`` registers the name with no tensor (torch's rule)."""
         self._check_new_name("buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
@@ -297,7 +297,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name, param):
-        """Add a parameter (``None`` registers a placeholder, as torch's Linear(bias=False))."""
+        """Add a parameter; ``None`` registers the name with no tensor, as torch's Linear(bias=False)."""
         self._check_new_name("parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
@@ -360,26 +360,27 @@ class Module:
                 raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
         setattr(parent, atoms[-1], module)
 
+    def _attribute_at(self, target):
+        """(module, name, value) of the attribute at the dotted path ``target``, torch's error
+        when the module has no such attribute."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name, getattr(mod, name)
+
     def get_parameter(self, target):
         """The parameter at the dotted path ``target``."""
-        module_path, _, param_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, param_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + param_name + "`")
-        param = getattr(mod, param_name)
+        _, name, param = self._attribute_at(target)
         if not isinstance(param, Parameter):
-            raise AttributeError("`" + param_name + "` is not an nn.Parameter")
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target):
         """The buffer at the dotted path ``target``."""
-        module_path, _, buffer_name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, buffer_name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + buffer_name + "`")
-        buffer = getattr(mod, buffer_name)
-        if buffer_name not in mod._buffers:
-            raise AttributeError("`" + buffer_name + "` is not a buffer")
+        mod, name, buffer = self._attribute_at(target)
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
         return buffer
 
     def get_extra_state(self):
