@@ -178,6 +178,11 @@ class DataLoader:
 
 class _BaseIter:
     def __init__(self, loader):
+        self._read_loader(loader)
+        self._reset(loader, first_iter=True)
+
+    def _read_loader(self, loader):
+        """The loader's settings an iterator works from (the loader may change after)."""
         self._dataset = loader.dataset
         self._is_iterable = loader._is_iterable
         self._auto_collation = loader._auto_collation
@@ -189,14 +194,16 @@ class _BaseIter:
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._generator = loader.generator
-        self._reset(loader, first_iter=True)
+
+    def _draw_base_seed(self):
+        """One seed per epoch, drawn from the loader's generator (or the global one)."""
+        gen = self._generator if self._generator is not None else default_generator
+        return int(gen._np.integers(0, 2 ** 63))
 
     def _reset(self, loader, first_iter=False):
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
-        # one seed per epoch, drawn from the loader's generator (or the global one)
-        gen = self._generator if self._generator is not None else default_generator
-        self._base_seed = int(gen._np.integers(0, 2 ** 63))
+        self._base_seed = self._draw_base_seed()
 
     def _next_index(self):
         return next(self._sampler_iter)
@@ -236,19 +243,8 @@ class _MultiProcessingIter(_BaseIter):
         ctx = loader.multiprocessing_context or multiprocessing
         self._worker_init_fn = loader.worker_init_fn
         # not _BaseIter.__init__: its _reset sends work, so the workers must exist first
-        self._dataset = loader.dataset
-        self._is_iterable = loader._is_iterable
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
-        self._pin_memory = loader.pin_memory
-        self._pin_memory_device = loader.pin_memory_device or None
-        self._timeout = loader.timeout
-        self._collate_fn = loader.collate_fn
-        self._generator = loader.generator
-        gen = self._generator if self._generator is not None else default_generator
-        base_seed = int(gen._np.integers(0, 2 ** 63))
+        self._read_loader(loader)
+        base_seed = self._draw_base_seed()
 
         self._result_queue = ctx.Queue()
         self._done_event = ctx.Event()
