@@ -229,6 +229,20 @@ TORCH_NODE_NAMES = [
     ('L.std(x, dim=0, correction=2)', 'StdBackward0'),
     ('x.sum() / 3', 'DivBackward0'),
     ('x.cumsum(0)', 'CumsumBackward0'),
+    ('F.cross_entropy(x, L.tensor([0, 1, 2]))', 'NllLossBackward0'),
+    ("F.cross_entropy(x, L.tensor([0, 1, 2]), reduction='none')", 'NllLossBackward0'),
+    ('F.cross_entropy(x, L.tensor([0, 1, 2]), label_smoothing=0.1)', 'AddBackward0'),
+    ('F.nll_loss(F.log_softmax(x, 1), L.tensor([0, 1, 2]))', 'NllLossBackward0'),
+    ('F.cross_entropy(x[0], L.tensor(1))', 'NllLossBackward0'),
+    ('b @ bb', 'UnsafeViewBackward0'),
+    ('L.matmul(b, m)', 'UnsafeViewBackward0'),
+    ('L.matmul(v, m)', 'SqueezeBackward4'),
+    ('L.matmul(b, v)', 'UnsafeViewBackward0'),
+    ('L.matmul(m.t(), b.transpose(1, 2))', 'CloneBackward0'),
+    ('x.unbind(0)[0]', 'UnbindBackward0'),
+    ('L.unbind(x, 1)[2]', 'UnbindBackward0'),
+    ('x.t().reshape(12)', 'UnsafeViewBackward0'),
+    ('x.reshape(12)', 'ViewBackward0'),
 ]
 
 
@@ -398,3 +412,39 @@ def test_inplace_nodes_named_as_torch():
     o = x.clone()
     o[0].fill_(2.0)
     assert type(o.grad_fn).__name__ == "CopySlices" and type(o[0].grad_fn).__name__ == "SelectBackward0"
+
+
+def test_matmul_records_torch_folding_and_batching_graphs():
+    """torch.matmul folds batch dims into one mm/mv or expands both operands to one bmm, then
+    _unsafe_view: the whole node chain is torch's, read from PyTorch 2.13."""
+    lv = _leaves()
+
+    def chain(node, depth=0, out=None):
+        out = [] if out is None else out
+        if node is None or type(node).__name__ == "AccumulateGrad":
+            return out
+        out.append("  " * depth + type(node).__name__)
+        for child, _ in node.next_functions:
+            chain(child, depth + 1, out)
+        return out
+    b, bb, m, x = lv["b"], lv["bb"], lv["m"], lv["x"]
+    assert chain((b @ bb).grad_fn) == ["UnsafeViewBackward0", "  BmmBackward0", "    ViewBackward0",
+                                       "      ExpandBackward0", "    ViewBackward0", "      ExpandBackward0"]
+    assert chain((b.transpose(0, 1).transpose(0, 1).transpose(1, 2) @ x).grad_fn)[:4] == [
+        "UnsafeViewBackward0", "  MmBackward0", "    UnsafeViewBackward0", "      CloneBackward0"]
+    assert chain(tt.matmul(m.t(), b.transpose(1, 2)).grad_fn)[:4] == [
+        "CloneBackward0", "  TransposeBackward0", "    UnsafeViewBackward0", "      MmBackward0"]
+    out = b @ m            # an _unsafe_view result is no view: in-place ops on it are plain ones
+    assert out._base is None and type(out.add_(1.0).grad_fn).__name__ == "AddBackward0"
+
+
+def test_nll_loss_refuses_class_weights_that_require_grad():
+    x = tt.randn(3, 4, requires_grad=True)
+    w = tt.rand(4, requires_grad=True)
+    msg = "The function 'nll_loss_forward' is not differentiable with respect to argument 'weight'"
+    for call in (lambda: F.nll_loss(x, tt.tensor([0, 1, 2]), weight=w),
+                 lambda: F.cross_entropy(x, tt.tensor([0, 1, 2]), weight=w, label_smoothing=0.1)):
+        with pytest.raises(RuntimeError, match=msg):
+            call()
+    with tt.no_grad():
+        assert F.nll_loss(x, tt.tensor([0, 1, 2]), weight=w).dim() == 0

@@ -37,7 +37,7 @@ from .dispatch import dispatch, dispatch_inplace
 from .elementwise import _needed, add, broadcast_shapes, mul
 from .reduce import sum_to_size
 from .table import Meta, op
-from .views import _expand_layout, view_strides
+from .views import _expand_layout, unsafe_view, view_strides
 
 # torch's C++ type names (caffe2 TypeMeta), as its dtype-mismatch messages print them
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -454,13 +454,55 @@ def matmul(input, other):
         return _dot(input, other)
     if d1 == 2 and d2 == 1:
         return _mv(input, other)
-    if d1 <= 2 and d2 == 2:
-        x = input.unsqueeze(0) if d1 == 1 else input
-        out = mm(x, other)
-        return out.squeeze(0) if d1 == 1 else out
+    if d1 == 2 and d2 == 2:
+        return mm(input, other)
+    if d1 == 1 and d2 == 2:     # torch: unsqueeze_(0), mm, squeeze_(0): SqueezeBackward4 on top
+        return unsafe_view(mm(input.unsqueeze(0), other), (other.shape[1],), "SqueezeBackward4")
     _check_matmul(input, other)
-    out = _matmul_nd(input.unsqueeze(0) if d1 == 1 else input, other.unsqueeze(1) if d2 == 1 else other)
-    return out.squeeze(-2) if d1 == 1 else (out.squeeze(-1) if d2 == 1 else out)
+    if _should_fold(input, other):
+        return _folded_matmul(input, other)
+    return _batched_matmul(input, other)
+
+
+def _folded_matmul(x, y):
+    """torch's folding path: the batch dims of the operand with more dims become matrix rows of
+    one mm (or mv against a vector), then _unsafe_view restores them (UnsafeViewBackward0). When
+    the right operand is the larger one, torch folds y.mT against x.mT and transposes back."""
+    transpose = y.dim() > x.dim()
+    t1 = y.transpose(-2, -1) if transpose else x
+    t2 = (x.t() if x.dim() == 2 else x) if transpose else y
+    rows = tuple(t1.shape[:-1])
+    folded = t1.reshape(int(np.prod(rows)), t1.shape[-1])     # explicit sizes: valid when empty too
+    if t2.dim() == 1:
+        return unsafe_view(_mv(folded, t2), rows)
+    out = unsafe_view(mm(folded, t2), rows + (t2.shape[1],))
+    return out.transpose(-2, -1).contiguous() if transpose else out
+
+
+def _batched_matmul(x, y):
+    """torch's batched path: both operands expanded to the broadcast batch, reshaped to 3-D, one
+    bmm, then _unsafe_view to the result's shape. When a reshape would copy an expanded operand
+    (the batches broadcast), the broadcasting primitive reads it in place instead; the result and
+    its UnsafeViewBackward0 node are the same."""
+    d1, d2 = x.dim(), y.dim()
+    n, m1 = (x.shape[-2] if d1 > 1 else 1), x.shape[-1]
+    m2, p = (y.shape[-2] if d2 > 1 else y.shape[0]), (y.shape[-1] if d2 > 1 else 1)
+    batch = _broadcast_batch(x.shape[:-2] if d1 > 2 else (), y.shape[:-2] if d2 > 2 else ())
+    out_shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
+    b = int(np.prod(batch))
+    xe = x.expand(batch + (n, m1))
+    ye = y.expand(batch + (m2,)) if d2 == 1 else y.expand(batch + (m2, p))
+    x3_shape, y3_shape = (b, n, m1), ((b, m2) if d2 == 1 else (b, m2, p))
+    if _viewable(xe, x3_shape) and _viewable(ye, y3_shape):
+        y3 = ye.reshape(y3_shape)
+        out = dispatch(BMM, xe.reshape(x3_shape), y3.unsqueeze(-1) if d2 == 1 else y3)
+        return unsafe_view(out.squeeze(-1) if d2 == 1 else out, out_shape)
+    out = _matmul_nd(x.unsqueeze(0) if d1 == 1 else x, y.unsqueeze(1) if d2 == 1 else y)
+    return unsafe_view(out, out_shape)
+
+
+def _viewable(t, shape):
+    return view_strides(tuple(t.shape), tuple(t.stride()), tuple(shape)) is not None
 
 
 def matmul_operator(self, other):

@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
+from ..autograd.composite import named_composite
 from ..autograd.grad_mode import is_grad_enabled
 from ..backends import numpy_nn
 from ..backends import triton_nn as tnn
 from . import creation as _creation
 from . import elementwise as _ew
 from . import reduce as _reduce
+from . import softmax as _softmax
 from .dispatch import dispatch, empty
 from .table import Meta, op
 
@@ -296,9 +298,23 @@ def _picked(values, target, ignore_index):
     return values.gather(cdim, safe.unsqueeze(cdim)).squeeze(cdim)
 
 
+def _check_constant_weight(weight):
+    """torch's nll_loss_forward has no derivative for the class weights: a weight that requires
+    grad is refused while grad mode records (cross_entropy's class-index path included)."""
+    if weight is not None and weight.requires_grad and is_grad_enabled():
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to argument "
+                           "'weight'. This input cannot have requires_grad True.")
+
+
 def nll_loss(input, target, weight, ignore_index, reduction):
     C = _check_nll(input, target, weight)
     _check_target_range(target, C, ignore_index)
+    _check_constant_weight(weight)
+    # one NllLossBackward0 node, as torch records (the pick, the weights and the mean inside it)
+    return named_composite("NllLossBackward0", _nll_loss, input, target, weight, ignore_index, reduction)
+
+
+def _nll_loss(input, target, weight, ignore_index, reduction):
     w_t = _target_weights(target, weight, ignore_index, input.dtype)
     loss = -(_picked(input, target, ignore_index) * w_t)
     if reduction == "none":
@@ -327,7 +343,7 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
     C = input.shape[cdim] if input.dim() else 1
     if label_smoothing > 0:
         target = target * (1 - label_smoothing) + label_smoothing / C
-    logp = _reduce.log_softmax(input, cdim)
+    logp = _softmax.log_softmax(input, cdim)
     terms = logp * target
     if weight is not None:
         if weight.dim() != 1 or weight.numel() != C:
@@ -368,7 +384,7 @@ def _cross_entropy_backward_backward(ctx, gg):
     d x = (g0 w[t] + g1 W) p (gg - S)."""
     grad, x, target, weight = ctx.grad, ctx.x, ctx.target, ctx.weight
     cdim, ignore_index = ctx.cdim, ctx.ignore_index
-    p = _reduce.softmax(x, cdim)
+    p = _softmax.softmax(x, cdim)
     valid = _ew.ne(target, ignore_index).to(x.dtype)
     w_t = _target_weights(target, weight, ignore_index, x.dtype)
     total_w = weight.sum() if weight is not None else float(x.shape[cdim])
@@ -420,30 +436,23 @@ def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothin
         raise ValueError("Expected 1 or more dimensions (got 0)")
     cdim = _class_dim(input)
     if not input.dtype.is_floating_point:
-        _reduce.log_softmax(input, cdim)            # torch's error for an integer input
+        _softmax.log_softmax(input, cdim)            # torch's error for an integer input
     C = _check_nll(input, target, weight)
     _check_target_range(target, C, ignore_index)
-    if weight is not None and weight.requires_grad and is_grad_enabled():
-        return _cross_entropy_composite(input, target, weight, ignore_index, reduction, label_smoothing, C)
+    _check_constant_weight(weight)
+    if label_smoothing > 0.0:        # torch: (1 - eps) nll + eps / C smooth, an AddBackward0 node
+        return _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing, C)
+    # without smoothing torch runs log_softmax + nll_loss: one NllLossBackward0 node on top
+    return named_composite("NllLossBackward0", _fused_cross_entropy, input, target, weight, ignore_index,
+                           reduction, label_smoothing, C)
+
+
+def _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing, C):
     parts = cross_entropy_parts(input, target, weight.contiguous() if weight is not None else None, ignore_index)
     smoothing = label_smoothing > 0.0
     w_t = _target_weights(target, weight, ignore_index, input.dtype) if reduction == "mean" else None
     return _reduce_cross_entropy(parts[0], parts[1] if smoothing else None, w_t, weight is not None, reduction,
                                  label_smoothing, C)
-
-
-def _cross_entropy_composite(input, target, weight, ignore_index, reduction, label_smoothing, C):
-    """log_softmax + gather with table ops: the path that also differentiates the class weights
-    (which the fused kernel treats as constants)."""
-    cdim = _class_dim(input)
-    logp = _reduce.log_softmax(input, cdim)
-    w_t = _target_weights(target, weight, ignore_index, input.dtype)
-    nll = -(_picked(logp, target, ignore_index) * w_t)
-    smooth = None
-    if label_smoothing > 0.0:
-        terms = logp if weight is None else logp * _class_weight_view(weight, input)
-        smooth = -terms.sum(cdim) * _ew.ne(target, ignore_index).to(input.dtype)
-    return _reduce_cross_entropy(nll, smooth, w_t, weight is not None, reduction, label_smoothing, C)
 
 
 def _reduce_cross_entropy(nll, smooth, w_t, weighted, reduction, label_smoothing, C):

@@ -320,7 +320,25 @@ def reshape(x, *shape):
     shape = infer_size(_shape_args(shape), x.numel())
     if view_strides(x.shape, x.stride(), shape) is not None:
         return dispatch(VIEW, x, shape=shape)
-    return view(x.contiguous(), shape)   # copies only when it must
+    # copies only when it must, as torch: _unsafe_view(clone(contiguous)), UnsafeViewBackward0
+    return unsafe_view(x.contiguous(), shape)
+
+
+UNSAFE_VIEW = op("_unsafe_view", ("x",), view=lambda x, shape, node: _view_layout(x, shape),
+                 backward=lambda ctx, g: reshape(g, ctx.input_meta[0][0]),
+                 grad_name=lambda args, attrs: attrs["node"])
+
+
+def unsafe_view(x, shape, node="UnsafeViewBackward0"):
+    """torch's _unsafe_view: a new shape for a tensor nobody else holds (a fresh copy, an op's
+    result inside matmul or reshape), recorded as UnsafeViewBackward0. Unlike a view it is not
+    tracked as one (no ``_base``): an in-place op on it is an ordinary in-place op, as torch's.
+    ``node`` names the node when torch reshapes its temporary by another in-place op
+    (matmul's ``squeeze_`` of a vector-matrix product: SqueezeBackward4)."""
+    out = dispatch(UNSAFE_VIEW, x, shape=tuple(shape), node=node)
+    out._base = None
+    out._view_version = None
+    return out
 
 
 def permute(x, *dims):
@@ -387,9 +405,14 @@ def select(x, dim, index):
     return basic_index(x, (slice(None),) * d + (index,))
 
 
+UNBIND = op("unbind", ("x",), view=_basic_index_layout, backward=_slice_backward, grad_name="UnbindBackward0")
+
+
 def unbind(x, dim=0):
+    """Every index of ``dim`` selected, as views whose node is torch's UnbindBackward0."""
     d = _wrap(dim, x.dim())
-    return tuple(select(x, d, i) for i in range(x.shape[d]))
+    lead = (slice(None),) * d
+    return tuple(dispatch(UNBIND, x, index=lead + (i,)) for i in range(x.shape[d]))
 
 
 def normalize_index(item):
