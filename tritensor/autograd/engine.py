@@ -8,10 +8,16 @@
 
 When ``inputs`` are given, only the nodes that lead to one of them run (torch's exec_info):
 a node whose gradient is captured but from which no other input is reachable is not run.
+
+The loop is the host-side cost of every backward (issue 14), so the common case is inlined:
+a node without hooks is applied directly, a leaf without hooks whose first gradient nobody
+else holds takes that gradient as its ``.grad`` (torch's AccumulateGrad steals the buffer),
+and the machinery for hooks, retain_grad, capture and anomaly mode runs only when present.
 """
 from __future__ import annotations
 
-import heapq
+import sys
+from heapq import heapify, heappop, heappush
 
 from . import anomaly as _anomaly
 from .grad_mode import enable_grad, no_grad
@@ -27,22 +33,81 @@ def _add_grads(a, b):
     return a + b
 
 
+# ------------------------------------------------------------------ who else holds a gradient
+# torch's AccumulateGrad uses a first gradient as the leaf's .grad when no one else holds it
+# (its use_count); sys.getrefcount is CPython's equivalent. What it reports for an object held
+# by one local variable is measured here through the same call the engine makes, not assumed.
+class _Probe:
+    pass
+
+
+def _refcount(obj) -> int:
+    return sys.getrefcount(obj)
+
+
+def _sole_holder_count() -> int:
+    probe = _Probe()
+    n = _refcount(probe)
+    probe.seen = n               # probe stays alive past the call, as the engine's gradient does
+    return n
+
+
+_SOLE = _sole_holder_count() if hasattr(sys, "getrefcount") else -1   # -1: never steal
+
+
+def _obeys_layout_contract(grad, variable) -> bool:
+    """torch's obeys_layout_contract: a gradient may become ``variable.grad`` as it is when it
+    has the variable's strides (a non-overlapping, dense variable; size-1 dims ignored, but a
+    0 stride is a broadcast view), or is contiguous (any other variable)."""
+    gs = grad._stride
+    if gs == variable._stride and 0 not in gs and grad.is_contiguous():
+        return True      # the common case: both contiguous
+    from ..ops.views import is_non_overlapping_and_dense
+    if is_non_overlapping_and_dense(variable):
+        for size, g_st, v_st in zip(grad._shape, gs, variable._stride):
+            if size != 1:
+                if g_st != v_st:
+                    return False
+            elif g_st == 0:
+                return False
+        return True
+    return grad.is_contiguous()
+
+
+def _clone_obey_contract(grad, variable):
+    """torch's clone_obey_contract: a copy of ``grad`` with the variable's strides when the
+    variable is non-overlapping and dense, contiguous otherwise (never a broadcast view)."""
+    from ..ops import copy as _copy
+    from ..ops.dispatch import empty
+    from ..ops.views import is_non_overlapping_and_dense
+    if variable.is_contiguous() or not is_non_overlapping_and_dense(variable):
+        out = empty(variable._shape, grad.dtype, grad.device)
+    else:
+        from ..runtime.storage import Storage
+        from ..tensor import Tensor
+        out = Tensor._make(Storage(variable.numel() * grad.dtype.itemsize, grad.device),
+                           variable._shape, variable._stride, 0, grad.dtype)
+    _copy.copy_into(out, grad)
+    return out
+
+
+# ------------------------------------------------------------------ graph walks
 def _collect(roots, stop_at=frozenset()):
     """Count the incoming edges of every node reachable from ``roots``."""
     deps = {}
-    seen = set()
     stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    seen = set(stack)
     while stack:
         node = stack.pop()
-        if node in stop_at:
+        if stop_at and node in stop_at:
             continue
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
+            if nxt in seen:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
                 seen.add(nxt)
                 stack.append(nxt)
     return deps
@@ -79,6 +144,7 @@ def _to_execute(roots, targets, stop_at):
     return execute
 
 
+# ------------------------------------------------------------------ the engine
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                  allow_unused=False, accumulate=True):
     """Backpropagate ``grad_tensors`` from ``tensors``.
@@ -111,48 +177,108 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     deps = _collect(root_nodes, stop_at)
     execute = None if inputs is None else _to_execute(root_nodes, targets, stop_at)
 
-    buffers = {}     # node -> {output_nr: summed gradient}
+    buffers = {}     # node -> [summed gradient per output_nr] (None where nothing arrived)
     for node, nr, g in roots:
-        slots = buffers.setdefault(node, {})
-        slots[nr] = _add_grads(slots.get(nr), g)
+        slot = buffers.setdefault(node, [])
+        if nr >= len(slot):
+            slot.extend([None] * (nr + 1 - len(slot)))
+        slot[nr] = _add_grads(slot[nr], g)
+    del roots, g
 
     results = [None] * (len(inputs) if inputs is not None else 0)
-    ready = [(-n._sequence_nr, id(n), n) for n in set(root_nodes) if deps.get(n, 0) == 0]
-    heapq.heapify(ready)
-    check_nan = _anomaly.is_anomaly_enabled() and _anomaly.is_anomaly_check_nan_enabled()
+    ready = [(-n._sequence_nr, id(n), n) for n in set(root_nodes) if n not in deps]
+    heapify(ready)
+    check_nan = _anomaly._enabled and _anomaly._check_nan
+    # a leaf's first gradient may become its .grad as it is (plain backward, no graph built)
+    may_steal = inputs is None and not create_graph and _SOLE > 0
     with (enable_grad() if create_graph else no_grad()):
         while ready:
-            _, _, node = heapq.heappop(ready)
-            slots = buffers.pop(node, {})
+            node = heappop(ready)[2]
+            grads = buffers.pop(node, None)
             outs = None
-            if isinstance(node, AccumulateGrad):
-                if execute is None or node in targets:
-                    _leaf(node, slots.get(0), inputs, results, capture, accumulate, create_graph)
-            elif execute is None or node in execute or node in targets:
-                grads = _call_hooks(node, slots, create_graph)
-                for nr, g in enumerate(grads):
-                    idx = capture.get((node, nr))
-                    if idx is not None and g is not None:
-                        results[idx] = g
-                        if accumulate:
-                            _accumulate(inputs[idx], g, create_graph)
-                if (execute is None or node in execute) and any(g is not None for g in grads):
+            if type(node) is AccumulateGrad:
+                if grads is not None and (execute is None or node in targets):
+                    g = grads[0]
+                    grads = None
+                    leaf = node.variable
+                    if (may_steal and g is not None and leaf._grad is None and not leaf._hooks
+                            and node._node_hooks is None
+                            and "_post_accumulate_grad_hooks" not in leaf.__dict__):
+                        # torch's AccumulateGrad: a gradient no one else holds, laid out as the
+                        # leaf, becomes .grad itself; any other is copied in the leaf's layout
+                        if _refcount(g) <= _SOLE and _obeys_layout_contract(g, leaf):
+                            if g._base is None and g._grad_fn is None and not g._requires_grad:
+                                leaf._grad = g
+                            else:
+                                leaf._grad = g.detach()
+                        else:
+                            leaf._grad = _clone_obey_contract(g, leaf)
+                    else:
+                        _leaf(node, g, inputs, results, capture, accumulate, create_graph)
+                    g = None
+            elif grads is not None and (execute is None or node in execute or node in targets):
+                if node._pre_hooks or node._retain:
+                    grads = _call_hooks(node, grads, create_graph)
+                if capture:
+                    for nr, g in enumerate(grads):
+                        idx = capture.get((node, nr))
+                        if idx is not None and g is not None:
+                            results[idx] = g
+                            if accumulate:
+                                _accumulate(inputs[idx], g, create_graph)
+                    g = None
+                live = False     # some gradient arrived (list.count would compare tensors)
+                for g in grads:
+                    if g is not None:
+                        live = True
+                        break
+                g = None
+                if live and (execute is None or node in execute):
                     hooks = node._node_hooks
                     if hooks is None:
-                        outs = _apply(node, grads, check_nan)
+                        try:
+                            outs = node.apply(grads)
+                            if not isinstance(outs, (tuple, list)):
+                                outs = (outs,)
+                            if check_nan:
+                                _anomaly.check_nan(node, outs)
+                        except Exception:
+                            if _anomaly._enabled:
+                                _anomaly.report_failure(node)
+                            raise
                     else:
                         outs = _apply_with_hooks(node, hooks, grads, check_nan)
                     if not retain_graph:
                         node.release_saved()
-            for i, (nxt, nr) in enumerate(() if node in stop_at else node.next_functions):
+                grads = None
+            if stop_at and node in stop_at:
+                continue
+            n_outs = len(outs) if outs is not None else 0
+            for i, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None:
                     continue
-                if outs is not None and i < len(outs) and outs[i] is not None:
-                    nslots = buffers.setdefault(nxt, {})
-                    nslots[nr] = _add_grads(nslots.get(nr), outs[i])
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+                if i < n_outs:
+                    g = outs[i]
+                    if g is not None:
+                        slot = buffers.get(nxt)
+                        if slot is None:
+                            if nr == 0:
+                                buffers[nxt] = [g]
+                            else:
+                                slot = buffers[nxt] = [None] * (nr + 1)
+                                slot[nr] = g
+                        else:
+                            if nr >= len(slot):
+                                slot.extend([None] * (nr + 1 - len(slot)))
+                            old = slot[nr]
+                            slot[nr] = g if old is None else old + g
+                            old = None
+                        g = slot = None
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+            outs = None
 
     if inputs is not None and not accumulate and not allow_unused:
         if any(r is None for r in results):
@@ -162,20 +288,21 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     return results
 
 
-def _call_hooks(node, slots, create_graph):
+def _call_hooks(node, grads, create_graph):
     """Tensor hooks registered on a non-leaf run on the summed gradient of that output, in the
     order they were registered; retain_grad() then stores the result (it always runs last)."""
+    grads = list(grads)
     for nr, hooks in node._pre_hooks.items():
-        g = slots.get(nr)
+        g = grads[nr] if nr < len(grads) else None
         if g is None:
             continue
-        slots[nr] = _run_hooks(hooks, g)
+        grads[nr] = _run_hooks(hooks, g)
     for nr, ref in node._retain.items():
         t = ref()
-        g = slots.get(nr)
+        g = grads[nr] if nr < len(grads) else None
         if t is not None and g is not None:
             _accumulate(t, g, create_graph)
-    return [slots.get(i) for i in range(max(slots, default=-1) + 1)]
+    return grads
 
 
 def _apply_with_hooks(node, hooks, grads, check_nan):
@@ -212,7 +339,8 @@ def _leaf(node, g, inputs, results, capture, accumulate, create_graph):
     if g is None:
         return
     leaf = node.variable
-    g = _run_hooks(leaf._hooks, g)
+    if leaf._hooks:
+        g = _run_hooks(leaf._hooks, g)
     idx = capture.get((node, 0))
     if idx is not None:
         results[idx] = g
@@ -236,15 +364,16 @@ def _leaf(node, g, inputs, results, capture, accumulate, create_graph):
 def _accumulate(t, g, create_graph, leaf=False):
     """``t.grad += g``, as torch's AccumulateGrad (leaves) and retain_grad (non-leaves) do.
 
-    The first gradient is cloned: what arrives may be a broadcast view, the seed the user passed
-    or a buffer another leaf also received, and ``.grad`` must be a dense tensor of its own.
+    The first gradient is copied here (the engine's fast path takes an unshared one as it is):
+    what arrives may be a broadcast view, the seed the user passed or a buffer another leaf
+    also received, and ``.grad`` must be a dense tensor of its own, laid out as the leaf.
     Later ones are added in place into a leaf's existing ``.grad`` when no graph is being
     built (so a reference to ``x.grad`` sees the sum, as in torch), out of place otherwise:
     under create_graph the sum keeps its graph."""
     if not create_graph:
         g = g.detach()
         if t._grad is None:
-            t._grad = g.clone()
+            t._grad = _clone_obey_contract(g, t) if leaf else g.clone()
         elif leaf:
             t._grad.add_(g)
         else:

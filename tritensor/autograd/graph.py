@@ -5,7 +5,8 @@ import itertools
 import weakref
 from typing import NamedTuple
 
-from .grad_mode import is_grad_enabled, no_grad
+from .grad_mode import _state as _grad_state
+from .grad_mode import is_grad_enabled, no_grad  # noqa: F401  (is_grad_enabled: graph's users)
 from .hooks import NodeHooks, _saved_hooks_stack, add_hook
 from .hooks import RemovableHandle, disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401  (torch.autograd.graph's names)
 
@@ -42,9 +43,12 @@ class SavedTensor:
     def __init__(self, tensor, is_output=False):
         self._version = tensor._version_counter.value
         self._is_output = is_output
-        self._requires_grad = tensor.requires_grad
+        # Tensor.grad_fn / requires_grad, inlined (the property is needed only for a view,
+        # whose grad_fn may have to be regenerated)
+        grad_fn = tensor._grad_fn if tensor._view_version is None else tensor.grad_fn
+        self._requires_grad = tensor._requires_grad or grad_fn is not None
         self._output_nr = tensor._output_nr
-        self._was_leaf = tensor.grad_fn is None
+        self._was_leaf = grad_fn is None
         if _saved_hooks_stack:
             self._pack(tensor, *_saved_hooks_stack[-1])
             return
@@ -91,7 +95,7 @@ class SavedTensor:
         if self._is_output:
             producer = node
         else:
-            producer = t.grad_fn
+            producer = t._grad_fn if t._view_version is None else t.grad_fn
             if producer is None and not self._was_leaf:
                 raise RuntimeError(
                     "Trying to use a saved tensor that has been detached in-place, i.e. with "
@@ -287,15 +291,24 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def apply(self, grads):
-        self.ctx._node = self          # saved outputs unpack attached to this node ...
+        ctx = self.ctx
+        ctx._node = self               # saved outputs unpack attached to this node ...
         try:
-            outs = self.op.backward(self.ctx, *grads)
+            outs = self.op.backward(ctx, *grads)
         finally:
-            self.ctx._node = None      # ... and no node <-> ctx cycle outlives the call
+            ctx._node = None           # ... and no node <-> ctx cycle outlives the call
         if not isinstance(outs, tuple):
             outs = (outs,)
-        outs = tuple(_fit(g, m, self, i) for i, (g, m) in enumerate(zip(outs, self.ctx.input_meta)))
-        if is_grad_enabled():
+        # each gradient brought to its input's shape, dtype and device (_fit); one that has
+        # them already (the common case) is taken as it is without a call
+        fitted = []
+        for g, meta in zip(outs, ctx.input_meta):
+            if g is not None and (meta is None or g._shape != meta[0] or g.dtype is not meta[1]
+                                  or g._storage.device is not meta[2]):
+                g = _fit(g, meta, self, len(fitted))
+            fitted.append(g)
+        outs = tuple(fitted)
+        if _grad_state.enabled:
             outs = self._check_differentiable(grads, outs)
         return outs
 
@@ -318,7 +331,12 @@ class OpNode(Node):
         return tuple(w if e else o for w, o, e in zip(wrapped, outs, escaped))
 
     def release_saved(self):
-        self.ctx.release()
+        # BackwardContext.release / SavedTensor.release, inlined: after it, unpacking raises
+        # "Trying to backward through the graph a second time ..."
+        for st in self.ctx._saved.values():
+            if st is not None:
+                st._tensor = None
+                st._packed = None
 
 
 _OP_NODE_CLASSES: dict = {}      # name -> OpNode subclass: the one lookup on every recorded op
@@ -381,13 +399,18 @@ class BackwardContext:
 
     def __getattr__(self, name):
         # Attributes read like ctx.alpha; saved tensors like ctx.x.
-        attrs = self.__dict__.get("attrs", {})
+        d = self.__dict__
+        attrs = d.get("attrs", _EMPTY)
         if name in attrs:
             return attrs[name]
-        saved = self.__dict__.get("_saved", {})
-        if name in saved:
-            return self.saved(name)
+        st = d.get("_saved", _EMPTY).get(name, _MISSING)
+        if st is not _MISSING:
+            return None if st is None else st.unpack(d["_node"])
         raise AttributeError(name)
+
+
+_EMPTY: dict = {}
+_MISSING = object()
 
 
 def move_retained_grad(tensor, old, node, output_nr):
@@ -461,9 +484,10 @@ def grad_accumulator(tensor):
 
 def gradient_edge(tensor):
     """(node, output_nr) through which a gradient reaches ``tensor``; (None, 0) if none does."""
-    if tensor.grad_fn is not None:
-        return tensor.grad_fn, tensor._output_nr
-    if tensor.requires_grad:
+    grad_fn = tensor._grad_fn if tensor._view_version is None else tensor.grad_fn
+    if grad_fn is not None:
+        return grad_fn, tensor._output_nr
+    if tensor._requires_grad:
         return grad_accumulator(tensor), 0
     return None, 0
 
