@@ -17,6 +17,7 @@ from .dispatch import dispatch, empty
 from .dispatch import dispatch_inplace as _dispatch_inplace
 from .table import Meta, op
 from .views import check_inplace_overlap
+from .surface import declare, unary
 
 
 def dispatch_inplace(entry, self, *others, **attrs):
@@ -371,28 +372,17 @@ def neg(input):
     return dispatch(NEG, input)
 
 
-def _unary(entry):
-    def fn(input):
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{entry.name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-        return dispatch(entry, input)
-    fn.__name__ = entry.name
-    return fn
-
-
-exp, log, sin, cos, tanh, relu, sqrt, sigmoid, abs = (
-    _unary(e) for e in (EXP, LOG, SIN, COS, TANH, RELU, SQRT, SIGMOID, ABS))
-
-
-def _unary_inplace(entry):
-    def fn_(self):
-        return dispatch_inplace(entry, self)
-    fn_.__name__ = entry.name + "_"
-    return fn_
-
-
-exp_, log_, sin_, cos_, tanh_, relu_, sqrt_, sigmoid_, abs_ = (
-    _unary_inplace(e) for e in (EXP, LOG, SIN, COS, TANH, RELU, SQRT, SIGMOID, ABS))
+# Plain unary ops: function (with out=) and in-place form generated from the entry and declared
+# (ops/surface.py), tt.<name>_ too where torch has it.
+exp, exp_ = unary(EXP, inplace_function=True)
+log, log_ = unary(LOG, inplace_function=True)
+sin, sin_ = unary(SIN, inplace_function=True)
+cos, cos_ = unary(COS, inplace_function=True)
+tanh, tanh_ = unary(TANH, inplace_function=True, functional=True)
+relu, relu_ = unary(RELU, inplace_function=True, functional="own", out=None)
+sqrt, sqrt_ = unary(SQRT, inplace_function=True)
+sigmoid, sigmoid_ = unary(SIGMOID, inplace_function=True, functional=True)
+abs, abs_ = unary(ABS, inplace_function=("abs",), aliases=("absolute",), operators=("__abs__",))  # no torch.absolute_
 absolute, absolute_ = abs, abs_
 
 
@@ -474,6 +464,27 @@ def div_(self, other, *, rounding_mode=None):
 
 def pow_(self, other):
     return _inplace_binary(POW, self, other)
+
+
+# --------------------------------------------------------------------------- public surface
+# The variants of the hand-written functions above (ops/surface.py); tt, Tensor's methods and
+# operators are generated from these.
+declare("add", add, inplace=add_, operators=("__add__", "__radd__", "__iadd__"), out="cast")
+declare("sub", sub, inplace=sub_, operators=("__sub__", "__rsub__", "__isub__"), aliases=("subtract",),
+        out="cast")
+declare("mul", mul, inplace=mul_, operators=("__mul__", "__rmul__", "__imul__"), aliases=("multiply",),
+        out="cast")
+declare("div", div, inplace=div_, operators=("__truediv__", "__rtruediv__", "__itruediv__"),
+        aliases=("divide", "true_divide"), out="cast")
+declare("pow", pow, inplace=pow_, operators=("__pow__", "__rpow__", "__ipow__"), out="cast")
+declare("neg", neg, inplace=neg_, inplace_function=True, operators=("__neg__",), aliases=("negative",),
+        out="cast")
+declare("maximum", maximum, out="cast")
+declare("minimum", minimum, out="cast")
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    declare(_name, globals()[_name], operators=(f"__{_name}__",), out="cast")
+# Tensor.where(condition, y) is self where condition, else y
+declare("where", where, method=lambda self, condition, other: where(condition, self, other), out="where")
 
 
 # --------------------------------------------------------------------------- the rest

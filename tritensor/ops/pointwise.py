@@ -26,6 +26,7 @@ from .elementwise import (
     compare_rule, dispatch_inplace, div, exp, float_rule, ge, gt, le, lt, mul, neg, no_bool_rule,
     same_type_rule, sigmoid, sub, tanh, where,
 )
+from .surface import declare, unary
 from .table import Meta, op
 
 _LN2 = math.log(2.0)
@@ -301,44 +302,29 @@ def _tensor_input(name, input):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
 
 
-def _unary_pair(entry, name=None, check=None):
-    """The function and its in-place form (``x.name_()``) of a unary entry."""
-    name = name or entry.name
-
-    def fn(input):
-        _tensor_input(name, input)
-        if check is not None:
-            check(input)
-        return dispatch(entry, input)
-
-    def fn_(self):
-        if check is not None:
-            check(self)
-        return dispatch_inplace(entry, self)
-    fn.__name__, fn_.__name__ = name, name + "_"
-    return fn, fn_
-
-
-sign, sign_ = _unary_pair(SIGN)
-floor, floor_ = _unary_pair(FLOOR)
-ceil, ceil_ = _unary_pair(CEIL)
-trunc, trunc_ = _unary_pair(TRUNC)
+# Plain unary ops: function (with out=) and in-place form generated from the entry and declared
+# (ops/surface.py); tt.<name>_ too where torch has it.
+sign, sign_ = unary(SIGN)
+floor, floor_ = unary(FLOOR, inplace_function=True)
+ceil, ceil_ = unary(CEIL, inplace_function=True)
+trunc, trunc_ = unary(TRUNC, inplace_function=True, aliases=("fix",))
 fix, fix_ = trunc, trunc_
-exp2, exp2_ = _unary_pair(EXP2)
-expm1, expm1_ = _unary_pair(EXPM1)
-log2, log2_ = _unary_pair(LOG2)
-log10, log10_ = _unary_pair(LOG10)
-log1p, log1p_ = _unary_pair(LOG1P)
-rsqrt, rsqrt_ = _unary_pair(RSQRT)
-tan, tan_ = _unary_pair(TAN)
-erf, erf_ = _unary_pair(ERF)
-silu, silu_ = _unary_pair(SILU)
+exp2, exp2_ = unary(EXP2, inplace_function=True)
+expm1, expm1_ = unary(EXPM1, inplace_function=True)
+log2, log2_ = unary(LOG2, inplace_function=True)
+log10, log10_ = unary(LOG10, inplace_function=True)
+log1p, log1p_ = unary(LOG1P, inplace_function=True)
+rsqrt, rsqrt_ = unary(RSQRT, inplace_function=True)
+tan, tan_ = unary(TAN, inplace_function=True)
+erf, erf_ = unary(ERF, inplace_function=True)
+# torch has F.silu (with inplace=) and no Tensor.silu; silu_ serves F.silu(inplace=True)
+silu, silu_ = unary(SILU, method=False, inplace_method=False, functional="own", out=None)
 # in place, the bool result is written as 1/0 in self's dtype, as torch does
-logical_not, logical_not_ = _unary_pair(LOGICAL_NOT)
-isnan = _unary_pair(CHECKS["isnan"])[0]
-isinf = _unary_pair(CHECKS["isinf"])[0]
-isfinite = _unary_pair(CHECKS["isfinite"])[0]
-bitwise_not, bitwise_not_ = _unary_pair(BITWISE_NOT)
+logical_not, logical_not_ = unary(LOGICAL_NOT)
+isnan = unary(CHECKS["isnan"], inplace=False, out=None)[0]
+isinf = unary(CHECKS["isinf"], inplace=False, out=None)[0]
+isfinite = unary(CHECKS["isfinite"], inplace=False, out=None)[0]
+bitwise_not, bitwise_not_ = unary(BITWISE_NOT, operators=("__invert__",))
 
 
 def _round_decimals_scale(input, decimals):
@@ -573,3 +559,23 @@ def masked_fill_(self, mask, value):
                       "scalar", UserWarning, stacklevel=2)
     assert_no_partial_overlap(self, mask)
     return _unchecked_inplace(MASKED_FILL, self, mask, value)
+
+
+# --------------------------------------------------------------------------- public surface
+# The variants of the hand-written functions above (ops/surface.py); tt, Tensor's methods and
+# operators are generated from these.
+declare("round", round, inplace=round_, inplace_function=True, out="cast")
+declare("gelu", gelu, method=False, functional="own")
+declare("floor_divide", floor_divide, inplace=floor_divide_,
+        operators=("__floordiv__", "__rfloordiv__", "__ifloordiv__"), out="cast")
+declare("remainder", remainder, inplace=remainder_, operators=("__mod__", "__rmod__", "__imod__"), out="cast")
+declare("fmod", fmod, inplace=fmod_, out="cast")
+declare("clamp", clamp, inplace=clamp_, inplace_function=True, aliases=("clip",), out="clamp")
+declare("clamp_min", clamp_min)
+declare("clamp_max", clamp_max)
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    declare(_name, globals()[_name], inplace=globals()[_name + "_"], out="cast")
+for _name, _op in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor")):
+    declare(_name, globals()[_name], inplace=globals()[_name + "_"],
+            operators=(f"__{_op}__", f"__r{_op}__", f"__i{_op}__"), out="cast")
+declare("masked_fill", masked_fill, inplace=masked_fill_)

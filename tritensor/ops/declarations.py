@@ -1,0 +1,165 @@
+"""The public variants of the ops whose modules do not declare their own (ops/surface.py).
+
+The pointwise ops declare theirs next to their table entries (ops/elementwise.py,
+ops/pointwise.py); the reduction, view, copy, random, matmul, joining, indexing and factory
+functions are declared here, by module, until their modules carry the declarations themselves.
+tritensor/__init__.py and tritensor/_methods.py generate tt.* and Tensor's methods from these.
+"""
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..tensor import Size, Tensor
+from . import copy as _copy
+from . import creation as _creation
+from . import elementwise as _ew  # noqa: F401  (declares the arithmetic core)
+from . import indexing as _indexing
+from . import joining as _join
+from . import linalg as _linalg
+from . import pdist as _pdist
+from . import pointwise as _pw  # noqa: F401  (declares the rest of the pointwise ops)
+from . import random as _random
+from . import reduce as _reduce
+from . import scan as _scan
+from . import softmax as _softmax
+from . import views as _views
+from .surface import declare, resize_
+
+# --------------------------------------------------------------------------- reductions
+declare("sum", _reduce.sum, out="dtype")
+declare("mean", _reduce.mean, out="cast")
+declare("prod", _reduce.prod, out="dtype")
+declare("amax", _reduce.amax, out="amax")
+declare("amin", _reduce.amin, out="amax")
+declare("max", _reduce.max, out="exact")
+declare("min", _reduce.min, out="exact")
+declare("argmax", _reduce.argmax, out="exact")
+declare("argmin", _reduce.argmin, out="exact")
+declare("var", _reduce.var, out="cast")
+declare("std", _reduce.std, out="cast")
+declare("norm", _reduce.norm, out="exact")
+declare("logsumexp", _reduce.logsumexp, out="floating")
+declare("all", _reduce.all, out="bool")
+declare("any", _reduce.any, out="bool")
+declare("cumsum", _scan.cumsum, out="dtype")
+declare("cumprod", _scan.cumprod, out="dtype")
+declare("count_nonzero", _reduce.count_nonzero)
+declare("softmax", _softmax.softmax, functional="own")
+declare("log_softmax", _softmax.log_softmax, functional="own")
+declare("sum_to_size", method=_reduce.sum_to_size)
+
+# --------------------------------------------------------------------------- views
+for _name in ("reshape", "permute", "t", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow",
+              "select", "unbind", "diagonal", "diag_embed", "diagonal_scatter", "as_strided"):
+    declare(_name, getattr(_views, _name))
+declare("transpose", _views.transpose, aliases=("swapaxes",))
+declare("view", method=_views.view)
+declare("expand", method=_views.expand)
+declare("unfold", method=_views.unfold)
+declare("view_as", method=lambda self, other: _views.view(self, other.shape))
+declare("reshape_as", method=lambda self, other: _views.reshape(self, other.shape))
+declare("expand_as", method=lambda self, other: _views.expand(self, other.shape))
+declare("T", method=property(lambda self: _views.permute(self, tuple(reversed(range(self.dim()))))))
+declare("mT", method=property(lambda self: _views.transpose(self, -2, -1)))
+
+# --------------------------------------------------------------------------- copies, devices, dtypes
+declare("clone", _copy.clone)
+declare("to", method=_copy.to)
+declare("copy", method=False, inplace=_copy.copy_)
+declare("fill", method=False, inplace=_copy.fill_)
+declare("zero", method=False, inplace=_copy.zero_)
+declare("resize", method=False, inplace=resize_)
+declare("contiguous", method=_copy.contiguous)     # memory_format= (ops/copy.py)
+declare("cpu", method=lambda self, memory_format=None: _copy.to(self, device="cpu"))
+declare("cuda", method=lambda self, device=None, non_blocking=False, memory_format=None: _copy.to(
+    self, device="cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device),
+    non_blocking=non_blocking))
+declare("pin_memory", method=_copy.pin_memory)
+declare("is_pinned", method=_copy.is_pinned)
+for _name, _dtype in {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16,
+                      "bfloat16": _dt.bfloat16, "int": _dt.int32, "long": _dt.int64,
+                      "short": _dt.int16, "char": _dt.int8, "byte": _dt.uint8, "bool": _dt.bool_}.items():
+    declare(_name, method=(lambda d: lambda self, memory_format=None: _copy.to(self, dtype=d))(_dtype))
+declare("type_as", method=lambda self, other: _copy.to(self, dtype=other.dtype))
+
+# --------------------------------------------------------------------------- random
+declare("normal", _random.normal, method=False, inplace=_random.normal_)
+declare("uniform", method=False, inplace=_random.uniform_)
+declare("random", method=False, inplace=_random.random_)
+declare("bernoulli", _random.bernoulli, inplace=_random.bernoulli_)
+declare("multinomial", _random.multinomial)
+declare("randperm", _random.randperm, method=False)
+
+# --------------------------------------------------------------------------- matrix multiplication
+declare("matmul", _linalg.matmul, out="exact",
+        operators=(("__matmul__", _linalg.matmul_operator), ("__rmatmul__", _linalg.rmatmul)))
+declare("mm", _linalg.mm, out="exact")
+declare("bmm", _linalg.bmm, out="exact")
+declare("addmm", _linalg.addmm, inplace=_linalg.addmm_, out="exact")
+declare("baddbmm", _linalg.baddbmm, inplace=_linalg.baddbmm_, out="exact")
+declare("dot", _linalg.dot, out="dot")
+declare("mv", _linalg.mv, out="mv")
+declare("outer", _linalg.outer, aliases=("ger",), out="cast")
+declare("linear", method=False, functional="own")   # F.linear only (no torch.linear)
+
+# --------------------------------------------------------------------------- joining, splitting
+declare("cat", _join.cat, method=False, aliases=("concat", "concatenate"), out="cat")
+for _name in ("stack", "hstack", "vstack", "row_stack"):
+    declare(_name, getattr(_join, _name), method=False, out="cat")
+for _name in ("split", "chunk", "tensor_split", "flip", "fliplr", "flipud"):
+    declare(_name, getattr(_join, _name))
+declare("split_with_sizes", method=_join.split_with_sizes)
+declare("tril", _join.tril, inplace=_join.tril_, out="exact")
+declare("triu", _join.triu, inplace=_join.triu_, out="exact")
+
+# --------------------------------------------------------------------------- indexing
+declare("index_select", _indexing.index_select, out="same_scalar_type")
+declare("gather", _indexing.gather, out="exact")
+declare("masked_select", _indexing.masked_select, out="same_scalar_type")
+declare("nonzero", _indexing.nonzero)
+declare("take", _indexing.take)
+declare("scatter", _indexing.scatter, inplace=_indexing.scatter_)
+declare("scatter_add", _indexing.scatter_add, inplace=_indexing.scatter_add_)
+declare("scatter_reduce", _indexing.scatter_reduce, inplace=_indexing.scatter_reduce_)
+declare("index_put", _indexing.index_put, inplace=_indexing.index_put_)
+declare("getitem", method=False, operators=(("__getitem__", lambda self, item: _indexing.getitem(self, item)),
+                                            ("__setitem__", lambda self, item, value: _indexing.setitem(self, item, value))))
+declare("pos", method=False, operators=(("__pos__", lambda self: self),))
+
+# --------------------------------------------------------------------------- factories
+for _name in ("arange", "as_tensor", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy",
+              "full", "full_like", "linspace", "ones", "ones_like", "rand", "rand_like", "randint",
+              "randint_like", "randn", "randn_like", "tensor", "zeros", "zeros_like"):
+    declare(_name, getattr(_creation, _name), method=False)
+for _name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
+    declare(_name, method=getattr(_creation, _name))
+
+# --------------------------------------------------------------------------- distances
+declare("cdist", _pdist.cdist, method=False)
+declare("pdist", _pdist.pdist, method=False, functional=True)
+
+
+# --------------------------------------------------------------------------- small tt functions
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def broadcast_shapes(*shapes):
+    return Size(_ew.broadcast_shapes(*shapes))
+
+
+declare("is_tensor", is_tensor, method=False)
+declare("numel", numel, method=False)
+declare("broadcast_shapes", broadcast_shapes, method=False)
+
+# --------------------------------------------------------------------------- nn.functional's own
+# Functions only nn/functional.py defines (losses, normalisation, dropout ...): declared here so the
+# surface test knows every public name of tt.nn.functional.
+for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss",
+              "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
+              "cross_entropy", "embedding", "dropout", "one_hot"):
+    declare(_name, method=False, functional="own")
+declare("leaky_relu_", method=False, functional="own")
