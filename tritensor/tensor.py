@@ -10,6 +10,7 @@ import weakref
 import numpy as np
 
 from . import dtypes as _dt
+from .memory_formats import contiguous_format as _contiguous_format, preserve_format as _preserve_format
 from .runtime.device import device as _device
 
 
@@ -155,7 +156,14 @@ class Tensor:
     def is_complex(self):
         return False
 
-    def is_contiguous(self, memory_format=None):
+    def is_contiguous(self, memory_format=_contiguous_format):
+        """Row-major contiguity (size-1 dims ignored), or, for ``memory_format`` channels_last
+        (channels_last_3d), NHWC (NDHWC) contiguity of a 4-D (5-D) tensor (torch's flags);
+        preserve_format asks the row-major question, as in torch."""
+        if memory_format is not _contiguous_format and memory_format is not _preserve_format:
+            from .memory_formats import format_name
+            from .ops._layout import is_contiguous_as
+            return is_contiguous_as(format_name(memory_format, "is_contiguous", None), self._shape, self._stride)
         if 0 in self._shape:
             return True        # torch: every tensor with no elements is contiguous
         expected = 1

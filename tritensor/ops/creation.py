@@ -7,9 +7,11 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
+from ..memory_formats import contiguous_format, format_name
 from ..runtime.device import CPU, as_device
 from ..runtime.storage import Storage
 from ..tensor import Tensor
+from . import _layout
 from . import copy as _copy
 from . import random as _random
 from .dispatch import empty as _empty
@@ -202,7 +204,16 @@ def _dtype_or_default(dtype):
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
           memory_format=None):
-    return _finish(_pinned(_empty(_size(size), _dtype_or_default(dtype), as_device(device)), pin_memory),
+    """torch.empty; ``memory_format`` contiguous_format (the default), channels_last (4-D) or
+    channels_last_3d (5-D); preserve_format has nothing to preserve (torch's error)."""
+    shape = _size(size)
+    strides = None
+    if memory_format is not None and memory_format is not contiguous_format:
+        name = format_name(memory_format, "empty")
+        if name == _layout.PRESERVE:
+            raise RuntimeError("unsupported memory format Preserve")
+        strides = _layout.format_strides(name, shape)
+    return _finish(_pinned(_empty(shape, _dtype_or_default(dtype), as_device(device), strides), pin_memory),
                    requires_grad)
 
 
@@ -228,32 +239,48 @@ def _like(x, dtype, device):
             as_device(device) if device is not None else x.device)
 
 
-def empty_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def _empty_like(x, dtype, device, memory_format, function):
+    """empty_like's tensor: ``x``'s shape, strides by ``memory_format`` (torch's empty_like:
+    preserve_format, the default, keeps a dense ``x``'s strides and gives any other ``x`` a
+    dense layout with its dims in the same order)."""
     dtype, device = _like(x, dtype, device)
-    return _finish(_empty(x.shape, dtype, device), requires_grad)
+    name = format_name(memory_format, function)
+    strides = _layout.like_strides(name, tuple(x._shape), x._stride)
+    return _empty(x.shape, dtype, device, None if strides == _layout.contiguous_strides(x._shape) else strides)
+
+
+def empty_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _finish(_empty_like(x, dtype, device, memory_format, "empty_like"), requires_grad)
 
 
 def full_like(x, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    dtype, device = _like(x, dtype, device)
-    return full(x.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    t = _empty_like(x, dtype, device, memory_format, "full_like")
+    _copy.fill_into(t, fill_value)
+    return _finish(t, requires_grad)
 
 
 def zeros_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return full_like(x, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+    t = _empty_like(x, dtype, device, memory_format, "zeros_like")
+    _copy.fill_into(t, 0)
+    return _finish(t, requires_grad)
 
 
 def ones_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return full_like(x, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+    t = _empty_like(x, dtype, device, memory_format, "ones_like")
+    _copy.fill_into(t, 1)
+    return _finish(t, requires_grad)
 
 
 def rand_like(x, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
-    dtype, device = _like(x, dtype, device)
-    return rand(x.shape, dtype=dtype, device=device, requires_grad=requires_grad, generator=generator)
+    t = _empty_like(x, dtype, device, memory_format, "rand_like")
+    _random.uniform_(t, 0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
 
 
 def randn_like(x, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
-    dtype, device = _like(x, dtype, device)
-    return randn(x.shape, dtype=dtype, device=device, requires_grad=requires_grad, generator=generator)
+    t = _empty_like(x, dtype, device, memory_format, "randn_like")
+    _random.normal_(t, 0.0, 1.0, generator=generator)
+    return _finish(t, requires_grad)
 
 
 # new_* take their dtype and device from the tensor they are called on
@@ -360,9 +387,11 @@ def randint_like(x, low=0, high=None, *, dtype=None, device=None, requires_grad=
                  memory_format=None):
     if high is None:
         low, high = 0, low
-    dtype, device = _like(x, dtype, device)
-    return randint(low, high, tuple(x.shape), dtype=dtype, device=device, requires_grad=requires_grad,
-                   generator=generator)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    t = _empty_like(x, dtype, device, memory_format, "randint_like")
+    _random.random_(t, low, high, generator=generator)
+    return _finish(t, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, out=None):
