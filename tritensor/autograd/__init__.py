@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
-from .engine import run_backward
+from .engine import ones_seed, run_backward
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import DelayedError, Node
+from ..tensor import Tensor
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "detect_anomaly", "set_detect_anomaly", "Node", "gradcheck", "gradgradcheck", "Function",
@@ -14,15 +15,12 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is
 def _as_tuple(x):
     if x is None:
         return None
-    from ..tensor import Tensor
     if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
 
 
 def _make_grads(outputs, grad_outputs):
-    from ..ops import creation
-    from ..tensor import Tensor
     grads = []
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if grad_outputs is not None else None
@@ -33,7 +31,7 @@ def _make_grads(outputs, grad_outputs):
                 if not out.dtype.is_floating_point:
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-                g = creation.ones_like(out)
+                g = ones_seed(out)
         elif isinstance(g, Tensor):
             if g.shape != out.shape:
                 raise RuntimeError(
@@ -48,6 +46,10 @@ def _make_grads(outputs, grad_outputs):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    if grad_tensors is None and inputs is None and not create_graph and type(tensors) is Tensor:
+        # y.backward(): the common call, without the general argument handling below
+        run_backward((tensors,), _make_grads((tensors,), None), retain_graph, False, accumulate=True)
+        return
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors)
     if grad_tensors is not None and len(grad_tensors) != len(tensors):

@@ -16,7 +16,10 @@ composite's own graph, recorded in the forward, down to the stand-ins:
 """
 from __future__ import annotations
 
-from .grad_mode import is_grad_enabled
+from ..tensor import Tensor
+from . import anomaly as _anomaly
+from .engine import run_backward
+from .grad_mode import _state as _grad_state
 from .graph import Node, gradient_edge, node_class
 
 
@@ -41,22 +44,31 @@ class CompositeNode(Node):
         self.next_functions = next_functions
 
     def apply(self, grads):
-        from .engine import run_backward
         g = grads[0] if grads else None
-        result = [None] * len(self._stand_ins)
-        wanted = [(i, s) for i, s in enumerate(self._stand_ins) if s is not None]
+        stand_ins = self._stand_ins
+        result = [None] * len(stand_ins)
+        wanted = []
+        for s in stand_ins:
+            if s is not None:
+                wanted.append(s)
         if g is None or not wanted:
             return tuple(result)
-        got = run_backward((self._inner_out,), (g,), retain_graph=True, create_graph=is_grad_enabled(),
-                           inputs=tuple(s for _, s in wanted), allow_unused=True, accumulate=False)
-        for (i, _), r in zip(wanted, got):
-            result[i] = r
+        got = run_backward((self._inner_out,), (g,), retain_graph=True, create_graph=_grad_state.enabled,
+                           inputs=wanted, allow_unused=True, accumulate=False)
+        k = 0
+        for i, s in enumerate(stand_ins):
+            if s is not None:
+                result[i] = got[k]
+                k += 1
         return tuple(result)
 
     def release_saved(self):
         """Free the saved tensors of the inner graph (down to the stand-ins), as the engine
         frees those of any node after a backward without retain_graph."""
-        stop = {s.grad_fn for s in self._stand_ins if s is not None}
+        stop = set()
+        for s in self._stand_ins:
+            if s is not None:
+                stop.add(s.grad_fn)
         seen, stack = set(), [self._inner_out.grad_fn]
         while stack:
             node = stack.pop()
@@ -64,7 +76,8 @@ class CompositeNode(Node):
                 continue
             seen.add(node)
             node.release_saved()
-            stack.extend(n for n, _ in node.next_functions)
+            for nxt, _ in node.next_functions:
+                stack.append(nxt)
 
 
 def named_composite(name, fn, *args, **kwargs):
@@ -74,20 +87,34 @@ def named_composite(name, fn, *args, **kwargs):
     ``fn`` must return one tensor computed from ``args`` with recorded (differentiable) ops;
     every tensor that may require grad must be passed in ``args`` (not closed over), since only
     the arguments' edges are the node's."""
-    from ..tensor import Tensor
-    if not is_grad_enabled() or not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+    if not _grad_state.enabled:
         return fn(*args, **kwargs)
-    # the node's edges are its floating tensor arguments' (as torch's: an index is no input)
-    stand_ins = tuple(_stand_in(a) if isinstance(a, Tensor) and a.requires_grad else None for a in args)
-    inner = fn(*(s if s is not None else a for s, a in zip(stand_ins, args)), **kwargs)
+    # (loops rather than generator expressions: every mean() of a loss pays this)
+    stand_ins, call_args = [], []
+    recorded = False
+    for a in args:
+        if isinstance(a, Tensor) and a.requires_grad:
+            s = _stand_in(a)
+            stand_ins.append(s)
+            call_args.append(s)
+            recorded = True
+        else:
+            stand_ins.append(None)
+            call_args.append(a)
+    if not recorded:          # no argument requires grad
+        return fn(*args, **kwargs)
+    inner = fn(*call_args, **kwargs)
     if not isinstance(inner, Tensor) or inner.grad_fn is None:
         return inner
-    inputs = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.dtype.is_floating_point]
-    stand_ins = tuple(stand_ins[i] for i in inputs)
-    edges = tuple(gradient_edge(args[i]) if s is not None else (None, 0) for i, s in zip(inputs, stand_ins))
-    node = node_class(name, CompositeNode)(inner, stand_ins, edges)
-    from .anomaly import record_trace
-    record_trace(node)
+    # the node's edges are its floating tensor arguments' (as torch's: an index is no input)
+    kept, edges = [], []
+    for a, s in zip(args, stand_ins):
+        if isinstance(a, Tensor) and a.dtype.is_floating_point:
+            kept.append(s)
+            edges.append(gradient_edge(a) if s is not None else (None, 0))
+    node = node_class(name, CompositeNode)(inner, tuple(kept), tuple(edges))
+    if _anomaly._enabled:
+        _anomaly.record_trace(node)
     return inner._attached_to(node, 0)
 
 

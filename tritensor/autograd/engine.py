@@ -20,7 +20,7 @@ import sys
 from heapq import heapify, heappop, heappush
 
 from . import anomaly as _anomaly
-from .grad_mode import enable_grad, no_grad
+from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, gradient_edge
 from .hooks import run_posthooks, run_prehooks
 
@@ -41,13 +41,13 @@ class _Probe:
     pass
 
 
-def _refcount(obj) -> int:
+def _refs_seen_by_callee(obj, variable=None) -> int:
     return sys.getrefcount(obj)
 
 
 def _sole_holder_count() -> int:
     probe = _Probe()
-    n = _refcount(probe)
+    n = _refs_seen_by_callee(probe)
     probe.seen = n               # probe stays alive past the call, as the engine's gradient does
     return n
 
@@ -55,13 +55,23 @@ def _sole_holder_count() -> int:
 _SOLE = _sole_holder_count() if hasattr(sys, "getrefcount") else -1   # -1: never steal
 
 
+def _takes_as_is(grad, variable) -> bool:
+    """Whether ``grad`` may become ``variable.grad`` itself (torch's AccumulateGrad: no one
+    else holds it, and it obeys the layout contract). Called exactly as _refs_seen_by_callee
+    is, so the count that means "only the engine's local variable" is the measured _SOLE."""
+    if sys.getrefcount(grad) > _SOLE:
+        return False
+    gs = grad._stride
+    if gs == variable._stride and 0 not in gs and grad.is_contiguous():
+        return True      # the common case: both contiguous
+    return _obeys_layout_contract(grad, variable)
+
+
 def _obeys_layout_contract(grad, variable) -> bool:
     """torch's obeys_layout_contract: a gradient may become ``variable.grad`` as it is when it
     has the variable's strides (a non-overlapping, dense variable; size-1 dims ignored, but a
     0 stride is a broadcast view), or is contiguous (any other variable)."""
     gs = grad._stride
-    if gs == variable._stride and 0 not in gs and grad.is_contiguous():
-        return True      # the common case: both contiguous
     from ..ops.views import is_non_overlapping_and_dense
     if is_non_overlapping_and_dense(variable):
         for size, g_st, v_st in zip(grad._shape, gs, variable._stride):
@@ -91,11 +101,27 @@ def _clone_obey_contract(grad, variable):
     return out
 
 
+def ones_seed(out):
+    """The implicit gradient of a one-element output: ones_like(out), made directly (an empty
+    tensor filled with 1) since every ``y.backward()`` makes one."""
+    ops = _OPS
+    if not ops:       # ops import autograd: taken on first use, then kept (no import per call)
+        from ..ops.copy import fill_into
+        from ..ops.dispatch import empty
+        ops[:] = (empty, fill_into)
+    g = ops[0](out._shape, out.dtype, out._storage.device)
+    ops[1](g, 1)
+    return g
+
+
+_OPS: list = []
+
+
 # ------------------------------------------------------------------ graph walks
 def _collect(roots, stop_at=frozenset()):
     """Count the incoming edges of every node reachable from ``roots``."""
     deps = {}
-    stack = [n for n in roots if n is not None]
+    stack = list(roots)       # (never None: every root has a node)
     seen = set(stack)
     while stack:
         node = stack.pop()
@@ -118,7 +144,10 @@ def _to_execute(roots, targets, stop_at):
     edge to a target or to another such node. (A target itself only runs when something
     behind it is needed too.)"""
     # Post-order without recursion: producers are finished before their consumers.
-    order, seen, stack = [], set(), [(n, False) for n in roots if n is not None]
+    order, seen, stack = [], set(), []
+    for n in roots:
+        if n is not None:
+            stack.append((n, False))
     while stack:
         node, done = stack.pop()
         if done:
@@ -135,8 +164,13 @@ def _to_execute(roots, targets, stop_at):
                 stack.append((nxt, False))
     execute, reaches = set(), set()
     for node in order:
-        if node not in stop_at and any(nxt in reaches for nxt, _ in node.next_functions
-                                       if nxt is not None):
+        leads = False
+        if node not in stop_at:
+            for nxt, _ in node.next_functions:
+                if nxt is not None and nxt in reaches:
+                    leads = True
+                    break
+        if leads:
             execute.add(node)
             reaches.add(node)
         elif node in targets:
@@ -163,6 +197,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     # Where the gradients of the requested inputs are taken.
     capture = {}     # (node, output_nr) -> index into inputs
     stop_at = set()  # leaves whose gradient is captured, not accumulated
+    root_nodes = []
+    for r in roots:
+        root_nodes.append(r[0])
     if inputs is not None:
         for i, t in enumerate(inputs):
             node, nr = gradient_edge(t)
@@ -171,11 +208,15 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
             capture[(node, nr)] = i
             if not accumulate and (isinstance(node, AccumulateGrad) or node._stops_capture):
                 stop_at.add(node)
-    targets = {n for n, _ in capture}
-
-    root_nodes = [r[0] for r in roots]
+        targets = set()
+        for n, _ in capture:
+            targets.add(n)
+        execute = _to_execute(root_nodes, targets, stop_at)
+        results = [None] * len(inputs)
+    else:
+        targets = execute = None
+        results = []
     deps = _collect(root_nodes, stop_at)
-    execute = None if inputs is None else _to_execute(root_nodes, targets, stop_at)
 
     buffers = {}     # node -> [summed gradient per output_nr] (None where nothing arrived)
     for node, nr, g in roots:
@@ -183,15 +224,21 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         if nr >= len(slot):
             slot.extend([None] * (nr + 1 - len(slot)))
         slot[nr] = _add_grads(slot[nr], g)
-    del roots, g
+    roots = None
 
-    results = [None] * (len(inputs) if inputs is not None else 0)
-    ready = [(-n._sequence_nr, id(n), n) for n in set(root_nodes) if n not in deps]
+    ready = []
+    for node in set(root_nodes):
+        if node not in deps:
+            ready.append((-node._sequence_nr, id(node), node))
     heapify(ready)
     check_nan = _anomaly._enabled and _anomaly._check_nan
     # a leaf's first gradient may become its .grad as it is (plain backward, no graph built)
     may_steal = inputs is None and not create_graph and _SOLE > 0
-    with (enable_grad() if create_graph else no_grad()):
+    # grad mode for the backward: on to record it (create_graph), off otherwise (set directly:
+    # this is what enable_grad()/no_grad() do, without their calls)
+    prev_mode = _grad_state.enabled
+    _grad_state.enabled = bool(create_graph)
+    try:
         while ready:
             node = heappop(ready)[2]
             grads = buffers.pop(node, None)
@@ -206,7 +253,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                             and "_post_accumulate_grad_hooks" not in leaf.__dict__):
                         # torch's AccumulateGrad: a gradient no one else holds, laid out as the
                         # leaf, becomes .grad itself; any other is copied in the leaf's layout
-                        if _refcount(g) <= _SOLE and _obeys_layout_contract(g, leaf):
+                        if _takes_as_is(g, leaf):
                             if g._base is None and g._grad_fn is None and not g._requires_grad:
                                 leaf._grad = g
                             else:
@@ -279,6 +326,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 if d == 0:
                     heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
             outs = None
+    finally:
+        _grad_state.enabled = prev_mode
 
     if inputs is not None and not accumulate and not allow_unused:
         if any(r is None for r in results):

@@ -192,7 +192,12 @@ class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient to ``leaf.grad``."""
 
     def __init__(self, variable):
-        super().__init__()
+        # Node.__init__ inlined: one is made per leaf per graph (the graph holds it weakly)
+        self._sequence_nr = next(_sequence)
+        self.next_functions = ()
+        self._pre_hooks = {}
+        self._retain = {}
+        self._anomaly_trace = None
         self.variable = variable
 
     def apply(self, grads):
@@ -379,6 +384,13 @@ class BackwardContext:
     """What an op's backward sees: attributes, input metadata, saved tensors, needs_input_grad."""
 
     def __init__(self, attrs, needs_input_grad, input_meta):
+        # attributes are instance attributes too: ctx.alpha is a plain read, not __getattr__
+        # (a name that would hide a method or a field below stays in attrs only)
+        d = self.__dict__
+        d.update(attrs)
+        if not _CONTEXT_NAMES.isdisjoint(attrs):
+            for name in _CONTEXT_NAMES.intersection(attrs):
+                del d[name]
         self.attrs = attrs
         self.needs_input_grad = needs_input_grad
         self.input_meta = input_meta       # per input: (shape, dtype, device) or None for a scalar
@@ -411,6 +423,8 @@ class BackwardContext:
 
 _EMPTY: dict = {}
 _MISSING = object()
+_CONTEXT_NAMES = frozenset(n for n in vars(BackwardContext) if not n.startswith("__")) | frozenset(
+    {"attrs", "needs_input_grad", "input_meta", "_saved", "_node"})
 
 
 def move_retained_grad(tensor, old, node, output_nr):
