@@ -6,9 +6,11 @@ reference (cpu) or the Triton launcher (cuda, real or emulated) -> record the au
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from ..autograd.anomaly import record_trace
+from ..autograd import anomaly as _anomaly
+from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..autograd.graph import BackwardContext, CopySlices, OpNode, gradient_edge, rebase_history
+from ..autograd.graph import (BackwardContext, CopySlices, OpNode, SavedTensor, grad_accumulator,
+                              gradient_edge, rebase_history)
 from ..backends import numpy_ref
 from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
@@ -237,7 +239,7 @@ def _dispatch_view(op, x, attrs):
     shape, strides, offset = _view_layout(op, x, attrs)
     out = Tensor._make(x._storage, shape, strides, offset, x.dtype, x._version_counter)
     out._base = x._base if x._base is not None else x
-    if is_grad_enabled():
+    if _grad_state.enabled:
         # a differentiable view: when its base changes in place, its grad_fn is regenerated
         # (Tensor.grad_fn); views made under no_grad stay out of the base's history
         out._view_version = out._version_counter.value
@@ -246,8 +248,12 @@ def _dispatch_view(op, x, attrs):
 
 
 def record(op: OpDef, out: Tensor, args, attrs):
-    """Attach the backward node of ``op`` to ``out`` when some input requires grad."""
-    if op.backward is None or not is_grad_enabled():
+    """Attach the backward node of ``op`` to ``out`` when some input requires grad.
+
+    Every recorded op pays this (issue 14): grad mode is one attribute read, the operands are
+    walked once for their metadata and edges (gradient_edge inlined), and each saved tensor
+    is one SavedTensor."""
+    if op.backward is None or not _grad_state.enabled:
         return
     needs = []
     for a in args:        # Tensor.requires_grad, inlined; a view whose base changed in place asks
@@ -256,28 +262,50 @@ def record(op: OpDef, out: Tensor, args, attrs):
             a._requires_grad or (a._grad_fn is not None if a._view_version is None else a.requires_grad)))
     if True not in needs:
         return
-    needs = tuple(needs)
     if not out.dtype.is_floating_point:
         return  # integer and bool results never require grad
     if not op.differentiable:
         raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
-    meta = tuple([(a._shape, a.dtype, a._storage.device) if isinstance(a, Tensor) else None for a in args])
-    ctx = BackwardContext(dict(attrs), needs, meta)
-    for name, a in zip(op.args, args):
-        if not isinstance(a, Tensor):
-            ctx.attrs[name] = a          # scalar operands are read as ctx.<name>
-    node = OpNode(op, ctx, op.node_name(args, attrs))
-    node.next_functions = tuple([gradient_edge(a) if isinstance(a, Tensor) else (None, 0) for a in args])
-    out.grad_fn = node        # before saving: a saved output remembers that it requires grad
-    out._output_nr = 0
-    for name in op.saves:
-        if name == "out":
-            ctx.save("out", out, is_output=True)
+    ctx_attrs = dict(attrs)
+    meta, edges = [], []
+    names = op.args
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            meta.append((a._shape, a.dtype, a._storage.device))
+            fn = a._grad_fn if a._view_version is None else a.grad_fn
+            if fn is not None:
+                edges.append((fn, a._output_nr))
+            elif a._requires_grad:      # the leaf's AccumulateGrad (graph.grad_accumulator)
+                ref = a._grad_accumulator
+                acc = ref() if ref is not None else None
+                edges.append((acc if acc is not None else grad_accumulator(a), 0))
+            else:
+                edges.append(_NO_EDGE)
         else:
-            a = args[op.args.index(name)]
-            if isinstance(a, Tensor):
-                ctx.save(name, a)
-    record_trace(node)
+            meta.append(None)
+            edges.append(_NO_EDGE)
+            if i < len(names):
+                ctx_attrs[names[i]] = a          # scalar operands are read as ctx.<name>
+    ctx = BackwardContext(ctx_attrs, tuple(needs), tuple(meta))
+    grad_name = op.grad_name
+    node = OpNode(op, ctx, grad_name if type(grad_name) is str else op.node_name(args, attrs))
+    node.next_functions = tuple(edges)
+    out._grad_fn = node       # before saving: a saved output remembers that it requires grad
+    out._output_nr = 0
+    if op.saves:
+        saved = ctx._saved
+        for name in op.saves:
+            if name == "out":
+                saved["out"] = SavedTensor(out, True)
+            else:
+                a = args[names.index(name)]
+                if isinstance(a, Tensor):
+                    saved[name] = SavedTensor(a)
+    if _anomaly._enabled:
+        _anomaly.record_trace(node)
+
+
+_NO_EDGE = (None, 0)
 
 
 # ------------------------------------------------------------------------- in-place
