@@ -572,16 +572,18 @@ def clamp(x, lo, hi):
     return minimum(maximum(x, lo), hi)
 
 
-UNARY = {f.__name__: f for f in (identity, neg, exp, log, sin, cos, tanh, relu, sqrt, abs, sigmoid,
-                                  sign, exp2, expm1, log1p, log2, log10, rsqrt, tan, erf, silu, gelu,
-                                  gelu_tanh, floor, ceil, trunc, round, logical_not, bitwise_not,
-                                  isnan, isinf, isfinite)}
-BINARY = {f.__name__: f for f in (add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge,
-                                  tanh_backward, relu_backward, div_trunc, div_floor, remainder, fmod,
-                                  round_decimals, logical_and, logical_or, logical_xor, bitwise_and,
-                                  bitwise_or, bitwise_xor, sigmoid_backward, silu_backward,
-                                  gelu_backward, gelu_tanh_backward, erf_backward)}
-TERNARY = {f.__name__: f for f in (where, clamp)}
+def _fns_of_arity(n):
+    """The vocabulary: every public single-result FN defined above (not the helpers starting with
+    ``_``, nor what strided.py lends), by its number of operands. A new FN is one definition above
+    this line, nothing to list."""
+    # a jitted FN (JITFunction, or InterpretedFunction under TRITON_INTERPRET) wraps its Python
+    # function as ``.fn``
+    return {name: f for name, f in globals().items()
+            if not name.startswith("_") and getattr(getattr(f, "fn", None), "__module__", None) == __name__
+            and f.fn.__code__.co_argcount == n}
+
+
+UNARY, BINARY, TERNARY = _fns_of_arity(1), _fns_of_arity(2), _fns_of_arity(3)
 
 
 # ------------------------------------------------------------------ two-output FNs

@@ -16,6 +16,7 @@ import tritensor as tt
 from conftest import to_numpy
 from tritensor.backends import numpy_ref
 from tritensor.ops import elementwise as ew
+from tritensor.ops import pointwise as pw
 
 NAN, INF = float("nan"), float("inf")
 
@@ -395,7 +396,7 @@ def test_inplace_records_history(device):
     y = x * 1
     y.clamp_(0, 1)
     assert y.grad_fn.name() == "ClampBackward1"
-    ew.silu_(y)          # for nn.functional.silu(inplace=True); torch has no Tensor.silu_
+    pw.silu_(y)          # for nn.functional.silu(inplace=True); torch has no Tensor.silu_
     y.sum().backward()
     s = 1 / (1 + np.exp(-np.array([0.0, 0.5, 1.0])))
     silu_grad = s * (1 + np.array([0.0, 0.5, 1.0]) * (1 - s))

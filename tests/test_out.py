@@ -253,12 +253,25 @@ def test_matmul_family_out():
         tt.mv(a, v, out=tt.empty(2, dtype=tt.float64))
 
 
+def test_baddbmm_tril_triu_out():
+    a = tt.tensor([[[1.0, 2.0], [3.0, 4.0]]])
+    out = tt.empty(1, 2, 2)
+    assert tt.baddbmm(a, a, a, alpha=2, out=out).tolist() == [[[15.0, 22.0], [33.0, 48.0]]]
+    m = a[0]
+    out = tt.empty(2, 2)
+    assert tt.tril(m, out=out).tolist() == [[1.0, 0.0], [3.0, 4.0]]
+    assert tt.triu(m, 1, out=out).tolist() == [[0.0, 2.0], [0.0, 0.0]]
+
+
 # --------------------------------------------------------------------------- joining, indexing
 def test_cat_stack_out():
     a, b = tt.tensor([[1.0, 2.0]]), tt.tensor([[3.0, 4.0]])
     out = tt.empty(0)
     assert tt.cat([a, b], out=out) is out and out.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert tt.stack([a, b], 0, out=tt.empty(2, 1, 2, dtype=tt.float64)).tolist() == [[[1.0, 2.0]], [[3.0, 4.0]]]
+    assert tt.hstack([a, b], out=tt.empty(1, 4)).tolist() == [[1.0, 2.0, 3.0, 4.0]]
+    assert tt.vstack([a, b], out=tt.empty(2, 2)).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert tt.concat([a, b], 1, out=tt.empty(1, 4)).tolist() == [[1.0, 2.0, 3.0, 4.0]]
     with pytest.raises(TypeError, match="torch.cat\\(\\): input types can't be cast to the desired output type Long"):
         tt.cat([a, b], out=tt.empty(2, 2, dtype=tt.long))
 

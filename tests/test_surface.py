@@ -22,6 +22,8 @@ NOT_OPS_TT = {
     "dtype", "bfloat16", "bool", "double", "float", "float16", "float32", "float64", "half", "int",
     "int8", "int16", "int32", "int64", "long", "short", "uint8", "get_default_dtype", "set_default_dtype",
     "promote_types", "result_type", "can_cast", "finfo", "iinfo",
+    # memory formats (layout constants, as torch.channels_last)
+    "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     # grad mode (context managers and switches)
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     # the random number state

@@ -37,7 +37,8 @@ import numpy as _np
 from .. import dtypes as _dt
 from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
-from .dispatch import dispatch
+from .dispatch import dispatch, dispatch_inplace
+from .views import check_inplace_overlap
 
 
 @dataclass(eq=False)
@@ -106,11 +107,10 @@ def unary(entry, name=None, *, check=None, inplace=True, inplace_function=False,
 
     fn_ = None
     if inplace:
-        from .elementwise import dispatch_inplace
-
         def fn_(self):
             if check is not None:
                 check(self)
+            check_inplace_overlap(self)        # torch's TensorIterator checks (expanded self)
             return dispatch_inplace(entry, self)
         fn_.__name__ = fn_.__qualname__ = name + "_"
     fn.__name__ = fn.__qualname__ = name

@@ -11,6 +11,25 @@ An entry names
              of the signature, and/or "out"
   view       for view ops only: view(tensor, **attrs) -> (shape, strides, offset); no kernel
 Adding an op is one entry (plus its kernel and tests); dispatch needs no change.
+
+Its public forms are DECLARED next to the entry (ops/surface.py), never listed elsewhere: tt.<name>,
+Tensor.<name>, the in-place <name>_, operators, aliases, nn.functional and out= are generated from
+the declaration (tritensor/__init__.py and _methods.py hold no op names; tests/test_surface.py
+fails on an undeclared public name). A unary pointwise op with a kernel and a backward is three
+files, four places:
+
+  1. kernels/elementwise.py   the FN:  @triton.jit def sinh(x): return 0.5 * (tl.exp(x) - tl.exp(-x))
+                              (every public FN is in the launcher's vocabulary: nothing to list)
+  2. backends/numpy_ref.py    the reference: "sinh": np.sinh in UFUNCS (or a def named as the op)
+  3. ops/pointwise.py         the entry and, under it, its declaration:
+         SINH = _elementwise("sinh", ("x",), float_rule,       # d/dx sinh = (e^x + e^-x) / 2
+                             lambda ctx, g: mul(g, mul(add(exp(ctx.x), exp(neg(ctx.x))), 0.5)),
+                             saves=("x",))
+         sinh, sinh_ = unary(SINH, inplace_function=True)   # tt.sinh(x, out=), Tensor.sinh, sinh_
+     A hand-written function (torch's special argument handling) is declared as the
+     implementation instead: declare("clamp", clamp, inplace=clamp_, aliases=("clip",), out="clamp").
+Then tests: its parity/gradient record (tests/opinfo.py) and any torch edge case in its test file.
+CONTRIBUTING.md has the whole checklist.
 """
 from __future__ import annotations
 
