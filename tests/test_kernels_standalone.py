@@ -906,7 +906,8 @@ for r in range(1, 9):   # every rank a launch can have
     tb.elementwise("add", T(shape, "float32", True), [T(shape, "float32"), T(shape[1:], "float32", True)], "float32")
     tb.copy(T(shape, "float32", True), T(shape, "float64"))
     tb.reduce("sum", T(shape[1:], "float32"), T(shape, "float32", True), (0,), "float32")
-from tritensor.backends import cuda as backends_cuda, triton_matmul as tmm   # matmul: every dtype, both fp32 precisions
+from tritensor.backends import cuda as backends_cuda
+from tritensor.backends.triton import matmul as tmm   # matmul: every dtype, both fp32 precisions
 _MM_BIG, _MM_SMALL, _MM_SKINNY = tmm.Config(128, 256, 64, 8, 8, 3), tmm.Config(64, 64, 32, 8, 4, 4), tmm.Config(16, 128, 64, 1, 4, 3)
 for name, prec, cfg in [("float16", "ieee", _MM_BIG), ("bfloat16", "ieee", _MM_BIG), ("float32", "highest", _MM_SMALL),
                         ("float32", "high", tmm.Config(128, 128, 32, 8, 8, 4)), ("float64", "highest", tmm.Config(64, 64, 16, 8, 4, 4)),
@@ -950,7 +951,7 @@ tb.elementwise("mul_backward", (T((5, 40), "bfloat16"), T((5, 40), "bfloat16")),
                [T((5, 40), "bfloat16", True), 2.5, T((5, 40), "float16")], "float32")
 # indexing (kernels/index.py): gathers with int32/int64 indices, wrapped or not, every data dtype;
 # deterministic scatters (last write wins, accumulate in each compute dtype); compaction; bounds checks
-from tritensor.backends import triton_index as ti
+from tritensor.backends.triton import index as ti
 for name in ["float32", "float64", "float16", "bfloat16", "bool", "int8", "int64"]:
     ti.gather(T((5, 40), name), T((9, 40), name, True), (0, 1), T((5, 40), "int64"), (40, 1), 9, 40, True)
     ti.gather(T((5, 40, 3), name), T((9, 40, 3), name), (0, 3, 1), T((5, 40), "int32", True), (1, 5, 0), 9, 120, False)
@@ -979,7 +980,7 @@ for name in ["bool", "float32", "bfloat16", "float16", "int64", "uint8"]:
         ti.compact(T((100, len(nd)), "int64"), T(nd, name), nd, T((4,), "int64"), coord_shape=nd)
 for idx in ("int32", "int64"):
     ti.count_out_of_range(T((5, 40), idx, True), -9, 9)
-from tritensor.backends import triton_join as tj   # cat/stack are strided copies; flip, tril/triu kernels
+from tritensor.backends.triton import join as tj   # cat/stack are strided copies; flip, tril/triu kernels
 tj.cat(T((5, 70), "float32"), [T((5, 30), "bfloat16", True), T((5, 40), "float32")], 1)
 tj.stack(T((2, 5, 40), "int64"), [T((5, 40), "int32"), T((5, 40), "int64", True)], 0)
 for name in ("float32", "float64", "bfloat16", "float16", "int64", "int8", "bool"):
@@ -998,7 +999,7 @@ tb.elementwise("exp", T((300, 200), "float32"), [T((300, 200), "float16", True)]
 tb.copy(T((300, 200), "float16", True), T((300, 200), "float32"))
 for name in ("float32", "int32"):      # pow loops on the block's largest exponent, here a 2-D tile
     tb.elementwise("pow", T((300, 200), name), [T((300, 200), name), T((300, 200), name, True)], name)
-from tritensor.backends import triton_nn as tnn   # layer_norm / cross entropy: one-tile and streaming rows
+from tritensor.backends.triton import nn as tnn   # layer_norm / cross entropy: one-tile and streaming rows
 for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "float32"), ("float64", "float64")]:
     for n in (1000, 20000):
         tnn.layer_norm(T((64, n), name), T((64, n), name), T((n,), name), T((n,), name), T((64,), c), T((64,), c), 1e-5, c)
@@ -1013,7 +1014,7 @@ for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "fl
             tnn.cross_entropy_backward(T((64, n), name), T((2, 64), name), T((64, n), name), T((64,), "uint8"), w, 1,
                                        -100, c)
     tnn.cross_entropy(T((2, 4, 9), name), T((4, 1000, 9), name), T((4, 9), "int64", True), None, 1, -100, c)
-from tritensor.backends import triton_pdist as tpd   # pdist/cdist: direct slabs (any p), Gram tiles (tl.dot), both backward paths
+from tritensor.backends.triton import pdist as tpd   # pdist/cdist: direct slabs (any p), Gram tiles (tl.dot), both backward paths
 for name, p in [("float32", 1.5), ("float32", 2.0), ("float64", 2.0), ("float64", float("inf")), ("float32", 0.0)]:
     tpd.pdist(T((300 * 299 // 2,), name), T((300, 70), name), p, name)
     tpd.pdist_backward(T((300, 70), name), T((300 * 299 // 2,), name), T((300, 70), name, True),

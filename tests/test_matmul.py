@@ -17,7 +17,7 @@ import pytest
 import tritensor as tt
 from tritensor.autograd import gradcheck
 from tritensor.backends import triton as tb
-from tritensor.backends import triton_matmul as tmm
+from tritensor.backends.triton import matmul as tmm
 
 FLOATS = [tt.float16, tt.bfloat16, tt.float32, tt.float64]
 # relative to the size of the result: sum_k |a_ik b_kj| (products of K terms of rounded inputs)
@@ -667,7 +667,7 @@ def test_autotune_cache_is_shared_across_processes(cache_dir):
     key = "Fake GPU|bfloat16|ieee|64x64x64_cc"
     tmm.tuned_config(key, [C1, C3], lambda c: None, lambda fn: 1.0)
     script = (
-        "from tritensor.backends import triton_matmul as tmm\n"
+        "from tritensor.backends.triton import matmul as tmm\n"
         "def timer(fn):\n    raise SystemExit('tuned again')\n"
         f"print(tmm.tuned_config({key!r}, [tmm.{C3!r}], lambda c: None, timer))\n")
     env = dict(os.environ, TRITENSOR_CACHE_DIR=str(cache_dir))

@@ -91,7 +91,7 @@ def test_layer_norm_empty_and_mixed_parameter_dtype(device):
 
 
 def test_layer_norm_backward_is_deterministic(device, monkeypatch):
-    from tritensor.backends import triton_nn
+    from tritensor.backends.triton import nn as triton_nn
     monkeypatch.setitem(triton_nn.INTERPRETER_SETTINGS, "backward_programs", 3)
     x = _t(RNG.standard_normal((13, 37)), device, tt.float32, True)    # 2 programs of two 4-row blocks
     w = _t(RNG.standard_normal(37), device, tt.float32, True)

@@ -446,7 +446,7 @@ class TargetOnlyDriver:   # no GPU needed: compile for sm_90, launch nothing
 driver.set_active(TargetOnlyDriver())
 import tritensor as tt
 from tritensor.backends import triton as tb
-from tritensor.backends import triton_optim as to
+from tritensor.backends.triton import optim as to
 
 ptx = []
 

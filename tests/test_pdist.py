@@ -270,7 +270,7 @@ def test_pair_index_mapping_past_2_31_pairs(n, device):
         i, j = numpy_pdist.pair_from_index(ks, n)
         start = numpy_pdist.pair_row_start(i, n)
     else:
-        from tritensor.backends import triton_pdist
+        from tritensor.backends.triton import pdist as triton_pdist
         out = [tt.empty(len(ks), dtype=tt.int64, device=device) for _ in range(3)]
         triton_pdist.pair_index_probe(*out, tt.tensor(ks, device=device), n)
         i, j, start = (to_numpy(t) for t in out)

@@ -23,8 +23,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.graph import SavedTensor, rename_node
 from ..backends import numpy_ref
-from ..backends import triton as tb
-from ..backends import triton_index as ti
+from ..backends.triton import index as ti
 from ..tensor import Tensor
 from . import copy as _copy
 from . import views as _views
@@ -236,79 +235,13 @@ def check_range(index, size, dim, wrap=True, error=IndexError, message=None):
                 f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
-# --------------------------------------------------------------------------- host-side scatter plan
-def _segments(targets, accumulate):
-    """Group the writes by target element: a stable sort, so the pair order within a target is
-    the index order. Returns (targets of the groups, pairs, starts, longest group)."""
-    order = np.argsort(targets, kind="stable")
-    st = targets[order]
-    first = np.flatnonzero(np.r_[True, st[1:] != st[:-1]])
-    ends = np.r_[first[1:], len(st)]
-    if accumulate:
-        return st[first], order, np.r_[first, len(st)].astype(np.int64), int((ends - first).max())
-    winners = order[ends - 1]           # the last write of each target wins
-    return st[first], winners, winners, 1
-
-
-def _scatter_launch(out, x, values, pair_shape, value_strides, targets, accumulate, compute):
-    """out = x, then the writes of pair p (element offset targets[p] in out, value read at pair
-    p of ``values`` over ``pair_shape``) applied deterministically."""
-    if not (out._storage is x._storage and out._offset == x._offset and out.stride() == x.stride()):
-        tb.copy(out, x)
-    if targets.size == 0:
-        return
-    seg_targets, pairs, starts, max_len = _segments(targets.astype(np.int64), accumulate)
-    ti.scatter(out, values, pair_shape, value_strides, ti.upload(out, seg_targets), ti.upload(out, pairs),
-               ti.upload(out, starts), max_len, accumulate, compute)
-
-
-def _axis_term(values, axis, ndim):
-    shape = [1] * ndim
-    shape[axis] = -1
-    return values.reshape(shape)
-
-
-def _index_targets(out, key):
-    """Element offsets (from out's first element) written by each position of out[key], row-major."""
-    vshape, vstrides, voff = key.view_layout(out)
-    before, after = key.out_axes(len(vshape))
-    nb = len(key.bshape)
-    ndim = len(before) + nb + len(after)
-    total = np.zeros((1,) * ndim, dtype=np.int64) + (voff - out._offset)
-    for axis, d in enumerate(before):
-        total = total + _axis_term(np.arange(vshape[d], dtype=np.int64) * vstrides[d], axis, ndim)
-    for j, d in enumerate(after):
-        total = total + _axis_term(np.arange(vshape[d], dtype=np.int64) * vstrides[d], len(before) + nb + j, ndim)
-    for d, t in zip(key.dims, key.indices):
-        idx = np.broadcast_to(_host(t).astype(np.int64), key.bshape)
-        idx = np.where(idx < 0, idx + vshape[d], idx) * vstrides[d]
-        total = total + idx.reshape((1,) * len(before) + key.bshape + (1,) * len(after))
-    return np.broadcast_to(total, key.result_shape(vshape)).reshape(-1)
-
-
 # --------------------------------------------------------------------------- index (getitem)
 def _index_rule(x, key, **_):
     return Meta(key.result_shape(key.view_layout(x)[0]), x.dtype)
 
 
 def _index_launch(out, x, *, compute, key, **_):
-    vshape, vstrides, voff = key.view_layout(x)
-    src = tb._View(vshape, vstrides, voff, x._storage, x.dtype)
-    before, after = key.out_axes(len(vshape))
-    nb = len(key.bshape)
-    src_strides = [vstrides[d] for d in before] + [0] * nb + [vstrides[d] for d in after]
-    pad_b, pad_a = [0] * len(before), [0] * len(after)
-    if len(key.indices) == 1:
-        d, idx = key.dims[0], key.indices[0]
-        ti.gather(out, src, src_strides, idx, pad_b + list(tb.broadcast_strides(idx, key.bshape)) + pad_a,
-                  vshape[d], vstrides[d], wrap=True)
-        return
-    # several index tensors: one element offset per broadcast position first, then one gather
-    acc = tb._scratch(out, key.bshape, tb._dtype("int64"))
-    for j, (d, idx) in enumerate(zip(key.dims, key.indices)):
-        ti.index_offsets(acc, idx, tb.broadcast_strides(idx, key.bshape), vshape[d], vstrides[d], first=(j == 0))
-    ti.gather(out, src, src_strides, acc, pad_b + list(tb._contiguous_strides(key.bshape)) + pad_a, 1, 1,
-              wrap=False)
+    ti.index(out, x, key)
 
 
 def _index_backward(ctx, g):
@@ -330,9 +263,7 @@ def _index_put_rule(x, values, key, accumulate, **_):
 
 
 def _index_put_launch(out, x, values, *, compute, key, accumulate, **_):
-    pair_shape = key.result_shape(key.view_layout(out)[0])
-    _scatter_launch(out, x, values, pair_shape, tb.broadcast_strides(values, pair_shape),
-                    _index_targets(out, key), accumulate, compute)
+    ti.index_put(out, x, values, key, [_host(t) for t in key.indices], accumulate, compute)
 
 
 def _zero_scalar(g):
@@ -571,22 +502,12 @@ def _scatter_rule(x, src, dim, index, **_):
 
 def _scatter_launcher(accumulate):
     def launch(out, x, src, *, compute, dim, index, **_):
-        pair_shape = tuple(index.shape)
-        os_ = out.stride()
-        ndim = len(pair_shape)
-        total = np.zeros((1,) * ndim, dtype=np.int64)
-        for d in range(ndim):
-            if d != dim:
-                total = total + _axis_term(np.arange(pair_shape[d], dtype=np.int64) * os_[d], d, ndim)
         idx = _host(index).astype(np.int64)
         bad = (idx < 0) | (idx >= out.shape[dim])
         if bad.any():     # before anything is written (the frontend checks on the cpu device)
             raise RuntimeError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} with size "
                                f"{out.shape[dim]}")
-        total = total + idx * os_[dim]
-        src_strides = tuple(src.stride()) if src.dim() else (0,) * ndim
-        _scatter_launch(out, x, src, pair_shape, src_strides, np.broadcast_to(total, pair_shape).reshape(-1),
-                        accumulate, compute)
+        ti.scatter_along(out, x, src, dim, idx, accumulate, compute)
     return launch
 
 
@@ -723,23 +644,7 @@ _SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _scatter_reduce_launch(out, x, src, *, compute, dim, index, reduce, include_self, **_):
-    pair_shape = tuple(index.shape)
-    os_ = out.stride()
-    ndim = len(pair_shape)
-    total = np.zeros((1,) * ndim, dtype=np.int64)
-    for d in range(ndim):
-        if d != dim:
-            total = total + _axis_term(np.arange(pair_shape[d], dtype=np.int64) * os_[d], d, ndim)
-    total = total + _host(index).astype(np.int64) * os_[dim]
-    targets = np.broadcast_to(total, pair_shape).reshape(-1)
-    if not (out._storage is x._storage and out._offset == x._offset and out.stride() == x.stride()):
-        tb.copy(out, x)
-    if targets.size == 0:
-        return
-    seg_targets, pairs, starts, max_len = _segments(targets, True)
-    src_strides = tuple(src.stride()) if src.dim() else (0,) * ndim
-    ti.scatter_reduce(out, src, pair_shape, src_strides, ti.upload(out, seg_targets), ti.upload(out, pairs),
-                      ti.upload(out, starts), max_len, reduce, include_self, compute)
+    ti.scatter_reduce_along(out, x, src, dim, _host(index).astype(np.int64), reduce, include_self, compute)
 
 
 def _scatter_reduce_backward(ctx, g):
@@ -851,19 +756,8 @@ def _legacy_scatter_reduce(input, dim, index, src, reduce, inplace):
 
 # --------------------------------------------------------------------------- nonzero / masked_select
 def _compacted(mask, shape, dtype, device, values=None):
-    """Stream compaction on the device: a count per block, their prefix sums, one read back of
-    the total (the output's size must be known on the host: a sync, as in torch), then one
-    compacting pass."""
-    ndim = len(shape)
-    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if n == 0:
-        return empty((0,) if values is not None else (0, ndim), dtype, device)
-    incl, n_blocks = ti.count_blocks(mask, shape)
-    total = int(ti.download(incl, n_blocks - 1, 1, np.int64)[0])
-    out = empty((total,) if values is not None else (total, ndim), dtype, device)
-    if values is not None or ndim:
-        ti.compact(out, mask, shape, incl, values=values, coord_shape=None if values is not None else shape)
-    return out
+    """nonzero / masked_select on a device: the backend's stream compaction into a new tensor."""
+    return ti.compacted(mask, shape, lambda out_shape: empty(out_shape, dtype, device), values=values)
 
 
 def nonzero(input, *, as_tuple=False):

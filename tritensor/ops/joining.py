@@ -72,7 +72,7 @@ def _cat_rule(*tensors, dim):
 
 
 def _cat_launch(out, *tensors, compute, dim):
-    from ..backends import triton_join
+    from ..backends.triton import join as triton_join
     triton_join.cat(out, tensors, dim)
 
 
@@ -116,7 +116,7 @@ def _stack_rule(*tensors, dim):
 
 
 def _stack_launch(out, *tensors, compute, dim):
-    from ..backends import triton_join
+    from ..backends.triton import join as triton_join
     triton_join.stack(out, tensors, dim)
 
 
@@ -266,7 +266,7 @@ def _flip_rule(x, dims):
 
 
 def _flip_launch(out, x, *, compute, dims):
-    from ..backends import triton_join
+    from ..backends.triton import join as triton_join
     triton_join.flip(out, x, dims)
 
 
@@ -306,7 +306,7 @@ def _tri_rule(x, diagonal):
 
 def _tri_launch(upper):
     def launch(out, x, *, compute, diagonal):
-        from ..backends import triton_join
+        from ..backends.triton import join as triton_join
         triton_join.tri(out, x, diagonal, upper)
     return launch
 

@@ -2,7 +2,7 @@
 dot, mv, outer, linear, the in-place addmm_/baddbmm_ and the ``@`` operator.
 
 Five table entries share one rule family, one NumPy reference, one Triton launcher
-(backends/triton_matmul.py) and one backward family:
+(backends/triton/matmul.py) and one backward family:
 
     mm       [M, K] @ [K, N]                                    MmBackward0
     bmm      [B, M, K] @ [B, K, N]                              BmmBackward0
@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite
-from ..backends import triton_matmul as tmm
+from ..backends.triton import matmul as tmm
 from ..tensor import Tensor
 from .dispatch import dispatch, dispatch_inplace
 from .elementwise import _needed, add, broadcast_shapes, mul

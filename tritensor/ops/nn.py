@@ -13,7 +13,7 @@ from .. import dtypes as _dt
 from ..autograd.composite import named_composite
 from ..autograd.grad_mode import is_grad_enabled
 from ..backends import numpy_nn
-from ..backends import triton_nn as tnn
+from ..backends.triton import nn as tnn
 from . import creation as _creation
 from . import elementwise as _ew
 from . import reduce as _reduce
@@ -68,14 +68,7 @@ def _split_rows(shape, k):
 def _as_rows(t, k):
     """t (shape (*, normalized)) as an (M, N) view with one row stride and one column stride;
     the op layer makes a tensor contiguous first when its dims do not merge that way."""
-    from ..backends import triton as tb
-    M, N = _split_rows(tuple(t.shape), k)
-    lead = len(t.shape) - k
-    strides = []
-    for dims in (range(lead), range(lead, len(t.shape))):
-        shape, (st,) = tb.coalesce([t.shape[d] for d in dims], [[t.stride()[d] for d in dims]])
-        strides.append(st[0] if shape else 0)
-    return tb._View((M, N), strides, t._offset, t._storage, t.dtype)
+    return tnn.rows_view(t, k)
 
 
 def _rows_mergeable(t, k):

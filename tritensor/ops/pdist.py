@@ -56,7 +56,7 @@ def _pdist_rule(x, p):
 
 
 def _pdist_launch(out, x, *, compute, p):
-    from ..backends import triton_pdist
+    from ..backends.triton import pdist as triton_pdist
     triton_pdist.pdist(out, x, p, compute)
 
 
@@ -69,7 +69,7 @@ def _pdist_backward_rule(g, x, dist, p):
 
 
 def _pdist_backward_launch(res, g, x, dist, *, compute, p):
-    from ..backends import triton_pdist
+    from ..backends.triton import pdist as triton_pdist
     triton_pdist.pdist_backward(res, g, x, dist, p, compute)
 
 
@@ -104,7 +104,7 @@ def _cdist_rule(x1, x2, p, use_mm):
 
 
 def _cdist_launch(out, x1, x2, *, compute, p, use_mm):
-    from ..backends import triton_pdist
+    from ..backends.triton import pdist as triton_pdist
     triton_pdist.cdist(out, x1, x2, p, use_mm, compute)
 
 
@@ -133,7 +133,7 @@ def _cdist_backward_rule(g, a, b, dist, p):
 
 
 def _cdist_backward_launch(res, g, a, b, dist, *, compute, p):
-    from ..backends import triton_pdist
+    from ..backends.triton import pdist as triton_pdist
     triton_pdist.cdist_backward(res, g, a, b, dist, p, compute)
 
 

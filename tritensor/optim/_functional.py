@@ -5,7 +5,7 @@ state in place, with the formulas of torch's ``_single_tensor_*`` steps, evaluat
 order:
 
 - cpu: NumPy on the tensors' memory, one vectorised update per parameter;
-- cuda: one fused Triton launch per dtype (backends/triton_optim.py) for the whole list.
+- cuda: one fused Triton launch per dtype (backends/triton/optim.py) for the whole list.
 
 Math runs in float32 for float16/bfloat16/float32 parameters and float64 for float64 ones (the
 16-bit state is read, updated in float32 and rounded once, as torch's fused kernels do).
@@ -199,7 +199,7 @@ class _Staging:
 def _launch_fused(kind, indices, params, grads, states, **options):
     """One fused launch over params[indices]: ``states`` is a list of per-parameter state lists
     (each entry may be None where the rule does not use it)."""
-    from ..backends import triton_optim
+    from ..backends.triton import optim as triton_optim
     staging = _Staging()
     ps = [staging.written(params[i]) for i in indices]
     gs = [staging.read(grads[i]) for i in indices]
@@ -232,7 +232,7 @@ def sgd(params, grads, momentum_buffers, *, lr, weight_decay, momentum, dampenin
                 _sgd_cpu(params[i], grads[i], momentum_buffers[i] if momentum != 0 else None, first[i],
                          lr, weight_decay, momentum, dampening, nesterov, maximize)
         else:
-            from ..backends import triton_optim
+            from ..backends.triton import optim as triton_optim
             staging = _Staging()
             ps = [staging.written(params[i]) for i in indices]
             gs = [staging.read(grads[i]) for i in indices]

@@ -10,16 +10,16 @@ Gram path (the matrix units) for pdist and for cdist when torch would use its mm
 setting (tt.backends.cuda.matmul.allow_tf32 / set_float32_matmul_precision), and the threshold
 under which a Gram entry is recomputed directly (cancellation) follows that precision.
 
-The kernel module is imported on first use (see backends/triton.py).
+The kernel module is imported on first use (see the package docstring).
 """
 from __future__ import annotations
 
 import itertools
 import math
 
-from ..runtime.launch import pointer
-from . import triton as tb
-from .triton_matmul import input_precision
+from ...runtime.launch import pointer
+from .. import triton as tb
+from .matmul import input_precision
 
 MAX_GRID = 65535
 

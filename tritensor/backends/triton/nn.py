@@ -1,6 +1,6 @@
 """Launchers of the nn kernels: layer_norm (kernels/norm.py) and cross entropy (kernels/loss.py).
 
-As in backends/triton.py, a launcher reads only shape, stride(), _offset, _storage and dtype of
+As everywhere in this package, a launcher reads only shape, stride(), _offset, _storage and dtype of
 its tensors, returns at once for an empty output, and imports the kernel module on first use
 (Triton decides compiled-or-interpreted when the kernels are decorated).
 
@@ -10,8 +10,8 @@ few programs.
 """
 from __future__ import annotations
 
-from ..runtime.launch import pointer
-from . import triton as tb
+from ...runtime.launch import pointer
+from .. import triton as tb
 
 _K = None
 
@@ -48,6 +48,19 @@ def _blocks(M, N, cfg, compute):
     block_n = tb._next_pow2(N) if one_tile else cfg["stream_block_n"]
     block_m = min(tb._next_pow2(M), max(1, cfg["row_tile"] // block_n))
     return block_m, block_n, one_tile
+
+
+def rows_view(t, k):
+    """``t`` (shape (*, normalized): k trailing dims) as an (M, N) view with one row stride and
+    one column stride; the leading and the trailing dims must each merge into one (the op layer
+    makes ``t`` contiguous first when they do not)."""
+    shape = tuple(int(s) for s in t.shape)
+    lead = len(shape) - k
+    strides = []
+    for dims in (range(lead), range(lead, len(shape))):
+        merged, (st,) = tb.coalesce([shape[d] for d in dims], [[t.stride()[d] for d in dims]])
+        strides.append(st[0] if merged else 0)
+    return tb._View((tb._prod(shape[:lead]), tb._prod(shape[lead:])), strides, t._offset, t._storage, t.dtype)
 
 
 # --------------------------------------------------------------------------- layer_norm

@@ -1,19 +1,23 @@
 """Launchers of the indexing kernels (kernels/index.py).
 
-The op layer (ops/indexing.py) turns an indexing expression into strides over the output's dims;
-these launchers coalesce them, split ranks beyond MAX_RANK and launch. Host-side work that needs
-the index values (the scatter's grouping of writes by target) happens in the op layer too; the
-launchers here take its results as device buffers (``upload``).
+The op layer (ops/indexing.py) resolves an indexing expression (an IndexKey: the basic part as a
+view, the index tensors, their broadcast shape) and checks the indices; the launches of the
+indexing ops (the end of this module: ``index``, ``index_put``, ``scatter_along``,
+``scatter_reduce_along``, ``compacted``) turn it into kernel launches. The lower launchers
+coalesce strides, split ranks beyond MAX_RANK and launch. Host-side work that needs the index
+values (the scatter's grouping of writes by target) runs on the host with NumPy; its results
+reach the kernels as device buffers (``upload``).
 
-The kernel module is imported on first use, as in backends/triton.py: Triton decides between
+The kernel module is imported on first use, as in the rest of this package: Triton decides between
 compiled and interpreted kernels when they are decorated.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..runtime.launch import pointer
-from . import triton as tb
+from ...runtime.launch import pointer
+from .. import triton as tb
+from ._memory import download, upload
 
 _K = None
 
@@ -37,32 +41,6 @@ def _kernels():
         from tritensor.kernels import index as index_k
         _K = index_k
     return _K
-
-
-# --------------------------------------------------------------------------- host transfers
-def upload(like, array):
-    """A contiguous device buffer (a backends.triton._View) on ``like``'s device holding ``array``."""
-    array = np.ascontiguousarray(array)
-    view = tb._scratch(like, array.shape, tb._dtype(array.dtype.name))
-    if array.size:
-        storage = view._storage
-        if isinstance(storage, tb._HostBuffer):
-            storage.host[: array.nbytes] = array.reshape(-1).view(np.uint8)
-        else:
-            storage.copy_from_host(0, array)
-    return view
-
-
-def download(view, start, count, np_dtype):
-    """``count`` elements of a device buffer from element ``start``, as a NumPy array (a sync)."""
-    itemsize = np.dtype(np_dtype).itemsize
-    storage = view._storage
-    first = (view._offset + start) * itemsize
-    if isinstance(storage, tb._HostBuffer):
-        raw = storage.host[first: first + count * itemsize].copy()
-    else:
-        raw = storage.copy_to_host(first, count * itemsize)
-    return raw.view(np_dtype)
 
 
 # --------------------------------------------------------------------------- gather
@@ -226,3 +204,146 @@ def compact(out, x, shape, incl, values=None, coord_shape=None):
     tb._run(k.compact_kernel, (tb._cdiv(n, block),), pointer(ops[0]), pointer(val), pointer(out), pointer(incl),
             n, cshape, strides[0], val_strides, coord_shape, COORDS=coords, NDIM=len(coord_shape),
             RANK=len(cshape), BLOCK=block, num_warps=cfg["warps"])
+
+
+# --------------------------------------------------------------------------- launches of the indexing ops
+# The op layer hands these its resolved key (an ops.indexing.IndexKey: ``basic`` view through
+# ``view_layout(t)``, ``dims``, ``indices``, ``bshape``, ``out_axes``, ``result_shape``) and, where
+# the targets of writes depend on index values, those values as host int64 arrays (its bounds
+# checks read them first).
+def _segments(targets, accumulate):
+    """Group the writes by target element: a stable sort, so the pair order within a target is
+    the index order. Returns (targets of the groups, pairs, starts, longest group)."""
+    order = np.argsort(targets, kind="stable")
+    st = targets[order]
+    first = np.flatnonzero(np.r_[True, st[1:] != st[:-1]])
+    ends = np.r_[first[1:], len(st)]
+    if accumulate:
+        return st[first], order, np.r_[first, len(st)].astype(np.int64), int((ends - first).max())
+    winners = order[ends - 1]           # the last write of each target wins
+    return st[first], winners, winners, 1
+
+
+def _same_memory(out, x):
+    return out._storage is x._storage and out._offset == x._offset and tuple(out.stride()) == tuple(x.stride())
+
+
+def scatter_pairs(out, x, values, pair_shape, value_strides, targets, accumulate, compute):
+    """out = x, then the writes of pair p (element offset targets[p] in out, a host int64 array;
+    value read at pair p of ``values`` over ``pair_shape`` with ``value_strides``) applied
+    deterministically: the last write wins, or all are summed when ``accumulate``."""
+    if not _same_memory(out, x):
+        tb.copy(out, x)
+    if targets.size == 0:
+        return
+    seg_targets, pairs, starts, max_len = _segments(targets.astype(np.int64), accumulate)
+    scatter(out, values, pair_shape, value_strides, upload(out, seg_targets), upload(out, pairs),
+            upload(out, starts), max_len, accumulate, compute)
+
+
+def _axis_term(values, axis, ndim):
+    shape = [1] * ndim
+    shape[axis] = -1
+    return values.reshape(shape)
+
+
+def _dim_targets(out, pair_shape, dim, index):
+    """Element offsets in ``out`` written by torch.scatter along ``dim`` (``index``: host int64)."""
+    os_ = tuple(out.stride())
+    ndim = len(pair_shape)
+    total = np.zeros((1,) * ndim, dtype=np.int64)
+    for d in range(ndim):
+        if d != dim:
+            total = total + _axis_term(np.arange(pair_shape[d], dtype=np.int64) * os_[d], d, ndim)
+    total = total + index * os_[dim]
+    return np.broadcast_to(total, pair_shape).reshape(-1)
+
+
+def scatter_along(out, x, src, dim, index, accumulate, compute):
+    """torch.scatter / scatter_add into ``out`` (= x first): index (host int64, in range, of the
+    index tensor's shape) gives the position along ``dim`` of each src element."""
+    pair_shape = tuple(index.shape)
+    src_strides = tuple(src.stride()) if src.dim() else (0,) * len(pair_shape)
+    scatter_pairs(out, x, src, pair_shape, src_strides, _dim_targets(out, pair_shape, dim, index),
+                  accumulate, compute)
+
+
+def scatter_reduce_along(out, x, src, dim, index, reduce, include_self, compute):
+    """torch.scatter_reduce into ``out`` (= x first); ``index`` as in ``scatter_along``."""
+    pair_shape = tuple(index.shape)
+    targets = _dim_targets(out, pair_shape, dim, index)
+    if not _same_memory(out, x):
+        tb.copy(out, x)
+    if targets.size == 0:
+        return
+    seg_targets, pairs, starts, max_len = _segments(targets, True)
+    src_strides = tuple(src.stride()) if src.dim() else (0,) * len(pair_shape)
+    scatter_reduce(out, src, pair_shape, src_strides, upload(out, seg_targets), upload(out, pairs),
+                   upload(out, starts), max_len, reduce, include_self, compute)
+
+
+def index_targets(out, key, host_indices):
+    """Element offsets (from out's first element) written by each position of out[key], row-major;
+    ``host_indices``: the key's index tensors as host arrays."""
+    vshape, vstrides, voff = key.view_layout(out)
+    before, after = key.out_axes(len(vshape))
+    nb = len(key.bshape)
+    ndim = len(before) + nb + len(after)
+    total = np.zeros((1,) * ndim, dtype=np.int64) + (voff - out._offset)
+    for axis, d in enumerate(before):
+        total = total + _axis_term(np.arange(vshape[d], dtype=np.int64) * vstrides[d], axis, ndim)
+    for j, d in enumerate(after):
+        total = total + _axis_term(np.arange(vshape[d], dtype=np.int64) * vstrides[d], len(before) + nb + j, ndim)
+    for d, values in zip(key.dims, host_indices):
+        idx = np.broadcast_to(np.asarray(values).astype(np.int64), key.bshape)
+        idx = np.where(idx < 0, idx + vshape[d], idx) * vstrides[d]
+        total = total + idx.reshape((1,) * len(before) + key.bshape + (1,) * len(after))
+    return np.broadcast_to(total, key.result_shape(vshape)).reshape(-1)
+
+
+def index(out, x, key):
+    """out = x[key] (advanced indexing; the indices checked in range): one gather, after one
+    pass summing the element offsets when there are several index tensors."""
+    vshape, vstrides, voff = key.view_layout(x)
+    src = tb._View(vshape, vstrides, voff, x._storage, x.dtype)
+    before, after = key.out_axes(len(vshape))
+    nb = len(key.bshape)
+    src_strides = [vstrides[d] for d in before] + [0] * nb + [vstrides[d] for d in after]
+    pad_b, pad_a = [0] * len(before), [0] * len(after)
+    if len(key.indices) == 1:
+        d, idx = key.dims[0], key.indices[0]
+        gather(out, src, src_strides, idx, pad_b + list(tb.broadcast_strides(idx, key.bshape)) + pad_a,
+               vshape[d], vstrides[d], wrap=True)
+        return
+    # several index tensors: one element offset per broadcast position first, then one gather
+    acc = tb._scratch(out, key.bshape, tb._dtype("int64"))
+    for j, (d, idx) in enumerate(zip(key.dims, key.indices)):
+        index_offsets(acc, idx, tb.broadcast_strides(idx, key.bshape), vshape[d], vstrides[d], first=(j == 0))
+    gather(out, src, src_strides, acc, pad_b + list(tb._contiguous_strides(key.bshape)) + pad_a, 1, 1,
+           wrap=False)
+
+
+def index_put(out, x, values, key, host_indices, accumulate, compute):
+    """out = x with out[key] = values (or += when ``accumulate``); ``host_indices`` as in
+    ``index_targets``."""
+    pair_shape = key.result_shape(key.view_layout(out)[0])
+    scatter_pairs(out, x, values, pair_shape, tb.broadcast_strides(values, pair_shape),
+                  index_targets(out, key, host_indices), accumulate, compute)
+
+
+def compacted(mask, shape, new_output, values=None):
+    """Stream compaction on the device: a count per block, their prefix sums, one read back of
+    the total (the output's size must be known on the host: a sync, as in torch), then one
+    compacting pass. ``new_output(shape)`` allocates the result: (count,) of ``values`` at the
+    nonzero positions of ``mask`` (masked_select), or, when ``values`` is None, (count, ndim)
+    int64 coordinates (nonzero)."""
+    ndim = len(shape)
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if n == 0:
+        return new_output((0,) if values is not None else (0, ndim))
+    incl, n_blocks = count_blocks(mask, shape)
+    total = int(download(incl, n_blocks - 1, 1, np.int64)[0])
+    out = new_output((total,) if values is not None else (total, ndim))
+    if values is not None or ndim:
+        compact(out, mask, shape, incl, values=values, coord_shape=None if values is not None else shape)
+    return out

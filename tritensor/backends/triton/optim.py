@@ -17,8 +17,8 @@ import struct
 
 import numpy as np
 
-from . import triton as tb
-from .triton_index import upload
+from .. import triton as tb
+from ._memory import upload
 
 _K = None
 

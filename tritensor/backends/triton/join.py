@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import itertools
 
-from ..runtime.launch import pointer
-from . import triton as tb
+from ...runtime.launch import pointer
+from .. import triton as tb
 
 _JOIN = None
 

@@ -27,10 +27,10 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass
 
-from . import triton as _tb   # _tb._run / _tb.interpreting looked up per call (tools replace them)
-from .triton import _float_bits, _next_pow2, _prod, broadcast_strides, coalesce
-from ..runtime.timing import event_median_ms
-from ..runtime.launch import pointer
+from .. import triton as _tb   # _tb._run / _tb.interpreting looked up per call (tools replace them)
+from ._plan import _float_bits, _next_pow2, _prod, broadcast_strides, coalesce
+from ...runtime.timing import event_median_ms
+from ...runtime.launch import pointer
 
 MAX_GRID_Y = 65535
 
@@ -245,7 +245,7 @@ def _kernel():
 
 def _batch_strides(t, batch_shape):
     """``t``'s strides over the batch dims of the output (0 where t is broadcast)."""
-    from .triton import _View
+    from ._memory import _View
     view = _View(tuple(t.shape[:-2]), tuple(t.stride()[:-2]), 0, None, t.dtype)
     return broadcast_strides(view, batch_shape)
 
@@ -253,7 +253,7 @@ def _batch_strides(t, batch_shape):
 def input_precision(dtype_name):
     if dtype_name != "float32":
         return "ieee"      # float16/bfloat16 have no TF32 question; float64 is IEEE float64
-    from .cuda import float32_input_precision
+    from ..cuda import float32_input_precision
     return float32_input_precision()
 
 

@@ -1,0 +1,282 @@
+"""Launch planning shared by every launcher of the package: the block/tile settings, the lazy
+kernel import, shapes and strides (broadcast, coalesce, pieces, tile plans), the int32/int64
+index-width choice, kernel scalars, and the row problems of softmax/scan/nn.
+
+Nothing here launches: these are pure functions of shapes, strides and settings.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+import os
+import struct
+
+import numpy as np
+
+from .. import triton as _backend   # the package: INDEX32_LIMIT is read there (tests rebind it)
+
+MAX_RANK = 6   # dims per launch (kernels/strided.py says the same)
+
+# Launch settings. On a GPU: 1024-element blocks for the memory-bound elementwise kernels, reduction
+# tiles of 4096 elements. Under the interpreter every program costs ~0.35 ms of Python, so small
+# blocks keep the test shapes (a few hundred elements) crossing block boundaries with few programs.
+GPU_SETTINGS = {
+    "elementwise_block": 1024, "elementwise_warps": 4,
+    "copy_block": 1024, "copy_warps": 4,
+    "tile": 64, "tile_warps": 4,    # transposed operands: [64, 64] tiles (elementwise, copy)
+    "random_block": 1024, "random_warps": 4,
+    "reduce_tile": 4096,            # elements of one [BLOCK_OUT, BLOCK_RED] tile
+    "reduce_max_block_out": 256,    # kept-contiguous tiles are at least this wide in BLOCK_OUT
+    "reduce_warps": 8,
+    "reduce_target_programs": 528,  # split the reduced range when fewer programs than this ...
+    "reduce_min_iters": 4,          # ... into chunks of at least this many tiles
+    "row_tile": 4096,               # softmax / scan: elements of one [BLOCK_M, BLOCK_N] tile ...
+    "row_max_block_n": 4096,        # ... whose row chunk is at most this long
+    "row_resident_bytes": 65536,    # softmax rows up to this size (in the compute dtype) are read once
+    "row_resident_warps": 16,       # ... by up to this many warps (32 float32 values a thread)
+    "scan_max_block_n": 1024,
+    "row_warps": 8,
+}
+INTERPRETER_SETTINGS = {
+    "elementwise_block": 128, "elementwise_warps": 4,
+    "copy_block": 128, "copy_warps": 4,
+    "tile": 8, "tile_warps": 4,
+    "random_block": 128, "random_warps": 4,
+    "reduce_tile": 64,
+    "reduce_max_block_out": 16,
+    "reduce_warps": 4,
+    "reduce_target_programs": 4,
+    "reduce_min_iters": 2,
+    "row_tile": 64,
+    "row_max_block_n": 32,
+    "row_resident_bytes": 128,      # float32 rows of <= 32 values take the one-tile path
+    "row_resident_warps": 4,
+    "scan_max_block_n": 16,
+    "row_warps": 4,
+}
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def settings() -> dict:
+    return INTERPRETER_SETTINGS if interpreting() else GPU_SETTINGS
+
+
+# --------------------------------------------------------------------------- lazy kernel import
+class _Kernels:
+    pass
+
+
+_K = None
+
+
+def _kernels():
+    global _K
+    if _K is None:
+        import triton.language as tl
+
+        from tritensor.kernels import copy as copy_k
+        from tritensor.kernels import elementwise as ew_k
+        from tritensor.kernels import random as random_k
+        from tritensor.kernels import reduce as reduce_k
+        from tritensor.kernels import scan as scan_k
+        from tritensor.kernels import softmax as softmax_k
+        from tritensor.kernels import tiled as tiled_k
+        from tritensor.kernels.strided import MAX_RANK as kernel_max_rank
+        assert kernel_max_rank == MAX_RANK
+        k = _Kernels()
+        k.tl, k.elementwise, k.copy, k.reduce, k.random = tl, ew_k, copy_k, reduce_k, random_k
+        k.softmax, k.scan, k.tiled = softmax_k, scan_k, tiled_k
+        k.compute = {
+            "bool": tl.int32, "uint8": tl.uint8, "int8": tl.int8, "int16": tl.int16,
+            "int32": tl.int32, "int64": tl.int64, "float16": tl.float32, "bfloat16": tl.float32,
+            "float32": tl.float32, "float64": tl.float64,
+        }
+        _K = k
+    return _K
+
+
+# Every launch goes through here: runtime/launch.py runs it on the current stream of the
+# --------------------------------------------------------------------------- shapes and strides
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+def _next_pow2(n):
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+def _prod(xs):
+    return math.prod(int(x) for x in xs)
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(int(s), 1)
+    return tuple(reversed(strides))
+
+
+_TENSOR_TYPES: dict = {}    # type -> is it a tensor (the ABC check once per type, not per call)
+
+
+def _is_tensor(x):
+    tp = type(x)
+    r = _TENSOR_TYPES.get(tp)
+    if r is None:
+        r = _TENSOR_TYPES[tp] = not issubclass(tp, (numbers.Number, np.generic))
+    return r
+
+
+def broadcast_strides(t, out_shape):
+    """``t``'s strides for reading it as ``out_shape`` (right-aligned; stride 0 on new and size-1 dims)."""
+    shape, strides = tuple(t.shape), tuple(t.stride())
+    lead = len(out_shape) - len(shape)
+    if lead < 0:
+        raise ValueError(f"cannot broadcast shape {shape} to {tuple(out_shape)}")
+    result = []
+    for j, size in enumerate(out_shape):
+        i = j - lead
+        if i < 0 or (shape[i] == 1 and size != 1):
+            result.append(0)
+        elif shape[i] == size:
+            result.append(int(strides[i]))
+        else:
+            raise ValueError(f"cannot broadcast shape {shape} to {tuple(out_shape)}")
+    return tuple(result)
+
+
+def coalesce(shape, strides_list):
+    """Drop size-1 dims and merge dims i, i+1 wherever every operand has
+    stride[i] == stride[i+1] * shape[i+1]. Returns (shape, [strides per operand]); row-major
+    order is preserved, so a linear index means the same element before and after."""
+    new_shape, new_strides = [], [[] for _ in strides_list]
+    for d, size in enumerate(shape):
+        size = int(size)
+        if size == 1:
+            continue
+        if new_shape and all(ns[-1] == int(s[d]) * size for ns, s in zip(new_strides, strides_list)):
+            new_shape[-1] *= size
+            for ns, s in zip(new_strides, strides_list):
+                ns[-1] = int(s[d])
+        else:
+            new_shape.append(size)
+            for ns, s in zip(new_strides, strides_list):
+                ns.append(int(s[d]))
+    return new_shape, new_strides
+
+
+def pieces(shape, strides_list):
+    """Split a coalesced problem into launches of rank 1..MAX_RANK. Yields
+    (shape, [strides per operand], [element offset per operand], linear index of the first element)."""
+    if not shape:   # 0-d (or all size-1): one element
+        yield (1,), [(0,) for _ in strides_list], [0] * len(strides_list), 0
+        return
+    lead = len(shape) - MAX_RANK
+    if lead <= 0:
+        yield tuple(shape), [tuple(s) for s in strides_list], [0] * len(strides_list), 0
+        return
+    inner_shape = tuple(shape[lead:])
+    inner_strides = [tuple(s[lead:]) for s in strides_list]
+    inner_n = _prod(inner_shape)
+    for linear, idx in enumerate(itertools.product(*(range(s) for s in shape[:lead]))):
+        offsets = [sum(i * st for i, st in zip(idx, s[:lead])) for s in strides_list]
+        yield inner_shape, inner_strides, offsets, linear * inner_n
+
+
+def fast_dim(shape, strides):
+    """The dim along which an operand is contiguous (stride +-1, size > 1), else None."""
+    for d in range(len(shape) - 1, -1, -1):
+        if abs(strides[d]) == 1 and shape[d] > 1:
+            return d
+    return None
+
+
+def tile_plan(shape, strides_list, n_out=1):
+    """How to walk a coalesced elementwise problem whose operands (outputs first) disagree about
+    their contiguous dim. Returns (shape, strides_list, tiled): the dims reordered so that the
+    first output's contiguous dim comes last (as torch's TensorIterator orders them), and, when
+    some input still has its contiguous dim elsewhere (and reads more than a broadcast along the
+    last dim), that dim moved second to last with tiled True: a 2-D tile over the last two dims
+    then reads every operand along its own fast dim (kernels/tiled.py). Otherwise tiled is False
+    and the 1-D kernels walk the (reordered) problem."""
+    rank = len(shape)
+    if rank < 2:
+        return shape, strides_list, False
+    order = list(range(rank))
+    out_fast = fast_dim(shape, strides_list[0])
+    if out_fast is not None and out_fast != rank - 1:
+        order.remove(out_fast)
+        order.append(out_fast)
+    last = order[-1]
+    tile_dim = None
+    for strides in strides_list[n_out:]:
+        d = fast_dim(shape, strides)
+        if d is not None and d != last and strides[last] != 0:
+            tile_dim = d
+            break
+    if tile_dim is not None:
+        order.remove(tile_dim)
+        order.insert(len(order) - 1, tile_dim)
+    if order == list(range(rank)) and tile_dim is None:
+        return shape, strides_list, False
+    shape = [shape[d] for d in order]
+    strides_list = [[st[d] for d in order] for st in strides_list]
+    if tile_dim is None:      # reordered only: merge what has become mergeable
+        shape, strides_list = coalesce(shape, strides_list)
+        return shape, strides_list, False
+    return shape, strides_list, rank <= MAX_RANK
+
+def needs_int64(n, block, shape, strides_list):
+    """True when a launch over ``n`` elements of ``shape`` (blocks of ``block``) must index in
+    int64: the last block's indices, or the largest element offset of some operand (strides
+    are never negative), would pass the package's INDEX32_LIMIT."""
+    limit = _backend.INDEX32_LIMIT
+    if n + block > limit:
+        return True
+    return any(sum((d - 1) * abs(st) for d, st in zip(shape, strides)) > limit
+               for strides in strides_list)
+
+
+# --------------------------------------------------------------------------- scalars
+INT_SCALAR, FLOAT_SCALAR = 1, 2   # operand kinds; 0 is a tensor
+
+
+def _float_bits(v):
+    """The int64 bit pattern of float64(v): Triton would type a Python float argument float32."""
+    return struct.unpack("<q", struct.pack("<d", float(v)))[0]
+
+
+def _scalar_arg(v):
+    if isinstance(v, (bool, np.bool_)):
+        return INT_SCALAR, int(bool(v))
+    if isinstance(v, numbers.Integral):
+        return INT_SCALAR, int(v)
+    if isinstance(v, numbers.Real):
+        return FLOAT_SCALAR, _float_bits(v)
+    raise TypeError(f"unsupported scalar operand {v!r} of type {type(v).__name__}")
+
+
+# --------------------------------------------------------------------------- rows (softmax, scan, nn)
+def _row_problem(shape, dim, operands):
+    """Split ``shape`` into rows (every dim but ``dim``, coalesced jointly over the operands) and
+    the dim of length N. Returns (kshape, [kept strides per operand], N, [dim stride per operand])."""
+    shape = tuple(int(s) for s in shape)
+    strides = [broadcast_strides(t, shape) for t in operands]
+    if not shape:                       # 0-d: one row of one element
+        shape, strides, dim = (1,), [(0,) for _ in operands], 0
+    kept = [d for d in range(len(shape)) if d != dim]
+    kshape, kstrides = coalesce([shape[d] for d in kept], [[st[d] for d in kept] for st in strides])
+    return kshape, kstrides, shape[dim], [st[dim] for st in strides]
+
+
+def _row_blocks(M, N, max_block_n, cfg):
+    block_n = min(_next_pow2(N), max_block_n)
+    block_m = min(_next_pow2(M), max(1, cfg["row_tile"] // block_n))
+    return block_m, block_n
+
+
