@@ -1,37 +1,31 @@
-"""Reductions over any set of dims, read in place: sum (primitive); mean and sum_to_size on top."""
+"""Reductions over any set of dims, read in place: sum (primitive); mean and sum_to_size on top;
+prod, amax/amin, argmax/argmin, max/min, var/std, norms, logsumexp, all/any/count_nonzero.
+Scans live in scan.py, the softmax family in softmax.py (as in kernels/)."""
 from __future__ import annotations
 
 import builtins as _builtins
+import collections as _collections
+import math as _math
+import warnings
 
 import numpy as np
 
 from .. import dtypes as _dt
-from ..backends import numpy_ref
+from ..autograd.composite import named_composite
+from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
+from ..autograd.grad_mode import no_grad
+from ..backends import numpy_reduce, numpy_ref
 from ..backends import triton as tb
 from ..tensor import Tensor
+from . import elementwise as _ew
+from . import pointwise as _pw
+from ._checks import check_int_dim, check_tensor
+from ._shapes import contiguous_strides, normalize_dims, reduced_shape, wrap_dim
+from .copy import copy_into
+from .creation import arange, ones, tensor, zeros
+from .joining import cat, flip
 from .dispatch import dispatch
 from .table import Meta, op
-from .views import _wrap
-
-
-def normalize_dims(x, dim):
-    """torch's dim argument: None (all), an int, or a tuple/list of ints; returns sorted dims."""
-    if dim is None:
-        return tuple(range(x.dim()))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    if len(dims) == 0:
-        return tuple(range(x.dim()))
-    wrapped = [_wrap(d, x.dim()) for d in dims]
-    for d in set(wrapped):
-        if wrapped.count(d) > 1:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    return tuple(sorted(set(wrapped))) if x.dim() else ()
-
-
-def reduced_shape(shape, dims, keepdim):
-    if keepdim:
-        return tuple(1 if i in dims else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
 def _sum_rule(x, dims, keepdim, dtype, **_):
@@ -44,14 +38,9 @@ def _reduce_launcher(name):
         # The kernel writes a contiguous result of the reduced shape; size-1 keepdim dims do
         # not change that layout, so the same memory serves both shapes.
         flat = Tensor._make(out._storage, reduced_shape(x.shape, dims, False),
-                            _contiguous(reduced_shape(x.shape, dims, False)), out._offset, out.dtype)
+                            contiguous_strides(reduced_shape(x.shape, dims, False)), out._offset, out.dtype)
         tb.reduce(name, flat, x, dims, compute)
     return launch
-
-
-def _contiguous(shape):
-    from ..tensor import contiguous_strides
-    return contiguous_strides(shape)
 
 
 def _sum_reference(x, dims, keepdim, dtype, **_):
@@ -109,23 +98,6 @@ def sum_to_size(x, *shape):
 
 
 # =========================================================================== issue 4: the rest
-import collections as _collections
-import math as _math
-
-from ..autograd.composite import named_composite
-from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
-from . import elementwise as _ew
-
-
-def _check_tensor(name, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
-
-
-def _int_dim(name, dim):
-    """torch's int-only dim arguments (prod, argmax, cumsum, softmax ...) refuse tuples."""
-    if isinstance(dim, (tuple, list)):
-        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
 
 
 def _reduces_all(dim):
@@ -148,7 +120,7 @@ def _check_nonempty(name, x, dims):
 def _expand_back(g, ctx):
     """g (the reduced shape) unsqueezed back to keepdim form and expanded to the input's shape."""
     shape = ctx.input_meta[0][0]
-    if not ctx.keepdim:
+    if not ctx.keepdim and g._shape:      # a 0-d g (a full reduction) expands as it is
         for d in ctx.dims:
             g = g.unsqueeze(d)
     return g.expand(shape)
@@ -185,7 +157,6 @@ def _prod_backward(ctx, g):
     if ctx.dim_given:
         return _prod_safe_zeros_backward(g, x, ctx.dims[0])
     if n_zero > 1 and not _grad_enabled():
-        from .creation import zeros
         return zeros(shape, dtype=g.dtype, device=g.device)
     flat = _prod_safe_zeros_backward(g.reshape((1,)), x.reshape((x.numel(),)), 0)
     return flat.reshape(shape)
@@ -194,8 +165,7 @@ def _prod_backward(ctx, g):
 def _prod_safe_zeros_backward(g, x, dim):
     """The product of every element but one along dim, as exclusive cumprods from both ends
     (torch's prod_safe_zeros_backward)."""
-    from .creation import ones
-    from .joining import cat, flip
+    from .scan import cumprod   # late import: scan.py sits above reduce.py (cumprod's gradient sums)
     n = x.shape[dim]
     if x.numel() == 0:
         return g.expand(tuple(x.shape))
@@ -212,8 +182,8 @@ PROD = op("prod", ("x",), rule=_sum_rule, reference=_prod_reference, kernel=_red
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
-    _check_tensor("prod", input)
-    _int_dim("prod", dim)
+    check_tensor("prod", input)
+    check_int_dim("prod", dim)
     dims = normalize_dims(input, dim)
     if dtype is not None:
         dtype = _dt.as_dtype(dtype)
@@ -232,7 +202,7 @@ def _extremum_backward(ctx, g):
     x, out = ctx.x, _keep(ctx.out, ctx)
     hit = _ew.eq(x, out)
     if ctx.attrs.get("nan_ties"):
-        hit = _ew.logical_or(hit, _ew.logical_and(_ew.isnan(x), _ew.isnan(out)))
+        hit = _pw.logical_or(hit, _pw.logical_and(_pw.isnan(x), _pw.isnan(out)))
     hit = hit.to(g.dtype)
     count = sum(hit, ctx.dims, keepdim=True)
     return _ew.mul(_expand_back(g, ctx), _ew.div(hit, count))
@@ -258,7 +228,7 @@ AMIN = op("amin", ("x",), rule=_same_rule, reference=_amax_ref("amin"), kernel=_
 
 
 def amax(input, dim=(), keepdim=False):
-    _check_tensor("amax", input)
+    check_tensor("amax", input)
     _check_nonempty_all("amax", input, dim)
     dims = normalize_dims(input, dim)
     _check_nonempty("amax", input, dims)
@@ -266,7 +236,7 @@ def amax(input, dim=(), keepdim=False):
 
 
 def amin(input, dim=(), keepdim=False):
-    _check_tensor("amin", input)
+    check_tensor("amin", input)
     _check_nonempty_all("amin", input, dim)
     dims = normalize_dims(input, dim)
     _check_nonempty("amin", input, dims)
@@ -286,7 +256,7 @@ def _arg_launcher(name):
     def launch(out, x, *, compute, dim, keepdim, **_):
         d = None if (dim is None or x.dim() == 0) else dim
         flat_shape = () if d is None else reduced_shape(x.shape, (d,), False)
-        flat = Tensor._make(out._storage, flat_shape, _contiguous(flat_shape), out._offset, out.dtype)
+        flat = Tensor._make(out._storage, flat_shape, contiguous_strides(flat_shape), out._offset, out.dtype)
         tb.arg_reduce(name, flat, x, d, compute)
     return launch
 
@@ -298,15 +268,15 @@ ARGMIN = op("argmin", ("x",), rule=_arg_rule, reference=numpy_ref.arg_reduce("ar
 
 
 def _arg(entry, name, input, dim, keepdim, bool_ok=False):
-    _check_tensor(name, input)
-    _int_dim(name, dim)
+    check_tensor(name, input)
+    check_int_dim(name, dim)
     if input.dtype is _dt.bool_ and not bool_ok:     # max(dim) of bools is fine, argmax is not
         raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if input.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
     else:
-        dim = _wrap(dim, input.dim())
+        dim = wrap_dim(dim, input.dim())
         if input.dim():
             _check_nonempty(name, input, (dim,))
     return dispatch(entry, input, dim=dim, keepdim=keepdim)
@@ -341,7 +311,7 @@ return_types = _ReturnTypes
 
 
 def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry):
-    _check_tensor(name, input)
+    check_tensor(name, input)
     if other is not None and dim is None:
         dim = other
     if isinstance(dim, Tensor):                     # torch.max(a, b) is maximum
@@ -356,7 +326,7 @@ def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry)
         # NaN counting as equal to a NaN result
         return dispatch(whole_entry, input, dims=normalize_dims(input, None), keepdim=False,
                         nan_ties=True, whole_name=f"{name.capitalize()}Backward1")
-    dim = _wrap(dim, input.dim())
+    dim = wrap_dim(dim, input.dim())
     tuple_type = getattr(return_types, name)
     node_name = f"{name.capitalize()}Backward0"     # torch's MaxBackward0 / MinBackward0
     if input.dim() == 0:
@@ -373,7 +343,6 @@ def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry)
 
 def _value_at(input, idx, dim, keepdim):
     """The value at the index, as a differentiable selection: the gradient goes to the index."""
-    from .creation import arange
     n = input.shape[dim]
     pos = arange(n, device=input.device).view((n,) + (1,) * (input.dim() - 1 - dim))
     picked = _ew.where(_ew.eq(pos, idx), input, 0.0)
@@ -381,7 +350,6 @@ def _value_at(input, idx, dim, keepdim):
 
 
 def _zeros_index(x):
-    from .creation import zeros
     return zeros((), dtype=_dt.int64, device=x.device)
 
 
@@ -405,7 +373,7 @@ def _widen(x):
 
 
 def _var(name, input, dim, unbiased, keepdim, correction):
-    _check_tensor(name, input)
+    check_tensor(name, input)
     if isinstance(dim, bool):          # var(x, unbiased)
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -422,7 +390,6 @@ def _var(name, input, dim, unbiased, keepdim, correction):
     for d in dims:
         n *= input.shape[d]
     if n - correction <= 0:
-        import warnings
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
     dim_given = not _reduces_all(dim) and input.dim() > 0
@@ -450,15 +417,7 @@ def _var_rule(x, dims, keepdim, correction, dim_given):
     return Meta(reduced_shape(x.shape, dims, keepdim), x.dtype, _dt.compute_dtype(x.dtype))
 
 
-def _var_reference(x, dims, keepdim, correction, dim_given):
-    n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-    centered = x - (x.sum(axis=dims, keepdims=True) / n if n else np.full_like(x, np.nan))
-    return (centered * centered).sum(axis=dims, keepdims=keepdim) / np.float64(_builtins.max(n - correction, 0)).astype(x.dtype)
-
-
 def _var_launch(out, x, *, compute, dims, keepdim, correction, dim_given):
-    from ..autograd.grad_mode import no_grad
-    from .copy import copy_into
     with no_grad():
         copy_into(out, _var_value(x, dims, keepdim, correction))
 
@@ -482,7 +441,7 @@ def _var_backward(ctx, g):
     return _ew.mul(_ew.mul(g, scale), centered)
 
 
-VAR = op("var", ("x",), rule=_var_rule, reference=_var_reference, kernel=_var_launch,
+VAR = op("var", ("x",), rule=_var_rule, reference=numpy_reduce.var, kernel=_var_launch,
          backward=_var_backward, saves=("x",),
          grad_name=lambda args, attrs: "VarBackward0")
 
@@ -525,7 +484,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def _norm(input, p, dim, keepdim, dtype):
-    _check_tensor("norm", input)
+    check_tensor("norm", input)
     if isinstance(p, str) and p == "nuc":
         if not input.dtype.is_floating_point:
             raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as input. "
@@ -591,43 +550,15 @@ def _matrix_dims(input, dim):
     dims = tuple(range(input.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
     if len(dims) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
-    d0, d1 = _wrap(dims[0], input.dim()), _wrap(dims[1], input.dim())
+    d0, d1 = wrap_dim(dims[0], input.dim()), wrap_dim(dims[1], input.dim())
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})")
     return d0, d1
 
 
-def _as_matrices(a, d0, d1):
-    """a with dims d0, d1 moved last (rows, columns)."""
-    return np.moveaxis(np.asarray(a), (d0, d1), (-2, -1))
-
-
-def _nuclear_reference(x, dims, keepdim):
-    m = _as_matrices(x, *dims).astype(np.float64 if x.dtype == np.float64 else np.float32)
-    if m.size == 0:
-        s = np.zeros(m.shape[:-2], dtype=m.dtype)
-    else:
-        s = np.linalg.svd(m, compute_uv=False).sum(axis=-1)
-    if keepdim:
-        for d in sorted(dims):
-            s = np.expand_dims(s, d)
-    return s
-
-
-def _polar_reference(x, dims):
-    """U V^T of the thin SVD of each matrix (the nuclear norm's gradient), in x's layout."""
-    m = _as_matrices(x, *dims)
-    if m.size == 0:
-        return np.zeros(x.shape, dtype=x.dtype)
-    u, _, vt = np.linalg.svd(m, full_matrices=False)
-    return np.moveaxis(u @ vt, (-2, -1), dims).astype(x.dtype)
-
-
 def _on_host(reference):
     """A launcher that runs ``reference`` on the host copy of its operand (cuda: no SVD kernel)."""
     def launch(out, x, *, compute, **attrs):
-        from .creation import tensor
-        from .copy import copy_into
         host = x.detach()._to_host_array()
         if compute != x.dtype.name:
             host = host.astype(_dt.as_dtype(compute).numpy_dtype)
@@ -648,12 +579,12 @@ def _polar_backward(ctx, g):
     raise NotImplementedError("the derivative for 'nuclear_norm_backward' is not implemented.")
 
 
-NUCLEAR_NORM = op("nuclear_norm", ("x",), rule=_nuclear_rule, reference=_nuclear_reference,
-                  kernel=_on_host(_nuclear_reference), backward=_nuclear_backward, saves=("x",),
+NUCLEAR_NORM = op("nuclear_norm", ("x",), rule=_nuclear_rule, reference=numpy_reduce.nuclear_norm,
+                  kernel=_on_host(numpy_reduce.nuclear_norm), backward=_nuclear_backward, saves=("x",),
                   grad_name="SumBackward1")      # torch's nuclear norm is sum(svdvals): its node
 # the gradient U V^T; tritensor has no derivative of it (torch differentiates the SVD again)
 POLAR = op("nuclear_norm_backward", ("x",), rule=lambda x, dims: Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype)),
-           reference=_polar_reference, kernel=_on_host(_polar_reference), backward=_polar_backward)
+           reference=numpy_reduce.polar, kernel=_on_host(numpy_reduce.polar), backward=_polar_backward)
 
 
 def _nuclear_norm(input, dim, keepdim):
@@ -665,7 +596,7 @@ def _nuclear_norm(input, dim, keepdim):
 
 
 def logsumexp(input, dim, keepdim=False):
-    _check_tensor("logsumexp", input)
+    check_tensor("logsumexp", input)
     return named_composite("LogsumexpBackward0", _logsumexp, input, dim, keepdim)
 
 
@@ -691,16 +622,12 @@ def _count_nonzero_rule(x, dims, keepdim, **_):
     return Meta(reduced_shape(x.shape, dims, keepdim), _dt.int64, _dt.compute_dtype(x.dtype))
 
 
-def _count_nonzero_reference(x, dims, keepdim, **_):
-    return np.count_nonzero(x, axis=tuple(dims), keepdims=keepdim) if x.ndim else np.int64(x != 0)
-
-
-COUNT_NONZERO = op("count_nonzero", ("x",), rule=_count_nonzero_rule, reference=_count_nonzero_reference,
+COUNT_NONZERO = op("count_nonzero", ("x",), rule=_count_nonzero_rule, reference=numpy_reduce.count_nonzero,
                    kernel=_reduce_launcher("count_nonzero"), differentiable=False)
 
 
 def _count(name, input, dim, keepdim):
-    _check_tensor(name, input)
+    check_tensor(name, input)
     dims = normalize_dims(input, dim)
     n = 1
     for d in dims:
@@ -709,7 +636,7 @@ def _count(name, input, dim, keepdim):
 
 
 def _logical_result(name, input, dim, reduce):
-    _check_tensor(name, input)
+    check_tensor(name, input)
     if dim is not None and not isinstance(dim, int) and len(dim) == 0:
         out = _ew.ne(input, 0)            # torch's all/any over dim=() reduce nothing
     else:
@@ -732,217 +659,3 @@ def any(input, dim=None, keepdim=False):
 
 def count_nonzero(input, dim=None):
     return _count("count_nonzero", input, dim, False)[0]
-
-
-# ------------------------------------------------------------------ cumsum / cumprod
-def _scan_rule(x, dim, reverse, dtype, **_):
-    out = dtype or (_dt.int64 if not x.dtype.is_floating_point else x.dtype)
-    return Meta(tuple(x.shape), out, _dt.compute_dtype(out))
-
-
-def _scan_launcher(name):
-    def launch(out, x, *, compute, dim, reverse, **_):
-        tb.scan(name, out, x, dim, compute, reverse)
-    return launch
-
-
-def _scan_reference(name):
-    ref = numpy_ref.scan(name)
-
-    def reference(x, dim, reverse, **_):
-        return ref(x, dim, reverse)
-    return reference
-
-
-def _cumsum_backward(ctx, g):
-    return dispatch(CUMSUM, g, dim=ctx.dim, reverse=not ctx.reverse, dtype=None)
-
-
-def _cumprod_backward(ctx, g):
-    x = ctx.x if ctx.x.dtype is g.dtype else ctx.x.to(g.dtype)
-    if not _grad_enabled() and x.numel() > 1 and x.shape[ctx.dim] > 1 and _ew.eq(x, 0).any().item():
-        # torch's O(n) rule for a first derivative with zeros: its values at inf and at zeros
-        # (the recursive rule below is the one that is differentiable again)
-        return _cumprod_grad_first_order(g, x, ctx.out, ctx.dim, ctx.reverse)
-    return _cumprod_grad(g, x, ctx.out, ctx.dim, ctx.reverse)
-
-
-def _cumprod_grad_first_order(g, x, out, dim, reverse):
-    """torch's cumprod_backward outside grad mode: before the first zero z1 of a line, the
-    reverse cumsum of g * out over x; at z1, sum_{k in [z1, z2)} g_k * prod(x(z1, k]) times
-    out[z1 - 1]; 0 after (z2 the second zero)."""
-    from .joining import cat, flip
-    if reverse:
-        return flip(_cumprod_grad_first_order(flip(g, [dim]), flip(x, [dim]), flip(out, [dim]), dim, False), [dim])
-    n = x.shape[dim]
-    zero = _ew.eq(x, 0)
-    zeros_so_far = dispatch(CUMSUM, zero, dim=dim, reverse=False, dtype=None)
-    before = _ew.eq(zeros_so_far, 0)
-    w = _ew.mul(out, g)
-    grad_before = _ew.div(dispatch(CUMSUM, _ew.where(before, w, 0.0), dim=dim, reverse=True, dtype=None), x)
-    segment = _ew.eq(zeros_so_far, 1)
-    first = _ew.logical_and(zero, segment)
-    between = _ew.logical_and(segment, _ew.logical_not(zero))
-    partial = dispatch(CUMPROD, _ew.where(between, x, 1.0), dim=dim, reverse=False, dtype=None)
-    at_first = sum(_ew.mul(partial, _ew.where(segment, g, 0.0)), (dim,), keepdim=True)
-    ones_shape = tuple(1 if i == dim else s for i, s in enumerate(x.shape))
-    from .creation import ones
-    out_before = cat([ones(ones_shape, dtype=out.dtype, device=out.device), out.narrow(dim, 0, n - 1)], dim)
-    prefix = sum(_ew.where(first, out_before, 0.0), (dim,), keepdim=True)     # out[z1 - 1], or 1
-    return _ew.where(before, grad_before, _ew.where(first, _ew.mul(at_first, prefix), 0.0))
-
-
-def _cumprod_grad(g, x, out, dim, reverse):
-    """The gradient of cumprod: d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i (in scan
-    order). Written with ops, so that it is differentiable again (create_graph), at zeros too."""
-    def scan(entry, t, backwards):
-        return dispatch(entry, t, dim=dim, reverse=backwards, dtype=None)
-    back = not reverse    # a sum over the positions j at or after i, in scan order
-    zero = _ew.eq(x, 0)
-    if not zero.any().item():   # torch takes the same host decision
-        # without zeros the product is out_j / x_i: a reverse cumsum of g * out, over x
-        return _ew.div(scan(CUMSUM, _ew.mul(g, out), back), x)
-    # With zeros, let z be the first zero of a line in scan order and x' = x with x_z set to 1.
-    #   i < z: x_i != 0 near this point, so out_j / x_i is still the product (out_j = 0, j >= z).
-    #   i = z: the products skip x_z: the reverse cumsum of g * cumprod(x').
-    #   i > z: every product holds x_z, a factor written out (x_z * the gradient of cumprod at
-    #          x'), so that the second derivative in x_z is right; x' has one zero fewer per
-    #          line, so the recursion ends.
-    zeros_so_far = scan(CUMSUM, zero, reverse)
-    before = _ew.eq(zeros_so_far, 0)
-    first = _ew.where(zero, _ew.eq(zeros_so_far, 1), False)
-    grad_before = _ew.div(scan(CUMSUM, _ew.mul(g, out), back), _ew.where(before, x, 1.0))
-    x_skip = _ew.where(first, 1.0, x)
-    out_skip = scan(CUMPROD, x_skip, reverse)
-    grad_first = scan(CUMSUM, _ew.mul(g, out_skip), back)
-    x_z = sum(_ew.where(first, x, 0.0), (dim,), keepdim=True)     # 0, carrying x_z's gradient
-    grad_after = _ew.mul(x_z, _cumprod_grad(g, x_skip, out_skip, dim, reverse))
-    return _ew.where(before, grad_before, _ew.where(first, grad_first, grad_after))
-
-
-CUMSUM = op("cumsum", ("x",), rule=_scan_rule, reference=_scan_reference("sum"), kernel=_scan_launcher("sum"),
-            backward=_cumsum_backward)
-CUMPROD = op("cumprod", ("x",), rule=_scan_rule, reference=_scan_reference("prod"),
-             kernel=_scan_launcher("prod"), backward=_cumprod_backward, saves=("x", "out"))
-
-
-def _scan(entry, name, input, dim, dtype):
-    _check_tensor(name, input)
-    _int_dim(name, dim)
-    dim = _wrap(dim, input.dim())
-    if dtype is not None:
-        dtype = _dt.as_dtype(dtype)
-        if dtype is _dt.bool_:
-            raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
-        if input.dtype is not dtype:
-            input = input.to(dtype)
-    return dispatch(entry, input, dim=dim, reverse=False, dtype=dtype)
-
-
-def cumsum(input, dim, *, dtype=None):
-    return _scan(CUMSUM, "cumsum", input, dim, dtype)
-
-
-def cumprod(input, dim, *, dtype=None):
-    return _scan(CUMPROD, "cumprod", input, dim, dtype)
-
-
-# ------------------------------------------------------------------ softmax family
-def _softmax_rule(x, dim, **_):
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(f'"softmax" not implemented for \'{_dt.type_name(x.dtype).replace("torch.", "").capitalize()}\'')
-    return Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype))
-
-
-def _softmax_backward_rule(grad, y, dim, **_):
-    dtype = _dt.result_type(grad, y)
-    return Meta(tuple(y.shape), dtype, _dt.compute_dtype(dtype))
-
-
-def _row_launcher(mode):
-    def launch(out, *args, compute, dim, **_):
-        if len(args) == 1:
-            tb.softmax(mode, out, args[0], dim, compute)
-        else:
-            grad, y = args
-            tb.softmax(mode, out, y, dim, compute, grad=grad)
-    return launch
-
-
-def _softmax_backward_backward(ctx, gg):
-    grad, y, dim = ctx.grad, ctx.y, ctx.dim
-    gg_grad = gg_y = None
-    if ctx.needs_input_grad[0]:
-        gg_grad = softmax_backward(gg, y, dim)
-    if ctx.needs_input_grad[1]:
-        s = sum(_ew.mul(grad, y), dim, keepdim=True)
-        gg_y = _ew.sub(_ew.mul(gg, _ew.sub(grad, s)), _ew.mul(grad, sum(_ew.mul(gg, y), dim, keepdim=True)))
-    return gg_grad, gg_y
-
-
-def _log_softmax_backward_backward(ctx, gg):
-    grad, y, dim = ctx.grad, ctx.y, ctx.dim
-    gg_grad = gg_y = None
-    e = _ew.exp(y)
-    if ctx.needs_input_grad[0]:
-        gg_grad = _ew.sub(gg, sum(_ew.mul(gg, e), dim, keepdim=True))
-    if ctx.needs_input_grad[1]:
-        gg_y = _ew.neg(_ew.mul(_ew.mul(gg, e), sum(grad, dim, keepdim=True)))
-    return gg_grad, gg_y
-
-
-SOFTMAX_BACKWARD = op("softmax_backward", ("grad", "y"), rule=_softmax_backward_rule,
-                      reference=numpy_ref.softmax_backward, kernel=_row_launcher("softmax_backward"),
-                      backward=_softmax_backward_backward, saves=("grad", "y"),
-                      grad_name="SoftmaxBackwardDataBackward0")
-LOG_SOFTMAX_BACKWARD = op("log_softmax_backward", ("grad", "y"), rule=_softmax_backward_rule,
-                          reference=numpy_ref.log_softmax_backward,
-                          kernel=_row_launcher("log_softmax_backward"),
-                          backward=_log_softmax_backward_backward, saves=("grad", "y"),
-                          grad_name="LogSoftmaxBackwardDataBackward0")
-SOFTMAX = op("softmax", ("x",), rule=_softmax_rule, reference=numpy_ref.softmax, kernel=_row_launcher("softmax"),
-             backward=lambda ctx, g: softmax_backward(g, ctx.out, ctx.dim), saves=("out",),
-             grad_name="SoftmaxBackward0")
-LOG_SOFTMAX = op("log_softmax", ("x",), rule=_softmax_rule, reference=numpy_ref.log_softmax,
-                 kernel=_row_launcher("log_softmax"),
-                 backward=lambda ctx, g: log_softmax_backward(g, ctx.out, ctx.dim), saves=("out",),
-                 grad_name="LogSoftmaxBackward0")
-
-
-def softmax_backward(grad, y, dim):
-    return dispatch(SOFTMAX_BACKWARD, grad, y, dim=dim)
-
-
-def log_softmax_backward(grad, y, dim):
-    return dispatch(LOG_SOFTMAX_BACKWARD, grad, y, dim=dim)
-
-
-def _implicit_dim(ndim):
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def _softmax_call(entry, name, input, dim, dtype):
-    _check_tensor(name, input)
-    if dim is None or isinstance(dim, (tuple, list)):
-        raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
-    dim = _wrap(dim, input.dim())
-    if dtype is not None:
-        dtype = _dt.as_dtype(dtype)
-        if input.dtype is not dtype:
-            input = input.to(dtype)
-    if not input.dtype.is_floating_point:
-        if input.numel() == 0:          # torch launches no kernel, so it has nothing to refuse
-            return input.clone()
-        last = "lastdim_" if dim == input.dim() - 1 or input.dim() == 0 else ""
-        raise NotImplementedError(
-            f'"{name}_{last}kernel_impl" not implemented for \'{_dt.type_name(input.dtype)}\'')
-    return dispatch(entry, input, dim=dim)
-
-
-def softmax(input, dim, dtype=None):
-    """torch.softmax / Tensor.softmax: dim is required (F.softmax may leave it out)."""
-    return _softmax_call(SOFTMAX, "softmax", input, dim, dtype)
-
-
-def log_softmax(input, dim, dtype=None):
-    return _softmax_call(LOG_SOFTMAX, "log_softmax", input, dim, dtype)
