@@ -214,6 +214,8 @@ def test_amax_max_argmax_out():
         tt.max(m, 1, out=(tt.empty(2), tt.empty(2, dtype=tt.int32)))
     with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got double instead"):
         tt.max(m, 1, out=(tt.empty(2, dtype=tt.float64), tt.empty(2, dtype=tt.long)))
+    assert tt.max(m, out=tt.empty((), dtype=tt.float64)).item() == 7.0            # no dim: cast
+    assert tt.max(m, tt.zeros(2, 3), out=tt.empty(2, 3, dtype=tt.float64)).tolist()[1] == [7.0, 2.0, 0.0]
     iout = tt.empty(2, dtype=tt.long)
     assert tt.argmax(m, 1, out=iout).tolist() == [1, 0]
     assert tt.argmin(m, 1, out=iout).tolist() == [0, 2]
@@ -313,3 +315,22 @@ def test_resize_errors():
         tt.ones(2, requires_grad=True).resize_(3)
     with pytest.raises(RuntimeError, match=r"Trying to create tensor with negative dimension -1: \[-1\]"):
         tt.ones(2).resize_(-1)
+
+
+# --------------------------------------------------------------------------- factories
+def test_factories_write_into_out_in_its_dtype():
+    out = tt.empty(0, dtype=tt.float64)
+    assert tt.zeros(2, 3, out=out) is out and out.dtype is tt.float64 and out.tolist() == [[0.0] * 3] * 2
+    assert tt.ones(2, out=tt.empty(0, dtype=tt.long)).tolist() == [1, 1]
+    assert tt.full((2,), 3, out=tt.empty(0, dtype=tt.float64)).tolist() == [3.0, 3.0]
+    assert tt.arange(5, out=tt.empty(0, dtype=tt.float64)).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert tt.eye(2, out=tt.empty(0, dtype=tt.long)).tolist() == [[1, 0], [0, 1]]
+    assert tt.linspace(0, 1, 3, out=tt.empty(0, dtype=tt.float64)).tolist() == [0.0, 0.5, 1.0]
+    r = tt.randn(4, out=tt.empty(0, dtype=tt.float64))
+    assert r.dtype is tt.float64 and r.shape == (4,)
+    assert tt.empty(3, out=tt.empty(0)).shape == (3,)
+    x = tt.randint(0, 5, (6,), out=tt.empty(0, dtype=tt.long))
+    assert all(0 <= v < 5 for v in x.tolist())
+    assert tt.ones(2, out=tt.empty(0), requires_grad=True).requires_grad
+    with pytest.raises(RuntimeError, match=r"dtype Float does not match dtype of out parameter \(Double\)"):
+        tt.zeros(2, dtype=tt.float32, out=tt.empty(0, dtype=tt.float64))

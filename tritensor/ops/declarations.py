@@ -30,8 +30,8 @@ declare("mean", _reduce.mean, out="cast")
 declare("prod", _reduce.prod, out="dtype")
 declare("amax", _reduce.amax, out="amax")
 declare("amin", _reduce.amin, out="amax")
-declare("max", _reduce.max, out="exact")
-declare("min", _reduce.min, out="exact")
+declare("max", _reduce.max, out="cast")      # (values, indices) with dim: exact dtypes (surface.write_out)
+declare("min", _reduce.min, out="cast")
 declare("argmax", _reduce.argmax, out="exact")
 declare("argmin", _reduce.argmin, out="exact")
 declare("var", _reduce.var, out="cast")
@@ -126,10 +126,12 @@ declare("getitem", method=False, operators=(("__getitem__", lambda self, item: _
 declare("pos", method=False, operators=(("__pos__", lambda self: self),))
 
 # --------------------------------------------------------------------------- factories
-for _name in ("arange", "as_tensor", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_numpy",
-              "full", "full_like", "linspace", "ones", "ones_like", "rand", "rand_like", "randint",
-              "randint_like", "randn", "randn_like", "tensor", "zeros", "zeros_like"):
+for _name in ("as_tensor", "asarray", "empty_like", "from_dlpack", "from_numpy", "full_like", "ones_like",
+              "rand_like", "randint_like", "randn_like", "tensor", "zeros_like"):
     declare(_name, getattr(_creation, _name), method=False)
+# the factories torch gives out= (written in out's dtype, on out's device)
+for _name in ("arange", "empty", "eye", "full", "linspace", "ones", "rand", "randint", "randn", "zeros"):
+    declare(_name, getattr(_creation, _name), method=False, out="factory")
 for _name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
     declare(_name, method=getattr(_creation, _name))
 

@@ -36,9 +36,10 @@ import numpy as _np
 
 from .. import dtypes as _dt
 from ..autograd.grad_mode import is_grad_enabled
-from ..tensor import Tensor
+from ..runtime.storage import Storage
+from ..tensor import Size, Tensor, contiguous_strides
 from .dispatch import dispatch, dispatch_inplace
-from .views import check_inplace_overlap
+from .views import check_inplace_overlap, narrow
 
 
 @dataclass(eq=False)
@@ -167,6 +168,13 @@ def _mv_dtype(name, result, out):
                            f"{res}, and {res}")
 
 
+def _factory_dtype(dtype, out):
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"dtype {_dt.type_name(dtype)} does not match dtype of out parameter "
+                           f"({_dt.type_name(out.dtype)})")
+    return out.dtype
+
+
 # torch's dtype rule for out=, by family (texts from torch 2.13):
 OUT_RULES = {
     # TensorIterator ops (pointwise, std/var, outer): the result casts into out
@@ -174,6 +182,8 @@ OUT_RULES = {
     # sum/prod/cumsum/cumprod compute in out's dtype (the wrapper passes dtype=out.dtype)
     "dtype": _cast,
     "cat": _cat_cast,
+    # factories (zeros, arange, randn ...): made in out's dtype (a different dtype= is refused)
+    "factory": _cast,
     "floating": _float_result,                                     # logsumexp
     "bool": _bool_result,                                          # all, any
     # structured kernels whose out must have the result's dtype exactly
@@ -208,14 +218,14 @@ def write_out(name, result, out, rule):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
     _check_out_grad(name, results, outs)
     check = OUT_RULES[rule] if isinstance(rule, str) else rule
-    from .copy import copy_into
+    from .copy import copy_into      # (copy.py imports elementwise, which imports this module)
     for i, (r, o) in enumerate(zip(results, outs)):
         if o.device != r.device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                                f"devices, {r.device} and {o.device}!")
-        if single or i == 0:
+        if single:
             check(name, r, o)
-        else:             # the indices of max/min(dim)
+        else:             # max/min(dim)'s (values, indices): structured, out's dtypes exactly
             OUT_RULES["exact"](name, r, o)
     for r, o in zip(results, outs):
         if tuple(o.shape) != tuple(r.shape):
@@ -278,10 +288,17 @@ def with_out(name, fn, rule):
     dtype_args = args
     if rule == "dtype" and "dtype" in sig.parameters:     # computed in out's dtype, as torch
         dtype_args = args.replace("dtype=dtype", "dtype=out.dtype if dtype is None else dtype")
+    body = f"    return _write(_name, _impl({dtype_args}), out, _rule)\n"
+    if rule == "factory":   # made in out's dtype on out's device; requires_grad is set on out
+        env["_factory_dtype"] = _factory_dtype
+        fargs = (args.replace("dtype=dtype", "dtype=_factory_dtype(dtype, out)")
+                 .replace("device=device", "device=out.device if device is None else device")
+                 .replace("requires_grad=requires_grad", "requires_grad=False"))
+        body = (f"    _write(_name, _impl({fargs}), out, _rule)\n"
+                f"    return out.requires_grad_() if requires_grad else out\n")
     src = (f"def {fn.__name__}({', '.join(params)}):\n"
            f"    if out is None:\n"
-           f"        return _impl({args})\n"
-           f"    return _write(_name, _impl({dtype_args}), out, _rule)\n")
+           f"        return _impl({args})\n" + body)
     exec(src, env)
     wrapper = env[fn.__name__]
     wrapper.__doc__, wrapper.__module__, wrapper.__qualname__ = fn.__doc__, fn.__module__, fn.__qualname__
@@ -396,8 +413,6 @@ def resize_(self, *sizes, memory_format=None):
             raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {list(shape)}")
     if self.requires_grad and is_grad_enabled():
         raise RuntimeError("cannot resize variables that require grad")
-    from ..runtime.storage import Storage
-    from ..tensor import Size, contiguous_strides
     numel = 1
     for d in shape:
         numel *= d
@@ -407,8 +422,7 @@ def resize_(self, *sizes, memory_format=None):
         old = Tensor._make(self._storage, (self._storage.nbytes // itemsize,), (1,), 0, self.dtype)
         new = Tensor._make(Storage(needed, self._storage.device), (needed // itemsize,), (1,), 0, self.dtype)
         if old.numel():
-            from .copy import copy_into
-            from .views import narrow
+            from .copy import copy_into      # (copy.py imports elementwise, which imports this module)
             copy_into(narrow(new, 0, 0, old.numel()), old)
         self._storage = new._storage
     self._shape = Size(shape)
