@@ -1,4 +1,5 @@
-"""The NumPy reference: it serves the cpu device and is the oracle the kernels are checked against.
+"""The NumPy reference: it serves the cpu device (through backends/numpy_backend.py) and is the
+oracle the kernels are checked against.
 
 Inputs reach a reference already cast to the op's compute dtype (16-bit floats widened to
 float32, as torch computes them); ``run`` casts the result to the output dtype and writes it into
@@ -136,9 +137,13 @@ def _run_addmm(out, args, compute, attrs):
     return True
 
 
-def run(reference, out, args, compute, attrs, name=None):
-    """Compute ``reference(*args)`` into ``out`` (``name``: the op's name, for the forms that
-    write into ``out`` directly)."""
+def run_op(op, out, *args, compute, **attrs):
+    """Compute primitive ``op`` (an OpDef: its ``reference``, its ``name`` for the forms that
+    write into ``out`` directly) of ``args`` into ``out``, in compute dtype ``compute``. The
+    launcher's calling convention (backends/base.py): the cpu backend hands this function, bound
+    to one op, to dispatch's signature cache."""
+    reference = op.reference
+    name = op.name
     if out._storage.host is not None:
         if attrs:
             if name in ADDMM_OPS and _run_addmm(out, args, compute, attrs):
@@ -161,6 +166,19 @@ def run(reference, out, args, compute, attrs, name=None):
         _extobj_contextvar.reset(token)
 
 
+class _Bare:
+    """An op as run_op reads it: a reference and a name (for run, below)."""
+    __slots__ = ("reference", "name")
+
+    def __init__(self, reference, name):
+        self.reference, self.name = reference, name
+
+
+def run(reference, out, args, compute, attrs, name=None):
+    """run_op for a bare reference: ``reference(*args, **attrs)`` into ``out``."""
+    run_op(_Bare(reference, name), out, *args, compute=compute, **attrs)
+
+
 def _run_reference(reference, out, args, compute, attrs):
     arrays = [_as_compute(a, compute) for a in args]
     result = np.asarray(reference(*arrays, **attrs))
@@ -181,6 +199,11 @@ def _cast(result, dtype):
 # ------------------------------------------------------------------ elementwise references
 def identity(x, **_):
     return x
+
+
+def overwrite(x, src, **_):
+    """copy_/fill_'s recorded form: src (or the fill value) broadcast to x's shape."""
+    return np.broadcast_to(src, x.shape)
 
 
 def relu(x):
@@ -416,6 +439,19 @@ def scan(op):
     return ref
 
 
+# ------------------------------------------------------------------ matmul family (ops/linalg.py)
+def matmul(*arrays, beta=1, alpha=1):
+    """mm, bmm, matmul, addmm, baddbmm: alpha * (x @ y) [+ beta * input], from [input,] x, y."""
+    x, y = arrays[-2:]
+    prod = np.matmul(x, y)
+    if alpha != 1:
+        prod = prod * alpha
+    if len(arrays) == 3 and beta != 0:   # beta == 0 ignores input entirely (NaN too), as torch
+        input = arrays[0]
+        prod = prod + (input if beta == 1 else input * beta)
+    return prod
+
+
 # ------------------------------------------------------------------ joining, triangular, as_strided
 def cat(*arrays, dim):
     kept = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)]   # torch's legacy skip
@@ -436,6 +472,34 @@ def tril(x, diagonal):
 
 def triu(x, diagonal):
     return np.triu(x, k=diagonal)
+
+
+def slice_backward(g, input_shape, index):
+    """The gradient of a basic-index view: zeros of the input's shape, g at ``index``."""
+    out = np.zeros(input_shape, dtype=g.dtype)
+    out[index] = g
+    return out
+
+
+def diagonal_scatter(x, src, offset, dim1, dim2):
+    """x with its diagonal (torch.diagonal(x, offset, dim1, dim2): the two dims replaced by a
+    last one) replaced by src."""
+    out = np.array(x, copy=True, order="C")
+    d1, d2 = dim1 % out.ndim, dim2 % out.ndim
+    row0, col0 = max(-offset, 0), max(offset, 0)
+    length = max(min(out.shape[d1] - row0, out.shape[d2] - col0), 0)
+    if length:
+        i = np.arange(length)
+        np.moveaxis(out, (d1, d2), (-2, -1))[..., i + row0, i + col0] = src
+    return out
+
+
+def diag_embed(x, offset, dim1, dim2):
+    """x's last dim as diagonal ``offset`` of new square matrices over dims dim1, dim2 (wrapped)."""
+    shape = list(x.shape[:-1])
+    for d in sorted((dim1, dim2)):
+        shape.insert(d, x.shape[-1] + abs(int(offset)))
+    return diagonal_scatter(np.zeros(shape, dtype=x.dtype), x, offset, dim1, dim2)
 
 
 def _positions(geometry):
