@@ -9,7 +9,7 @@ also stages arguments on the host through a few torch methods (``untyped_storage
 those staging steps are no-ops that hand back the same pointer. A KernelArg also remembers the
 index of the device its memory lives on, so a launch knows where to run.
 
-``launch_kernel`` is the one place every kernel launch goes through (backends/triton.py's
+``launch_kernel`` is the one place every kernel launch goes through (backends/triton's
 ``_run``). A compiled launch runs on the tensors' device, whatever the current device is
 (torch's device guard), and on that device's *current stream*. Triton asks its active driver for
 both (``get_current_device()`` and ``get_current_stream(device)`` in ``JITFunction.run``):
@@ -29,6 +29,29 @@ at all and runs each launch to completion at once, so no hook is needed there.
 
 ``CUDA_LAUNCH_BLOCKING=1`` (read at the first launch) makes each launch synchronous: the host
 waits for the launch's stream before going on, so an error surfaces at the op that caused it.
+
+Direct launches. ``kernel[grid](*args)`` (Triton's ``JITFunction.run``) binds the arguments,
+computes their specialization and the cache key, and looks the compiled kernel up on every call:
+~9-12 us of host time before the GPU starts. A compiled launch here does that once per
+*signature* and then calls the cached compiled kernel's launcher itself (``CompiledKernel.run``,
+the call ``JITFunction.run`` ends with; the same in Triton 3.6 and 3.9). The signature
+(``direct_key``) holds everything Triton specializes on, or more:
+
+- the kernel, the device index, the meta-parameters (constexprs and options such as num_warps,
+  num_stages) by value, and every constexpr parameter passed positionally by value;
+- a pointer (KernelArg): its dtype and whether its address is a multiple of 16 (Triton's
+  alignment specialization);
+- an int: whether it is 1 (Triton makes it a constant), whether it is a multiple of 16, and
+  which of int32 / int64 / uint64 holds it (its Triton type);
+- a float or bool: its type only (Triton never specializes their values);
+- a tuple (shapes, strides): its value (finer than Triton's per-element specialization).
+
+Any other argument, an unhashable meta value, a kernel with pre-run hooks, or a Triton whose
+compiled kernels lack ``run``/``function``/``packed_metadata`` takes ``kernel[grid]`` every
+time (the fallback, which also does every first launch of a signature). The stream is asked
+for at each launch (``current_stream_handle``), never cached. Triton's check that the globals a
+kernel read have not changed since it compiled is skipped on the direct path (our kernels read
+none); ``TRITENSOR_DIRECT_LAUNCH=0`` turns the direct path off.
 """
 from __future__ import annotations
 
@@ -89,7 +112,7 @@ def pointer(tensor, extra_elements: int = 0) -> KernelArg:
 
 
 # --------------------------------------------------------------------------- the launch
-_state = {"mode": None, "blocking": False, "driver": None}
+_state = {"mode": None, "blocking": False, "driver": None, "direct": False}
 
 
 def launch_blocking() -> bool:
@@ -104,6 +127,7 @@ def _first_launch():
     if not interpreted and _state["driver"] is None:
         install_triton_driver()
     _state["mode"] = "interpreted" if interpreted else "compiled"
+    _state["direct"] = not interpreted and os.environ.get("TRITENSOR_DIRECT_LAUNCH", "1") != "0"
 
 
 def launch_kernel(kernel, grid, *args, **meta):
@@ -125,17 +149,178 @@ def launch_kernel(kernel, grid, *args, **meta):
             break
     current = _device.current_device()
     if index is None or index == current:
-        kernel[grid](*args, **meta)
         index = current
+        launch_compiled(kernel, grid, args, meta, index)
     else:
         # torch's device guard: the op runs on its tensors' device, then the current one is back
         _device.exchange_device(index)
         try:
-            kernel[grid](*args, **meta)
+            launch_compiled(kernel, grid, args, meta, index)
         finally:
             _device.exchange_device(current)
     if _state["blocking"]:
         _streams.current_stream(index).synchronize()
+
+
+# --------------------------------------------------------------------------- direct launches
+_DIRECT: dict = {}          # id(kernel) -> _KernelLaunches (the kernel kept alive in it)
+_DIRECT_LIMIT = 4096        # signatures remembered per kernel
+_NO_DEFAULT = object()
+_I32, _I64 = 2 ** 31, 2 ** 63
+_FLOAT, _BOOL = "f", "b"
+_PLAIN = frozenset({int, bool, float, str, type(None)})   # meta values keyed by value, others by id
+
+
+class _KernelLaunches:
+    """One Triton kernel's parameters (names, defaults, constexpr positions) and its remembered
+    signatures -> DirectLaunch. ``spec`` is None for a kernel that does not show its parameters
+    or has pre-run hooks: it always goes through kernel[grid]."""
+    __slots__ = ("kernel", "spec", "launches")
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.launches = {}
+        self.spec = None
+        signature = getattr(kernel, "signature", None)
+        if signature is not None and hasattr(kernel, "constexprs") and not getattr(kernel, "pre_run_hooks", None):
+            params = list(signature.parameters.values())
+            self.spec = (tuple(p.name for p in params),
+                         tuple(_NO_DEFAULT if p.default is p.empty else p.default for p in params),
+                         tuple(sorted(kernel.constexprs)))
+
+
+def _launches_of(kernel):
+    entry = _DIRECT.get(id(kernel))
+    if entry is None or entry.kernel is not kernel:
+        entry = _DIRECT[id(kernel)] = _KernelLaunches(kernel)
+    return entry
+
+
+def _int_code(v):
+    """What Triton's specialization sees of an int: 1 is a constant; otherwise its type
+    (int32 / int64 / uint64 range) and whether it is a multiple of 16."""
+    if v == 1:
+        return 1
+    wide = 0 if -_I32 <= v < _I32 else (1 if -_I64 <= v < _I64 else 2)
+    return 2 + 2 * wide + (not v & 15)     # 2/3: int32 (3 divisible by 16), 4/5 int64, 6/7 uint64
+
+
+def _by_value_or_id(v):
+    return v if type(v) in _PLAIN else id(v)
+
+
+def direct_key(spec, args, meta, device):
+    """The signature of a launch of a kernel with parameters ``spec`` (see the module docstring),
+    or None when some argument cannot be keyed (the launch then goes through kernel[grid]).
+    Meta values other than plain Python values (Triton functions, tl dtypes) are keyed by
+    identity: hashing a Triton function costs ~1 us; the DirectLaunch keeps them alive."""
+    key = [device]
+    for a in args:
+        t = type(a)
+        if t is KernelArg:
+            key.append(a.dtype)
+            key.append(not a._ptr & 15)
+        elif t is int:
+            key.append((2 if a & 15 else 3) if -_I32 <= a < _I32 and a != 1 else _int_code(a))
+        elif t is tuple:
+            key.append(a)
+        elif t is float:
+            key.append(_FLOAT)
+        elif t is bool:
+            key.append(_BOOL)
+        elif a is None:
+            key.append(None)
+        else:
+            return None
+    for i in spec[2]:                       # constexprs passed positionally count by value
+        if i < len(args):
+            key.append(("constexpr", i, _by_value_or_id(args[i])))
+    key.append(tuple(meta))                 # the names, then the values
+    for value in meta.values():
+        key.append(value if type(value) in _PLAIN else id(value))
+    return tuple(key)
+
+
+class DirectLaunch:
+    """A compiled kernel and how to complete a launch's arguments for its launcher: the
+    parameters after the positional ones come from the meta-parameters or their defaults."""
+    __slots__ = ("compiled", "run", "function", "packed_metadata", "tail", "keep")
+
+    def __init__(self, compiled, spec, args, meta):
+        names, defaults, constexprs = spec
+        n_args = len(args)
+        self.compiled = compiled
+        self.run = compiled.run
+        self.function = compiled.function
+        self.packed_metadata = compiled.packed_metadata
+        # the objects the key names by id stay alive as long as the entry
+        self.keep = tuple(meta.values()) + tuple(args[i] for i in constexprs if i < n_args)
+        tail = []
+        for name, default in zip(names[n_args:], defaults[n_args:]):
+            if name in meta:
+                tail.append((name, _NO_DEFAULT))
+            elif default is _NO_DEFAULT:
+                raise TypeError(f"kernel argument {name!r} is missing")
+            else:
+                tail.append((name, default))
+        self.tail = tuple(tail)
+
+    def arguments(self, grid, stream, args, meta, enter_hook, exit_hook):
+        """The arguments of ``compiled.run`` for this launch (what JITFunction.run passes)."""
+        values = args + tuple(meta[name] if default is _NO_DEFAULT else default for name, default in self.tail)
+        grid_1 = grid[1] if len(grid) > 1 else 1
+        grid_2 = grid[2] if len(grid) > 2 else 1
+        launch_metadata = None if enter_hook is None else self.compiled.launch_metadata(grid, stream, *values)
+        return (grid[0], grid_1, grid_2, stream, self.function, self.packed_metadata, launch_metadata,
+                enter_hook, exit_hook) + values
+
+
+def _can_launch_directly(compiled):
+    return all(hasattr(compiled, name) for name in ("run", "function", "packed_metadata", "launch_metadata"))
+
+
+def _triton_hooks():
+    from triton import knobs
+    runtime = knobs.runtime
+    return runtime.launch_enter_hook, runtime.launch_exit_hook
+
+
+def launch_compiled(kernel, grid, args, meta, device, stream=None, hooks=_triton_hooks):
+    """One compiled launch on ``device`` (already current): the cached compiled kernel's
+    launcher for a signature seen before, else ``kernel[grid]`` (which compiles when needed),
+    whose compiled kernel is then remembered for the signature. ``stream``: the launch's stream
+    handle (default: the device's current stream); ``hooks``: Triton's launch enter/exit hooks."""
+    launches = key = None
+    if _state["direct"]:
+        launches = _launches_of(kernel)
+        if launches.spec is not None:
+            key = direct_key(launches.spec, args, meta, device)
+    if key is not None:
+        try:
+            entry = launches.launches.get(key)
+        except TypeError:                   # an unhashable argument (a tuple holding a list ...)
+            entry = key = None
+        if entry is not None:
+            if stream is None:
+                stream = _streams.current_stream_handle(device)
+            enter_hook, exit_hook = hooks()
+            entry.run(*entry.arguments(grid, stream, args, meta, enter_hook, exit_hook))
+            return
+    compiled = kernel[grid](*args, **meta)
+    if key is None or compiled is None:
+        return
+    if hasattr(compiled, "result"):     # Triton 3.6's asynchronous compile: a future of the kernel
+        compiled = compiled.result()
+    if not _can_launch_directly(compiled):
+        return
+    if len(launches.launches) >= _DIRECT_LIMIT:
+        launches.launches.clear()
+    launches.launches[key] = DirectLaunch(compiled, launches.spec, args, meta)
+
+
+def clear_direct_launches():
+    """Forget every remembered compiled kernel (the next launch of each goes through kernel[grid])."""
+    _DIRECT.clear()
 
 
 # --------------------------------------------------------------------------- Triton's driver

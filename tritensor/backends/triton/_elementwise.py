@@ -5,19 +5,23 @@ from __future__ import annotations
 from ...runtime.launch import KernelArg, pointer
 from ...runtime.launch import _state as _launch_state
 from .. import triton as _backend   # the package: _run and INDEX32_LIMIT are read there per call
-from ._plan import (GPU_SETTINGS, INTERPRETER_SETTINGS, MAX_RANK, _TENSOR_TYPES, _cdiv, _is_tensor,
-                    _kernels, _prod, _scalar_arg, broadcast_strides, coalesce, needs_int64, pieces,
-                    settings, tile_plan)
+from ._plan import (_TENSOR_TYPES, _cdiv, _is_tensor, _kernels, _prod, _scalar_arg, broadcast_strides,
+                    coalesce, needs_int64, on_settings_change, pieces, settings, tile_plan)
 from ._tiled import launch_tiled
 
 
 # --------------------------------------------------------------------------- elementwise
 # The launch plan of an elementwise call depends only on its signature: the function, every
 # operand's shape/strides/dtype (or a scalar's kind), the output(s)' shape/strides/dtype, the
-# compute dtype and the settings in force. A signature seen before reuses the plan (grid, coalesced
-# shapes and strides, pieces, meta-parameters): only the pointers and the scalar values are new.
+# compute dtype and the settings in force. A signature seen before reuses the plan: per piece its
+# grid, its meta-parameters and its launch arguments with the pointer and scalar slots empty, so
+# a repeated call only fills in pointers and scalar values (no Python call but the launch's).
+# The launch mode and INDEX32_LIMIT are in the key; a change of the block settings drops every
+# plan (_plan.on_settings_change).
 _EW_PLANS: dict = {}
 _EW_PLANS_LIMIT = 4096
+on_settings_change(_EW_PLANS.clear)
+_new_object = object.__new__
 
 
 def elementwise(fn, out, inputs, compute, **scalars):
@@ -26,85 +30,61 @@ def elementwise(fn, out, inputs, compute, **scalars):
     if scalars:
         _elementwise_planned(fn, out, inputs, compute, **scalars)     # raises
         return
-    outs = out if isinstance(out, (tuple, list)) else (out,)
+    outs = tuple(out) if type(out) in (tuple, list) else (out,)
     # the signature: the launch mode (fixed at the first launch: interpreted or compiled) stands
     # for the settings the plan was made with (None before any launch); tensors by shape,
     # strides and dtype; scalars by kind (int or float bits), never by value
-    # every module setting the plan was made with is in the key too (tests change them)
-    key = [fn, compute, _launch_state["mode"], len(outs), _backend.INDEX32_LIMIT, MAX_RANK,
-           INTERPRETER_SETTINGS["elementwise_block"], INTERPRETER_SETTINGS["elementwise_warps"],
-           GPU_SETTINGS["elementwise_block"], GPU_SETTINGS["elementwise_warps"]]
-    values = []               # per input: None for a tensor, else the scalar's kernel value
+    key = [fn, compute, _launch_state["mode"], _backend.INDEX32_LIMIT, len(outs)]
+    values = None             # input index -> the scalar's kernel value
     try:
         for o in outs:
-            key.append((o._shape, o._stride, o.dtype))
+            key += (o._shape, o._stride, o.dtype)
+        i = 0
         for x in inputs:
             is_tensor = _TENSOR_TYPES.get(type(x))
             if is_tensor is None:
                 is_tensor = _is_tensor(x)
             if is_tensor:
-                key.append((x._shape, x._stride, x.dtype))
-                values.append(None)
+                key += (x._shape, x._stride, x.dtype)
             else:
                 kind, value = _scalar_arg(x)
                 key.append(kind)
-                values.append(value)
+                if values is None:
+                    values = {}
+                values[i] = value
+            i += 1
         key = tuple(key)
+        plan = _EW_PLANS.get(key)
     except (TypeError, AttributeError):     # not tensors as the plan knows them: no plan
-        key = None
-    plan = _EW_PLANS.get(key) if key is not None else None
-    if plan is not None:
-        _launch_plan(plan, outs, inputs, values)
+        key = plan = None
+    if plan is None:
+        plan = _elementwise_planned(fn, out, inputs, compute)
+        if key is not None and plan is not None:
+            if len(_EW_PLANS) >= _EW_PLANS_LIMIT:
+                _EW_PLANS.clear()
+            _EW_PLANS[key] = plan
         return
-    plan = _elementwise_planned(fn, out, inputs, compute)
-    if key is not None and plan is not None:
-        if len(_EW_PLANS) >= _EW_PLANS_LIMIT:
-            _EW_PLANS.clear()
-        _EW_PLANS[key] = plan
-
-
-_new_object = object.__new__
-
-
-def _pointer(x, extra):
-    """runtime.launch.pointer, for storages whose address and device are known (KernelArg
-    filled in without its __init__); anything else goes through pointer()."""
-    storage = x._storage
-    ptr = getattr(storage, "_ptr", None)
-    device = getattr(storage, "device", None)
-    if ptr is None or device is None:
-        return pointer(x, extra)
-    dtype = x.dtype
-    arg = _new_object(KernelArg)
-    arg._ptr = ptr + (x._offset + extra) * dtype.itemsize
-    arg.dtype = dtype
-    arg.device_index = device.index
-    return arg
-
-
-def _launch_plan(plan, outs, inputs, values):
-    """The launches of a cached plan: (kernel, meta, pieces), each piece (grid, n, shape,
-    output strides, operand strides, offsets, WIDE). ``values``: None per tensor input, the
-    kernel value per scalar."""
-    kernel, meta, pieces_ = plan
-    two_slots = len(inputs) > 1          # binary/ternary kernels take (pointer, value) per operand
-    for grid, n, p_shape, out_strides, operand_strides, p_offsets, wide in pieces_:
-        out_ptrs = []
-        for i, o in enumerate(outs):
-            out_ptrs.append(_pointer(o, p_offsets[i]))
-        out_ptr = out_ptrs[0]
-        operands = []
-        t = len(outs)
-        for x, value in zip(inputs, values):
-            if value is None:
-                operands.append(_pointer(x, p_offsets[t]))
-                if two_slots:
-                    operands.append(0)
-                t += 1
-            else:
-                operands += [out_ptr, value]
-        _backend._run(kernel, grid, *out_ptrs, *operands, n, p_shape, *out_strides, *operand_strides,
-                      RANK=len(p_shape), WIDE=wide, **meta)
+    operands = outs + tuple(inputs)
+    run = _backend._run
+    kernel, pieces_ = plan
+    for grid, template, pointer_slots, scalar_slots, meta in pieces_:
+        args = list(template)
+        try:
+            for pos, t, extra in pointer_slots:
+                x = operands[t]
+                storage = x._storage
+                dtype = x.dtype
+                arg = _new_object(KernelArg)      # runtime.launch.pointer, without its Python calls
+                arg._ptr = storage._ptr + (x._offset + extra) * dtype.itemsize
+                arg.dtype = dtype
+                arg.device_index = storage.device.index
+                args[pos] = arg
+        except (AttributeError, TypeError):      # a storage whose address or device is not at hand
+            for pos, t, extra in pointer_slots:
+                args[pos] = pointer(operands[t], extra)
+        for pos, i in scalar_slots:
+            args[pos] = values[i]
+        run(kernel, grid, *args, **meta)
 
 
 def _elementwise_planned(fn, out, inputs, compute, **scalars):
@@ -161,21 +141,31 @@ def _elementwise_planned(fn, out, inputs, compute, **scalars):
         n = _prod(p_shape)
         out_ptrs = [pointer(o, p_offsets[i]) for i, o in enumerate(outs)]
         out_ptr = out_ptrs[0]
+        # the plan's slots: (argument position, operand index in outs + inputs, element offset)
+        # for each pointer, (argument position, input index) for each scalar value
+        pointer_slots = [(i, i, p_offsets[i]) for i in range(len(outs))]
+        scalar_slots = []
         operands, operand_strides = [], []
         t = len(outs)   # index of the next tensor operand in p_strides / p_offsets
-        for x, (kind, value) in zip(inputs, kinds):
+        for j, (x, (kind, value)) in enumerate(zip(inputs, kinds)):
+            pos = len(outs) + len(operands)
             if kind == 0:
+                pointer_slots.append((pos, len(outs) + j, p_offsets[t]))
                 operands += [pointer(x, p_offsets[t])] + ([0] if len(inputs) > 1 else [])
                 operand_strides.append(p_strides[t])
                 t += 1
             else:   # a scalar: the pointer slot is unused (any pointer will do)
+                pointer_slots.append((pos, 0, p_offsets[0]))
+                scalar_slots.append((pos + 1, j))
                 operands += [out_ptr, value]
                 operand_strides.append((0,) * len(p_shape))
         grid = (_cdiv(n, block),)
-        wide = needs_int64(n, block, p_shape, p_strides)
-        _backend._run(kernel, grid, *out_ptrs, *operands, n, p_shape, *p_strides[:len(outs)],
-                      *operand_strides, RANK=len(p_shape), WIDE=wide, **meta)
-        planned.append((grid, n, tuple(p_shape), tuple(tuple(st) for st in p_strides[:len(outs)]),
-                        tuple(tuple(st) for st in operand_strides), tuple(p_offsets), wide))
-    return kernel, meta, tuple(planned)
+        piece_meta = dict(meta, RANK=len(p_shape), WIDE=needs_int64(n, block, p_shape, p_strides))
+        args = (*out_ptrs, *operands, n, tuple(p_shape), *(tuple(st) for st in p_strides[:len(outs)]),
+                *(tuple(st) for st in operand_strides))
+        _backend._run(kernel, grid, *args, **piece_meta)
+        template = tuple(None if any(pos == slot[0] for slot in pointer_slots + scalar_slots) else a
+                         for pos, a in enumerate(args))
+        planned.append((grid, template, tuple(pointer_slots), tuple(scalar_slots), piece_meta))
+    return kernel, tuple(planned)
 

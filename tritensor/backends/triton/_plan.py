@@ -18,10 +18,40 @@ from .. import triton as _backend   # the package: INDEX32_LIMIT is read there (
 
 MAX_RANK = 6   # dims per launch (kernels/strided.py says the same)
 
+_SETTINGS_LISTENERS = []
+
+
+def on_settings_change(callback):
+    """Call ``callback()`` whenever a launch setting changes (the launchers' cached plans,
+    made under the old values, are dropped that way)."""
+    _SETTINGS_LISTENERS.append(callback)
+
+
+class _Settings(dict):
+    """A dict of launch settings that tells on_settings_change's listeners of every change
+    (tests patch single settings with monkeypatch.setitem)."""
+
+    def _changed(self):
+        for callback in _SETTINGS_LISTENERS:
+            callback()
+
+    def __setitem__(self, name, value):
+        super().__setitem__(name, value)
+        self._changed()
+
+    def __delitem__(self, name):
+        super().__delitem__(name)
+        self._changed()
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        self._changed()
+
+
 # Launch settings. On a GPU: 1024-element blocks for the memory-bound elementwise kernels, reduction
 # tiles of 4096 elements. Under the interpreter every program costs ~0.35 ms of Python, so small
 # blocks keep the test shapes (a few hundred elements) crossing block boundaries with few programs.
-GPU_SETTINGS = {
+GPU_SETTINGS = _Settings({
     "elementwise_block": 1024, "elementwise_warps": 4,
     "copy_block": 1024, "copy_warps": 4,
     "tile": 64, "tile_warps": 4,    # transposed operands: [64, 64] tiles (elementwise, copy)
@@ -37,8 +67,8 @@ GPU_SETTINGS = {
     "row_resident_warps": 16,       # ... by up to this many warps (32 float32 values a thread)
     "scan_max_block_n": 1024,
     "row_warps": 8,
-}
-INTERPRETER_SETTINGS = {
+})
+INTERPRETER_SETTINGS = _Settings({
     "elementwise_block": 128, "elementwise_warps": 4,
     "copy_block": 128, "copy_warps": 4,
     "tile": 8, "tile_warps": 4,
@@ -54,7 +84,7 @@ INTERPRETER_SETTINGS = {
     "row_resident_warps": 4,
     "scan_max_block_n": 16,
     "row_warps": 4,
-}
+})
 
 
 def interpreting() -> bool:
@@ -246,12 +276,21 @@ def needs_int64(n, block, shape, strides_list):
 INT_SCALAR, FLOAT_SCALAR = 1, 2   # operand kinds; 0 is a tensor
 
 
+_FLOAT64_AS_INT64 = struct.Struct("<d"), struct.Struct("<q")
+
+
 def _float_bits(v):
     """The int64 bit pattern of float64(v): Triton would type a Python float argument float32."""
-    return struct.unpack("<q", struct.pack("<d", float(v)))[0]
+    return _FLOAT64_AS_INT64[1].unpack(_FLOAT64_AS_INT64[0].pack(float(v)))[0]
 
 
 def _scalar_arg(v):
+    """(operand kind, kernel value) of a Python/NumPy scalar operand."""
+    t = type(v)
+    if t is float:                   # the common cases first, without the ABC checks
+        return FLOAT_SCALAR, _FLOAT64_AS_INT64[1].unpack(_FLOAT64_AS_INT64[0].pack(v))[0]
+    if t is int:
+        return INT_SCALAR, v
     if isinstance(v, (bool, np.bool_)):
         return INT_SCALAR, int(bool(v))
     if isinstance(v, numbers.Integral):
