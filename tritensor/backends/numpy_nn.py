@@ -7,6 +7,8 @@ compute dtype that share the output tensors' memory: the references write them i
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -24,6 +26,25 @@ def layer_norm(x, weight, bias, mean, rstd, *, eps):
     np.copyto(mean, mu.reshape(mean.shape), casting="unsafe")
     np.copyto(rstd, r.reshape(rstd.shape), casting="unsafe")
     return y
+
+
+def _row_split(shape, n_norm):
+    """(M, N): the product of the leading dims and of the last n_norm (normalized) dims."""
+    k = len(shape) - n_norm
+    return math.prod(shape[:k]), math.prod(shape[k:])
+
+
+def layer_norm_nd(x, weight, bias, mean, rstd, *, eps, n_norm):
+    """layer_norm over the last ``n_norm`` dims of x (any rank), as rows of (M, N)."""
+    M, N = _row_split(x.shape, n_norm)
+    return layer_norm(x.reshape(M, N), weight, bias, mean, rstd, eps=eps).reshape(x.shape)
+
+
+def layer_norm_backward_nd(grad, x, weight, mean, rstd, grad_weight, grad_bias, *, n_norm, **_):
+    """layer_norm_backward over the last ``n_norm`` dims of x (any rank), as rows of (M, N)."""
+    M, N = _row_split(x.shape, n_norm)
+    return layer_norm_backward(grad.reshape(M, N), x.reshape(M, N), weight, mean, rstd, grad_weight,
+                               grad_bias).reshape(x.shape)
 
 
 def layer_norm_backward(grad, x, weight, mean, rstd, grad_weight, grad_bias):
