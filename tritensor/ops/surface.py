@@ -88,8 +88,8 @@ def unary(entry, name=None, *, check=None, inplace=True, inplace_function=False,
     Returns (function, in-place function or None)."""
     name = name or entry.name
 
-    variants.setdefault("out", "cast")
-    if variants["out"] is not None:
+    rule = variants.setdefault("out", "cast")
+    if rule is not None:
         def fn(input, *, out=None):
             if not isinstance(input, Tensor):
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
@@ -97,7 +97,7 @@ def unary(entry, name=None, *, check=None, inplace=True, inplace_function=False,
                 check(input)
             if out is None:
                 return dispatch(entry, input)
-            return write_out(name, dispatch(entry, input), out, "cast")
+            return write_out(name, dispatch(entry, input), out, rule)
     else:           # torch has no out= for it (relu, isnan ...)
         def fn(input):
             if not isinstance(input, Tensor):
@@ -115,7 +115,7 @@ def unary(entry, name=None, *, check=None, inplace=True, inplace_function=False,
             return dispatch_inplace(entry, self)
         fn_.__name__ = fn_.__qualname__ = name + "_"
     fn.__name__ = fn.__qualname__ = name
-    fn._out_builtin = variants["out"] is not None
+    fn._out_builtin = rule is not None
     decl = declare(name, fn, inplace=fn_, inplace_function=inplace_function, **variants)
     frame = inspect.currentframe().f_back
     decl.module = frame.f_globals.get("__name__", "") if frame is not None else ""
