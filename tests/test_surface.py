@@ -170,3 +170,18 @@ def test_out_wrapper_keeps_the_signature():
     with pytest.raises(TypeError):
         tt.add(tt.ones(1), tt.ones(1), alpah=2)
     assert list(inspect.signature(tt.cat).parameters) == ["tensors", "dim", "out"]
+
+
+def test_elementwise_does_not_import_pointwise():
+    """pointwise.py builds on elementwise.py, never the other way round: the namespace is
+    generated, so elementwise.py re-exports nothing."""
+    from tritensor.ops import elementwise
+    tree = ast.parse(Path(elementwise.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            imported.add(node.module or "")
+            imported.update(a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    assert not any("pointwise" in name for name in imported)
