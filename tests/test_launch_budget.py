@@ -20,8 +20,8 @@ from test_dispatch_budget import warm_count
 BUDGET = {
     "elementwise a + b": 2,         # the launcher itself, the launch (a recorder here)
     "elementwise a + 2.5": 3,       # ... and the scalar's kernel value
-    "cuda host a + b": 24,          # the whole forward op: front end, dispatch, allocation, launch
 }
+# (the whole forward op's count, "cuda host a + b", is tests/test_dispatch_budget.py's)
 
 
 class Recorder:
@@ -50,13 +50,6 @@ def test_cached_elementwise_launch_budget(recorder):
     _check("elementwise a + b", lambda: tb.elementwise("add", out, [a, b], "float32"))
     _check("elementwise a + 2.5", lambda: tb.elementwise("add", out, [a, 2.5], "float32"))
     assert recorder.launches
-
-
-def test_cuda_host_add_budget(monkeypatch):
-    a, b = tt.randn(1000, device="cuda"), tt.randn(1000, device="cuda")
-    a + b
-    monkeypatch.setattr(tb, "_run", Recorder())
-    _check("cuda host a + b", lambda: a + b)
 
 
 def _norm(launch, base):

@@ -279,9 +279,14 @@ def _can_launch_directly(compiled):
     return all(hasattr(compiled, name) for name in ("run", "function", "packed_metadata", "launch_metadata"))
 
 
+_KNOBS = []                 # triton.knobs.runtime, once imported (its launch hooks are read per launch)
+
+
 def _triton_hooks():
-    from triton import knobs
-    runtime = knobs.runtime
+    if not _KNOBS:
+        from triton import knobs
+        _KNOBS.append(knobs.runtime)
+    runtime = _KNOBS[0]
     return runtime.launch_enter_hook, runtime.launch_exit_hook
 
 
@@ -292,7 +297,9 @@ def launch_compiled(kernel, grid, args, meta, device, stream=None, hooks=_triton
     handle (default: the device's current stream); ``hooks``: Triton's launch enter/exit hooks."""
     launches = key = None
     if _state["direct"]:
-        launches = _launches_of(kernel)
+        launches = _DIRECT.get(id(kernel))
+        if launches is None or launches.kernel is not kernel:
+            launches = _launches_of(kernel)
         if launches.spec is not None:
             key = direct_key(launches.spec, args, meta, device)
     if key is not None:
