@@ -43,15 +43,11 @@ def _reduce_launcher(name):
     return launch
 
 
-def _sum_reference(x, dims, keepdim, dtype, **_):
-    return numpy_ref.reduce("sum")(x, dims, keepdim)
-
-
 def _sum_backward(ctx, g):
     return _expand_back(g, ctx)
 
 
-SUM = op("sum", ("x",), rule=_sum_rule, reference=_sum_reference, kernel=_reduce_launcher("sum"),
+SUM = op("sum", ("x",), rule=_sum_rule, reference=numpy_ref.reduce("sum"), kernel=_reduce_launcher("sum"),
          backward=_sum_backward,
          grad_name=lambda args, attrs: "SumBackward1" if attrs.get("dim_given") else "SumBackward0")
 
@@ -135,10 +131,6 @@ def _keep(t, ctx):
 
 
 # ------------------------------------------------------------------ prod
-def _prod_reference(x, dims, keepdim, dtype, **_):
-    return numpy_ref.reduce("prod")(x, dims, keepdim)
-
-
 def _prod_backward(ctx, g):
     """torch's prod_backward, branch for branch, so that inf and zero inputs give torch's values
     (inf, 0 or NaN as its formulas do, never an inf * 0 of tritensor's own): without zeros
@@ -176,7 +168,7 @@ def _prod_safe_zeros_backward(g, x, dim):
     return _ew.mul(g, _ew.mul(normal, reverse))
 
 
-PROD = op("prod", ("x",), rule=_sum_rule, reference=_prod_reference, kernel=_reduce_launcher("prod"),
+PROD = op("prod", ("x",), rule=_sum_rule, reference=numpy_ref.reduce("prod"), kernel=_reduce_launcher("prod"),
           backward=_prod_backward, saves=("x", "out"),
           grad_name=lambda args, attrs: "ProdBackward1" if attrs.get("dim_given") else "ProdBackward0")
 
@@ -208,12 +200,6 @@ def _extremum_backward(ctx, g):
     return _ew.mul(_expand_back(g, ctx), _ew.div(hit, count))
 
 
-def _amax_ref(name):
-    def ref(x, dims, keepdim, **_):
-        return numpy_ref.reduce(name)(x, dims, keepdim)
-    return ref
-
-
 def _extremum_grad_name(name):
     # max()/min() of a whole tensor are torch's MaxBackward1/MinBackward1
     def grad_name(args, attrs):
@@ -221,9 +207,9 @@ def _extremum_grad_name(name):
     return grad_name
 
 
-AMAX = op("amax", ("x",), rule=_same_rule, reference=_amax_ref("amax"), kernel=_reduce_launcher("amax"),
+AMAX = op("amax", ("x",), rule=_same_rule, reference=numpy_ref.reduce("amax"), kernel=_reduce_launcher("amax"),
           backward=_extremum_backward, saves=("x", "out"), grad_name=_extremum_grad_name("amax"))
-AMIN = op("amin", ("x",), rule=_same_rule, reference=_amax_ref("amin"), kernel=_reduce_launcher("amin"),
+AMIN = op("amin", ("x",), rule=_same_rule, reference=numpy_ref.reduce("amin"), kernel=_reduce_launcher("amin"),
           backward=_extremum_backward, saves=("x", "out"), grad_name=_extremum_grad_name("amin"))
 
 
