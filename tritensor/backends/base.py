@@ -35,15 +35,23 @@ index_in_range(index, low, high)
 random(out, kind, generator, a, b)
     fill ``out`` from ``generator``'s stream: "uniform" U[a, b), "normal" (mean a, std b),
     "integers" in [a, b). permutation(n, generator, device): a random permutation of range(n)
-    for ``device``, as a NumPy integer array. rng_engine(seed) / rng_state_words(generator) /
-    set_rng_state(generator, raw): the generator state the device keeps besides (seed, offset).
+    for ``device``, as a NumPy integer array.
+rng_extra_state(generator) / check_rng_state(nbytes, words) / set_rng_state(generator, words)
+    get_state/set_state's device part: the state words the device keeps besides (seed, offset)
+    (``rng_state_words`` of them), torch's errors for a bad state, and restoring one.
 scratch(like, shape, dtype)
     a contiguous temporary buffer on ``like``'s device (launchers' and kernels' workspace).
 
 Attributes: ``kind`` (the device type served), ``host_memory`` (tensors are host memory the
 host computes on synchronously: pinning applies to them, to() casts on the other side of a
-transfer), ``torch_kind`` ("cpu" or "cuda": which of torch's device-specific kernel names and
-error texts this backend's errors quote), and ``torch_name(cpu, cuda)`` picking one of them.
+transfer, a 0-d tensor joins another device's op as a scalar), ``torch_kind`` ("cpu" or
+"cuda": which of torch's device-specific kernel names and error texts this backend's errors
+quote) with ``torch_name(cpu, cuda)`` picking one of them, and ``fused_kernels`` (multi-output
+kernels an op may use directly, such as Triton's "mul_backward").
+
+Why the error wording is a backend attribute and not a table in ops/: torch's texts differ by
+the device kind it ran on ("abs_cpu" / "abs_cuda", "m1 and m2" / "mat1 and mat2"); a new
+backend says which of torch's devices it stands in for, and every message follows.
 """
 from __future__ import annotations
 
@@ -95,10 +103,6 @@ class Backend:
 
     def permutation(self, n, generator, device):
         raise NotImplementedError
-
-    def rng_engine(self, seed):
-        """The device's own generator object for ``seed`` (None: the stream is (seed, offset) only)."""
-        return None
 
     def rng_extra_state(self, generator):
         """The generator state words besides (seed, offset), as ints (get_state)."""

@@ -66,9 +66,6 @@ class NumpyBackend(Backend):
         return empty(shape, dtype, like.device)
 
     # ---------------------------------------------------------------- random numbers
-    def rng_engine(self, seed):
-        return np.random.Generator(np.random.Philox(key=seed))
-
     def random(self, out, kind, generator, a, b):
         engine = generator._np
         if kind == "integers":
