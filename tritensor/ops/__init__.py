@@ -1,12 +1,21 @@
 """The op layer: the table (table.py), dispatch, and the op modules that declare its entries.
 
 Importing ``tritensor.ops`` imports every op module, so the whole table is registered. The
-modules form layers (tests/test_ops_layering.py checks there is no import cycle): leaf helpers
-(_shapes, _checks, _scalars, _layout) and table; dispatch; views; copy; creation; random;
-elementwise/pointwise; joining; reduce; scan; softmax; indexing; linalg; nn; pdist. A module
-imports only the layers below it at module level.
+modules form layers, each importing only lower ones at module level (tests/test_ops_layering.py
+checks that there is no import cycle):
+
+    leaves     table, _shapes, _checks, _scalars, _overlap, _layout (import no op module)
+    dispatch   the one road every op takes
+    copy       clone, casts, transfers, copy_/fill_
+    generators the random generators and the in-place fills
+    creation   factories (tensor, zeros, arange, rand ...)
+    views      shape/stride ops over the same storage
+    elementwise, pointwise
+    joining    cat, stack, flip ...
+    reduce, scan, softmax    (as kernels/ has reduce.py, scan.py, softmax.py)
+    indexing, random (the sampling ops), linalg, nn, pdist
 """
-from . import dispatch, views, copy, creation, random  # noqa: F401  (registers the entries)
+from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
 from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F401
-from . import indexing, linalg, nn, pdist  # noqa: F401
+from . import indexing, random, linalg, nn, pdist  # noqa: F401
 from .table import TABLE  # noqa: F401

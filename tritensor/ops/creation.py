@@ -3,17 +3,19 @@ the *_like / new_* families."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import dtypes as _dt
 from ..memory_formats import contiguous_format, format_name
 from ..runtime.device import CPU, as_device
+from ..runtime.dlpack import from_cuda_array_interface, from_dlpack as _from_dlpack
 from ..runtime.storage import Storage
 from ..tensor import Tensor
 from . import _layout
 from . import copy as _copy
-from . import random as _random
+from . import generators as _generators
 from .dispatch import empty as _empty
 
 
@@ -86,8 +88,7 @@ def _pinned(t, pin_memory):
     """The factories' pin_memory=True: the tensor in pinned host memory (cpu tensors only)."""
     if not pin_memory:
         return t
-    from .copy import pin_memory as pin
-    return pin(t)
+    return _copy.pin_memory(t)
 
 
 def _from_host_array(arr, dtype, device):
@@ -119,7 +120,6 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return _copy.to(data, device=device, dtype=dtype)
     if _cuda_array(data):
-        from ..runtime.dlpack import from_cuda_array_interface
         return _copy.to(from_cuda_array_interface(data), device=device, dtype=dtype)
     if isinstance(data, np.ndarray) and _shares_numpy(data, dtype, device):
         return from_numpy(data)
@@ -135,10 +135,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     if isinstance(obj, Tensor):
         source = obj
     elif _cuda_array(obj):
-        from ..runtime.dlpack import from_cuda_array_interface
         source = from_cuda_array_interface(obj)
     elif hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
-        from ..runtime.dlpack import from_dlpack as _from_dlpack
         source = _from_dlpack(obj)
     elif isinstance(obj, np.ndarray):
         source = from_numpy(obj)
@@ -160,7 +158,6 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
         t = t.detach().clone()
     if requires_grad is None:
         if t.requires_grad:
-            import warnings
             warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
                           "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
                           "warning.", UserWarning, stacklevel=2)
@@ -174,7 +171,6 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
 def from_dlpack(ext_tensor, *, device=None, copy=None):
     """torch.from_dlpack: a tensor sharing the memory of any DLPack producer (NumPy, CuPy, JAX,
     torch, tritensor) or of a DLPack capsule; see runtime/dlpack.py."""
-    from ..runtime.dlpack import from_dlpack as _from_dlpack
     return _from_dlpack(ext_tensor, device=device, copy=copy)
 
 
@@ -273,13 +269,13 @@ def ones_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=
 
 def rand_like(x, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
     t = _empty_like(x, dtype, device, memory_format, "rand_like")
-    _random.uniform_(t, 0.0, 1.0, generator=generator)
+    _generators.uniform_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)
 
 
 def randn_like(x, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
     t = _empty_like(x, dtype, device, memory_format, "randn_like")
-    _random.normal_(t, 0.0, 1.0, generator=generator)
+    _generators.normal_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)
 
 
@@ -361,7 +357,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 # --------------------------------------------------------------------------- random
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, out=None):
     t = empty(*size, dtype=dtype, device=device)
-    _random.uniform_(t, 0.0, 1.0, generator=generator)
+    _generators.uniform_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)
 
 
@@ -379,7 +375,7 @@ def randint(*args, size=None, dtype=None, device=None, requires_grad=False, gene
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     t = empty(*size, dtype=dtype or _dt.int64, device=device)
-    _random.random_(t, low, high, generator=generator)
+    _generators.random_(t, low, high, generator=generator)
     return _finish(t, requires_grad)
 
 
@@ -390,11 +386,11 @@ def randint_like(x, low=0, high=None, *, dtype=None, device=None, requires_grad=
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     t = _empty_like(x, dtype, device, memory_format, "randint_like")
-    _random.random_(t, low, high, generator=generator)
+    _generators.random_(t, low, high, generator=generator)
     return _finish(t, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, out=None):
     t = empty(*size, dtype=dtype, device=device)
-    _random.normal_(t, 0.0, 1.0, generator=generator)
+    _generators.normal_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)

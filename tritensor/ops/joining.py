@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..backends import numpy_ref
+from ..backends.triton import join as triton_join
 from ..tensor import Tensor
 from . import views as _views
 from .dispatch import dispatch, dispatch_inplace
@@ -72,7 +73,6 @@ def _cat_rule(*tensors, dim):
 
 
 def _cat_launch(out, *tensors, compute, dim):
-    from ..backends.triton import join as triton_join
     triton_join.cat(out, tensors, dim)
 
 
@@ -116,7 +116,6 @@ def _stack_rule(*tensors, dim):
 
 
 def _stack_launch(out, *tensors, compute, dim):
-    from ..backends.triton import join as triton_join
     triton_join.stack(out, tensors, dim)
 
 
@@ -266,7 +265,6 @@ def _flip_rule(x, dims):
 
 
 def _flip_launch(out, x, *, compute, dims):
-    from ..backends.triton import join as triton_join
     triton_join.flip(out, x, dims)
 
 
@@ -306,7 +304,6 @@ def _tri_rule(x, diagonal):
 
 def _tri_launch(upper):
     def launch(out, x, *, compute, diagonal):
-        from ..backends.triton import join as triton_join
         triton_join.tri(out, x, diagonal, upper)
     return launch
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..backends import numpy_pdist
+from ..backends.triton import pdist as triton_pdist
 from ..tensor import Tensor
 from . import elementwise as _ew
 from . import reduce as _reduce
@@ -56,7 +57,6 @@ def _pdist_rule(x, p):
 
 
 def _pdist_launch(out, x, *, compute, p):
-    from ..backends.triton import pdist as triton_pdist
     triton_pdist.pdist(out, x, p, compute)
 
 
@@ -69,7 +69,6 @@ def _pdist_backward_rule(g, x, dist, p):
 
 
 def _pdist_backward_launch(res, g, x, dist, *, compute, p):
-    from ..backends.triton import pdist as triton_pdist
     triton_pdist.pdist_backward(res, g, x, dist, p, compute)
 
 
@@ -104,7 +103,6 @@ def _cdist_rule(x1, x2, p, use_mm):
 
 
 def _cdist_launch(out, x1, x2, *, compute, p, use_mm):
-    from ..backends.triton import pdist as triton_pdist
     triton_pdist.cdist(out, x1, x2, p, use_mm, compute)
 
 
@@ -133,7 +131,6 @@ def _cdist_backward_rule(g, a, b, dist, p):
 
 
 def _cdist_backward_launch(res, g, a, b, dist, *, compute, p):
-    from ..backends.triton import pdist as triton_pdist
     triton_pdist.cdist_backward(res, g, a, b, dist, p, compute)
 
 
