@@ -140,11 +140,21 @@ def scalar_default_dtype(value) -> dtype:
     return (bool_, int64, get_default_dtype())[scalar_category(value)]
 
 
+# tensor.py registers its Tensor class here when it defines it (register_tensor_type):
+# result_type tells tensors from Python scalars by it, and this module, which tensor.py
+# imports, must not import tensor.py back (a lower layer reaching up).
+_tensor_type: type = type(NotImplemented)    # stands in until tensor.py registers Tensor
+
+
+def register_tensor_type(cls):
+    global _tensor_type
+    _tensor_type = cls
+
+
 def result_type(*operands) -> dtype:
     """torch.result_type: tensors of dim > 0 outrank 0-d tensors, which outrank Python scalars;
     a lower-priority operand only matters when its category (bool < int < float) is higher."""
-    from .tensor import Tensor
-
+    Tensor = _tensor_type
     dims = [o.dtype for o in operands if isinstance(o, Tensor) and o.dim() > 0]
     zero_dims = [o.dtype for o in operands if isinstance(o, Tensor) and o.dim() == 0]
     scalars = [o for o in operands if not isinstance(o, Tensor)]

@@ -440,6 +440,9 @@ class Tensor:
         return t
 
 
+_dt.register_tensor_type(Tensor)    # dtypes.result_type tells tensors from scalars by it
+
+
 class _HookHandle:
     _next = 0
 
