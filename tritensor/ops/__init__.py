@@ -10,10 +10,12 @@ checks that there is no import cycle):
     generators the random generators and the in-place fills
     creation   factories (tensor, zeros, arange, rand ...)
     views      shape/stride ops over the same storage
+    surface    the public variants' factories (declare, unary ...)
     elementwise, pointwise
     joining    cat, stack, flip ...
     reduce, scan, softmax    (as kernels/ has reduce.py, scan.py, softmax.py)
     indexing, random (the sampling ops), linalg, nn, pdist
+    declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
 from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F401
