@@ -1,5 +1,5 @@
 """NumPy references of the nn ops (arrays only): the cpu device runs them, tests check the
-kernels against them. Inputs arrive in the compute dtype (backends/numpy_ref.run), class-index
+kernels against them. Inputs arrive in the compute dtype (backends/numpy_ref.run_op), class-index
 targets too (exact: class counts are far below 2**24); they are read back as integers here.
 
 Extra outputs (layer_norm's mean/rstd, the backward's grad_weight/grad_bias) are arrays in the
