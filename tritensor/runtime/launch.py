@@ -51,7 +51,9 @@ compiled kernels lack ``run``/``function``/``packed_metadata`` takes ``kernel[gr
 time (the fallback, which also does every first launch of a signature). The stream is asked
 for at each launch (``current_stream_handle``), never cached. Triton's check that the globals a
 kernel read have not changed since it compiled is skipped on the direct path (our kernels read
-none); ``TRITENSOR_DIRECT_LAUNCH=0`` turns the direct path off.
+none), and Triton's compile knobs (``knobs.runtime.debug``, instrumentation) count as they were
+at a signature's first launch: call ``clear_direct_launches()`` after changing them.
+``TRITENSOR_DIRECT_LAUNCH=0`` turns the direct path off.
 """
 from __future__ import annotations
 
