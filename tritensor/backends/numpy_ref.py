@@ -181,6 +181,10 @@ def run(reference, out, args, compute, attrs, name=None):
 
 def _run_reference(reference, out, args, compute, attrs):
     arrays = [_as_compute(a, compute) for a in args]
+    for name, v in attrs.items():
+        if isinstance(v, Tensor):         # a tensor attribute (an index): its host array, own dtype
+            attrs = dict(attrs)
+            attrs[name] = v._host_view()
     result = np.asarray(reference(*arrays, **attrs))
     np.copyto(_view(out) if 0 not in out._shape else out._host_view(), _cast(result, out.dtype),
               casting="unsafe")
@@ -563,7 +567,7 @@ def _put(out, pos, vals, accumulate):
 def scatter_reduce(x, src, dim, index, reduce, include_self, **_):
     """torch.scatter_reduce: src's values folded into x at the index positions along dim."""
     out = np.array(x, copy=True, order="C")
-    idx = np.asarray(index._host_view(), dtype=np.int64)
+    idx = np.asarray(index, dtype=np.int64)
     coords = list(np.indices(idx.shape, sparse=True))
     coords[dim] = idx
     pos = np.ravel_multi_index(tuple(np.broadcast_arrays(*coords)), out.shape).reshape(-1)
@@ -594,7 +598,7 @@ def index_put(x, values, key, accumulate, **_):
 
 
 def gather(x, dim, index, **_):
-    idx = np.asarray(index._host_view(), dtype=np.int64)
+    idx = np.asarray(index, dtype=np.int64)
     src = x[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(idx.shape))]
     return np.take_along_axis(src, idx, axis=dim)
 
@@ -602,7 +606,7 @@ def gather(x, dim, index, **_):
 def scatter(accumulate):
     def ref(x, src, dim, index, **_):
         out = np.array(x, copy=True, order="C")
-        idx = np.asarray(index._host_view(), dtype=np.int64)
+        idx = np.asarray(index, dtype=np.int64)
         coords = list(np.indices(idx.shape, sparse=True))
         coords[dim] = idx
         pos = np.ravel_multi_index(tuple(np.broadcast_arrays(*coords)), out.shape).reshape(-1)
