@@ -308,3 +308,25 @@ def test_gradients_through_transposed_layouts(device):
     leaf.exp().sum().backward()
     assert leaf.grad.stride() == (1, 3)            # torch's: the gradient keeps the leaf's layout
     np.testing.assert_allclose(to_numpy(leaf.grad), np.exp(a_np), rtol=1e-12)
+
+
+def test_to_memory_format():
+    x = tt.zeros(2, 3, 4, 5)
+    cl = x.contiguous(memory_format=tt.channels_last)
+    assert x.to(memory_format=tt.channels_last).stride() == (60, 1, 15, 3)
+    assert cl.to(memory_format=tt.channels_last) is cl
+    assert x.to(memory_format=tt.contiguous_format) is x
+    assert cl.to(memory_format=tt.contiguous_format).stride() == (60, 20, 5, 1)
+    assert cl.double().stride() == (60, 1, 15, 3)                   # a cast preserves the layout
+    t = tt.zeros(3, 4).t()
+    assert t.to(memory_format=tt.contiguous_format) is t           # its strides suggest row-major (torch)
+    assert t.to(tt.float64, memory_format=tt.contiguous_format).stride() == (3, 1)
+    assert t.to(tt.float64).stride() == (1, 4)
+    assert t.to("cpu", copy=True).stride() == (1, 4)
+    assert t.to(copy=True, memory_format=tt.contiguous_format).stride() == (3, 1)
+    n = tt.zeros(2, 1, 1, 1)                                        # ambiguous strides: row-major
+    assert n.to(memory_format=tt.channels_last) is not n
+    with pytest.raises(RuntimeError, match="^required rank 4 tensor to use channels_last format$"):
+        tt.zeros(3, 4).to(memory_format=tt.channels_last)
+    with pytest.raises(TypeError, match=r"^to\(\) received an invalid combination of arguments"):
+        x.to(memory_format=3)

@@ -222,6 +222,30 @@ def preserve_strides(shape, strides):
     return infer_dense_strides(shape, strides)
 
 
+def _strides_like_channels_last(shape, strides, order) -> bool:
+    """torch's is_channels_last_strides_2d_s4 / _3d_s5: do the strides order the dims as
+    channels-last (channels innermost)? Ambiguous cases (a trivial channel stride, size-0 dims,
+    N111-like tensors) answer False: the default layout stays row-major."""
+    if strides[1] == 0:
+        return False
+    smallest = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < smallest:
+            return False
+        if d == 0 and smallest == strides[1]:
+            return False
+        smallest = strides[d] * shape[d] if shape[d] > 1 else strides[d]
+    return True
+
+
+def suggest_memory_format(shape, strides):
+    """torch's Tensor.suggest_memory_format(): the format a tensor's strides look like."""
+    rank = len(shape)
+    if rank in _CHANNELS_LAST_ORDER and _strides_like_channels_last(shape, strides, _CHANNELS_LAST_ORDER[rank]):
+        return CHANNELS_LAST if rank == 4 else CHANNELS_LAST_3D
+    return CONTIGUOUS
+
+
 # The memory formats by name (tritensor.memory_format objects carry these names).
 PRESERVE, CONTIGUOUS, CHANNELS_LAST, CHANNELS_LAST_3D = (
     "preserve_format", "contiguous_format", "channels_last", "channels_last_3d")

@@ -5,12 +5,14 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.grad_mode import is_grad_enabled
+from ..memory_formats import contiguous_format, format_name, memory_format as _memory_format
 from ..backends import numpy_ref
 from ..backends import triton as tb
 from ..runtime.device import as_device
 from ..runtime.pinned import empty_pinned, is_pinned_storage
 from ..runtime.transfer import copy_bytes
 from ..tensor import Tensor
+from . import _layout
 from .dispatch import check_inplace, common_device, dispatch, empty, record, _rebase_inplace
 from .elementwise import broadcast_shapes
 from .table import Meta, op
@@ -20,7 +22,8 @@ def _copy_launch(out, x, *, compute, **_):
     tb.copy(out, x)
 
 
-def _same_layout_rule(x, dtype=None):
+def _same_layout_rule(x, dtype=None, memory_format=None):
+    # the output's strides follow memory_format (default preserve_format): dispatch.output_strides
     return Meta(tuple(x.shape), dtype or x.dtype)
 
 
@@ -71,11 +74,27 @@ DEVICE_COPY = op("device_copy", ("x",), backward=_device_copy_backward, grad_nam
 
 
 def clone(x, *, memory_format=None):
-    return dispatch(CLONE, x)
+    """torch.clone: a copy in ``memory_format``; the default, preserve_format, keeps a dense
+    input's strides exactly and gives any other input a dense layout with its dims in the same
+    order (torch's empty_like); contiguous_format/channels_last/channels_last_3d as named."""
+    name = format_name(memory_format, "clone")
+    if name == _layout.PRESERVE:
+        return dispatch(CLONE, x)
+    _layout.check_rank(name, x.dim())
+    return dispatch(CLONE, x, memory_format=name)
 
 
-def contiguous(x):
-    return x if x.is_contiguous() else clone(x)
+def contiguous(x, memory_format=contiguous_format):
+    """Tensor.contiguous(memory_format=contiguous_format): ``x`` itself when it already is
+    contiguous in that format, else a copy in it (clone)."""
+    if memory_format is contiguous_format:
+        return x if x.is_contiguous() else dispatch(CLONE, x, memory_format=_layout.CONTIGUOUS)
+    name = format_name(memory_format, "contiguous", None)
+    if _layout.is_contiguous_as(name, x._shape, x._stride):
+        return x
+    if name == _layout.PRESERVE:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(x, memory_format=memory_format)
 
 
 def to_dtype(x, dtype):
@@ -130,7 +149,7 @@ def to(x, *args, **kwargs):
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     # torch's positional forms end in (non_blocking, copy): to(device, dtype, True), to(other, True)
@@ -157,8 +176,25 @@ def to(x, *args, **kwargs):
     if dtype is not None and dtype is not out.dtype:
         out = to_dtype(out, dtype)
     if copy and out is x:
-        out = clone(x)
+        out = clone(x, memory_format=memory_format)
+    elif memory_format is not None:
+        out = _in_format(x, out, memory_format)
     return out
+
+
+def _in_format(x, out, memory_format):
+    """Tensor.to(memory_format=...): ``x`` itself (nothing else asked) stays when its strides
+    already suggest that format (torch's to_will_alias and suggest_memory_format); a copy is
+    restrided only when it is not contiguous in that format."""
+    if type(memory_format) is not _memory_format:
+        raise TypeError("to() received an invalid combination of arguments - got "
+                        f"(memory_format={type(memory_format).__name__}, )")
+    name = format_name(memory_format, "to")
+    if name == _layout.PRESERVE:
+        return out
+    if out is x:
+        return x if _layout.suggest_memory_format(x._shape, x._stride) == name else clone(x, memory_format=memory_format)
+    return out if _layout.is_contiguous_as(name, out._shape, out._stride) else clone(out, memory_format=memory_format)
 
 
 # --------------------------------------------------------------------------- raw writes
