@@ -435,7 +435,7 @@ class Tensor:
 
     def _attached_to(self, node, output_nr):
         t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version_counter)
-        t.grad_fn = node
+        t._grad_fn = node        # the setter, inlined (every saved output unpacked comes here)
         t._output_nr = output_nr
         return t
 

@@ -47,9 +47,13 @@ def _make_grads(outputs, grad_outputs):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     if grad_tensors is None and inputs is None and not create_graph and type(tensors) is Tensor:
-        # y.backward(): the common call, without the general argument handling below
-        run_backward((tensors,), _make_grads((tensors,), None), retain_graph, False, accumulate=True)
-        return
+        # y.backward() of a one-element floating output that requires grad: the common call,
+        # seeded directly (every other case, errors included, takes the general road below)
+        t = tensors
+        if ((t._requires_grad or (t._grad_fn if t._view_version is None else t.grad_fn) is not None)
+                and t._shape.count(1) == len(t._shape) and t.dtype.is_floating_point):
+            run_backward((t,), (ones_seed(t),), retain_graph, False, accumulate=True)
+            return
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors)
     if grad_tensors is not None and len(grad_tensors) != len(tensors):

@@ -62,9 +62,21 @@ def _takes_as_is(grad, variable) -> bool:
     if sys.getrefcount(grad) > _SOLE:
         return False
     gs = grad._stride
-    if gs == variable._stride and 0 not in gs and grad.is_contiguous():
-        return True      # the common case: both contiguous
+    if gs == variable._stride and 0 not in gs:
+        # the common case: the variable's own strides, which obey the contract exactly when
+        # the variable is non-overlapping and dense (known per shape and strides)
+        key = (variable._shape, gs)
+        dense = _DENSE_LAYOUTS.get(key)
+        if dense is None:
+            from ..ops.views import is_non_overlapping_and_dense
+            if len(_DENSE_LAYOUTS) >= 1024:
+                _DENSE_LAYOUTS.clear()
+            dense = _DENSE_LAYOUTS[key] = is_non_overlapping_and_dense(variable)
+        return dense
     return _obeys_layout_contract(grad, variable)
+
+
+_DENSE_LAYOUTS: dict = {}     # (shape, strides) -> non-overlapping and dense
 
 
 def _obeys_layout_contract(grad, variable) -> bool:
@@ -107,10 +119,13 @@ def ones_seed(out):
     ops = _OPS
     if not ops:       # ops import autograd: taken on first use, then kept (no import per call)
         from ..ops.copy import fill_into
-        from ..ops.dispatch import empty
-        ops[:] = (empty, fill_into)
-    g = ops[0](out._shape, out.dtype, out._storage.device)
-    ops[1](g, 1)
+        from ..runtime.storage import Storage
+        from ..tensor import Tensor
+        ops[:] = (Tensor._make, Storage, fill_into)
+    make, storage, fill = ops
+    shape = out._shape                     # one element: every stride 1, as contiguous_strides
+    g = make(storage(out.dtype.itemsize, out._storage.device), shape, (1,) * len(shape), 0, out.dtype)
+    fill(g, 1)
     return g
 
 
@@ -223,7 +238,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
         slot = buffers.setdefault(node, [])
         if nr >= len(slot):
             slot.extend([None] * (nr + 1 - len(slot)))
-        slot[nr] = _add_grads(slot[nr], g)
+        slot[nr] = g if slot[nr] is None else _add_grads(slot[nr], g)
     roots = None
 
     ready = []

@@ -347,6 +347,34 @@ class OpNode(Node):
 _OP_NODE_CLASSES: dict = {}      # name -> OpNode subclass: the one lookup on every recorded op
 
 
+def new_op_node(op, attrs, needs_input_grad, input_meta, name):
+    """``OpNode(op, BackwardContext(attrs, needs_input_grad, input_meta), name)`` in one call:
+    dispatch.record makes one per recorded op, so the two constructors are inlined here."""
+    ctx = object.__new__(BackwardContext)
+    d = ctx.__dict__
+    d.update(attrs)                      # as BackwardContext.__init__
+    if not _CONTEXT_NAMES.isdisjoint(attrs):
+        for key in _CONTEXT_NAMES.intersection(attrs):
+            del d[key]
+    d["attrs"] = attrs
+    d["needs_input_grad"] = needs_input_grad
+    d["input_meta"] = input_meta
+    d["_saved"] = {}
+    d["_node"] = None
+    cls = _OP_NODE_CLASSES.get(name)     # as OpNode.__new__
+    if cls is None:
+        cls = _OP_NODE_CLASSES[name] = node_class(name, OpNode)
+    self = object.__new__(cls)
+    self._sequence_nr = next(_sequence)
+    self.next_functions = ()
+    self._pre_hooks = {}
+    self._retain = {}
+    self._anomaly_trace = None
+    self.op = op
+    self.ctx = ctx
+    return self
+
+
 def _fit(grad, meta, node=None, index=0):
     """Bring a gradient to its input's shape and dtype, as torch's engine does: sum over the
     dimensions the forward broadcast, cast back from a promoted dtype. A gradient that no
@@ -416,9 +444,18 @@ class BackwardContext:
         if name in attrs:
             return attrs[name]
         st = d.get("_saved", _EMPTY).get(name, _MISSING)
-        if st is not _MISSING:
-            return None if st is None else st.unpack(d["_node"])
-        raise AttributeError(name)
+        if st is _MISSING:
+            raise AttributeError(name)
+        if st is None:
+            return None
+        # SavedTensor.unpack's common case, inlined: a saved input (not an output, no hooks)
+        # still at its version, with its history intact; anything else unpacks in full
+        t = st._tensor
+        if (t is not None and not st._is_output and st._unpack_hook is None
+                and t._view_version is None and t._version_counter.value == st._version
+                and (st._was_leaf or t._grad_fn is not None)):
+            return t
+        return st.unpack(d["_node"])
 
 
 _EMPTY: dict = {}
