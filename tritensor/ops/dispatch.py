@@ -9,12 +9,11 @@ from .. import dtypes as _dt
 from ..autograd import anomaly as _anomaly
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..autograd.graph import (BackwardContext, CopySlices, OpNode, SavedTensor, grad_accumulator,
-                              gradient_edge, rebase_history)
+from ..autograd.graph import (CopySlices, SavedTensor, grad_accumulator, gradient_edge, new_op_node,
+                              rebase_history)
 from ..backends import numpy_ref
 from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
-from . import _layout
 from .table import Meta, OpDef
 
 
@@ -34,71 +33,13 @@ def common_device(tensors):
     return dev
 
 
-def empty(shape, dtype, device, strides=None) -> Tensor:
-    """A new tensor; ``strides`` (default: contiguous) must describe a dense layout of ``shape``
-    (a permutation of the contiguous one, as ops/_layout.py computes), so numel elements hold it."""
+def empty(shape, dtype, device) -> Tensor:
     shape = tuple(int(s) for s in shape)
     n = 1
     for s in shape:
         n *= s
     storage = Storage(n * dtype.itemsize, device)
-    return Tensor._make(storage, shape, contiguous_strides(shape) if strides is None else strides, 0, dtype)
-
-
-# ------------------------------------------------------------------------- output layout
-# torch allocates the output of an elementwise op through TensorIterator, which keeps the
-# inputs' memory layout (x.t().exp() is transposed too); clone and dtype casts keep it by
-# preserve_format. These ops are found by their rule's name (module-independent, so a rule
-# may move); every other op's output is contiguous (reductions, softmax, scans, matmul ... as
-# in torch). See ops/_layout.py for the rules themselves.
-ITERATOR_RULES = frozenset({
-    "same_type_rule", "float_rule", "compare_rule", "_relu_rule", "_pow_rule", "_where_rule",
-    "no_bool_rule.<locals>.rule", "_float_input_rule.<locals>.rule", "_bitwise_rule.<locals>.rule",
-    "_clamp_rule", "_integer_division_rule.<locals>.rule", "_logical_rule", "_masked_fill_rule",
-})
-PRESERVE_RULES = frozenset({"_same_layout_rule"})      # clone, to_copy: attribute memory_format
-# Python numbers that torch passes as attributes, not as wrapped 0-d operands (pow's exponent,
-# clamp's bounds, round's scale): they do not count when TensorIterator compares shapes.
-_SCALARS_NOT_OPERANDS = frozenset({"pow", "clamp", "clamp_min", "clamp_max", "round_decimals"})
-_CONTIGUOUS_OPS = frozenset({"masked_fill"})    # torch's masked_fill clones self contiguous first
-_op_layout: dict = {}     # OpDef -> "iterator", "preserve" or None (contiguous)
-
-
-def _layout_kind(op):
-    kind = _op_layout.get(op)
-    if kind is None and op not in _op_layout:
-        name = getattr(op.rule, "__qualname__", None)
-        if op.name in _CONTIGUOUS_OPS:
-            kind = None
-        elif name in ITERATOR_RULES:
-            kind = "iterator"
-        elif name in PRESERVE_RULES:
-            kind = "preserve"
-        _op_layout[op] = kind
-    return kind
-
-
-def output_strides(op, shape, args, attrs):
-    """The strides torch gives ``op``'s new output of ``shape`` (None: contiguous)."""
-    kind = _layout_kind(op)
-    if kind is None:
-        return None
-    if kind == "preserve":
-        x = args[0]
-        return _layout.like_strides(attrs.get("memory_format", _layout.PRESERVE), x._shape, x._stride)
-    operands = []
-    has_scalars = False
-    for a in args:
-        if isinstance(a, Tensor):
-            operands.append((a._shape, a._stride))
-        elif a is not None:
-            has_scalars = True
-    if op.name in _SCALARS_NOT_OPERANDS:
-        if op.name == "pow" and not isinstance(args[0], Tensor):
-            return None          # pow(number, tensor): torch's pow.Scalar allocates contiguous
-        has_scalars = False
-    strides = _layout.iterator_strides(shape, operands, has_scalars)
-    return None if strides == contiguous_strides(shape) else strides
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dtype)
 
 
 # ------------------------------------------------------------------------- the fast path
@@ -192,14 +133,13 @@ def signature(op, args, attrs):
     return tuple(key)
 
 
-def _remember(key, meta, dev, strides=None):
-    """Cache a signature's rule result with its output's strides (None: contiguous)."""
+def _remember(key, meta, dev):
     if len(_rule_cache) >= _CACHE_LIMIT:
         _rule_cache.clear()
     shape = Size(int(s) for s in meta.shape)
     dtype = meta.dtype
-    _rule_cache[key] = (shape, contiguous_strides(shape) if strides is None else tuple(strides),
-                        shape.numel() * dtype.itemsize, dtype, dev, meta.compute or dtype)
+    _rule_cache[key] = (shape, contiguous_strides(shape), shape.numel() * dtype.itemsize, dtype, dev,
+                        meta.compute or dtype)
 
 
 def clear_cache():
@@ -247,20 +187,21 @@ def dispatch(op: OpDef, *args, **attrs):
                     numpy_ref.run(op.reference, out, args, compute, attrs, op.name)
                 else:
                     op.kernel(out, *args, compute=compute.name, **attrs)
-            record(op, out, args, attrs)
+            if _grad_state.enabled:         # record() would return at once otherwise
+                record(op, out, args, attrs)
             return out
     if op.view is not None:          # one tensor operand: no device to agree on
         return _dispatch_view(op, args[0], attrs)
     tensors = [a for a in args if isinstance(a, Tensor)]
     dev = common_device(tensors)
     meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
-    strides = output_strides(op, meta.shape, args, attrs)
     if key is not None:
-        _remember(key, meta, dev, strides)
+        _remember(key, meta, dev)
     args = _cpu_scalars_to_values(args, dev)
-    out = empty(meta.shape, meta.dtype, dev, strides)
+    out = empty(meta.shape, meta.dtype, dev)
     run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
-    record(op, out, args, attrs)
+    if _grad_state.enabled:         # record() would return at once otherwise
+        record(op, out, args, attrs)
     return out
 
 
@@ -302,9 +243,10 @@ def _dispatch_view(op, x, attrs):
     out._base = x._base if x._base is not None else x
     if _grad_state.enabled:
         # a differentiable view: when its base changes in place, its grad_fn is regenerated
-        # (Tensor.grad_fn); views made under no_grad stay out of the base's history
+        # (Tensor.grad_fn); views made under no_grad stay out of the base's history (and
+        # record nothing)
         out._view_version = out._version_counter.value
-    record(op, out, (x,), attrs)
+        record(op, out, (x,), attrs)
     return out
 
 
@@ -347,9 +289,10 @@ def record(op: OpDef, out: Tensor, args, attrs):
             edges.append(_NO_EDGE)
             if i < len(names):
                 ctx_attrs[names[i]] = a          # scalar operands are read as ctx.<name>
-    ctx = BackwardContext(ctx_attrs, tuple(needs), tuple(meta))
     grad_name = op.grad_name
-    node = OpNode(op, ctx, grad_name if type(grad_name) is str else op.node_name(args, attrs))
+    node = new_op_node(op, ctx_attrs, tuple(needs), tuple(meta),
+                       grad_name if type(grad_name) is str else op.node_name(args, attrs))
+    ctx = node.ctx
     node.next_functions = tuple(edges)
     out._grad_fn = node       # before saving: a saved output remembers that it requires grad
     out._output_nr = 0
