@@ -14,6 +14,7 @@ from ..autograd.graph import (CopySlices, SavedTensor, grad_accumulator, gradien
 from ..backends import numpy_ref
 from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
+from . import _layout
 from .table import Meta, OpDef
 
 
@@ -33,13 +34,71 @@ def common_device(tensors):
     return dev
 
 
-def empty(shape, dtype, device) -> Tensor:
+def empty(shape, dtype, device, strides=None) -> Tensor:
+    """A new tensor; ``strides`` (default: contiguous) must describe a dense layout of ``shape``
+    (a permutation of the contiguous one, as ops/_layout.py computes), so numel elements hold it."""
     shape = tuple(int(s) for s in shape)
     n = 1
     for s in shape:
         n *= s
     storage = Storage(n * dtype.itemsize, device)
-    return Tensor._make(storage, shape, contiguous_strides(shape), 0, dtype)
+    return Tensor._make(storage, shape, contiguous_strides(shape) if strides is None else strides, 0, dtype)
+
+
+# ------------------------------------------------------------------------- output layout
+# torch allocates the output of an elementwise op through TensorIterator, which keeps the
+# inputs' memory layout (x.t().exp() is transposed too); clone and dtype casts keep it by
+# preserve_format. These ops are found by their rule's name (module-independent, so a rule
+# may move); every other op's output is contiguous (reductions, softmax, scans, matmul ... as
+# in torch). See ops/_layout.py for the rules themselves.
+ITERATOR_RULES = frozenset({
+    "same_type_rule", "float_rule", "compare_rule", "_relu_rule", "_pow_rule", "_where_rule",
+    "no_bool_rule.<locals>.rule", "_float_input_rule.<locals>.rule", "_bitwise_rule.<locals>.rule",
+    "_clamp_rule", "_integer_division_rule.<locals>.rule", "_logical_rule", "_masked_fill_rule",
+})
+PRESERVE_RULES = frozenset({"_same_layout_rule"})      # clone, to_copy: attribute memory_format
+# Python numbers that torch passes as attributes, not as wrapped 0-d operands (pow's exponent,
+# clamp's bounds, round's scale): they do not count when TensorIterator compares shapes.
+_SCALARS_NOT_OPERANDS = frozenset({"pow", "clamp", "clamp_min", "clamp_max", "round_decimals"})
+_CONTIGUOUS_OPS = frozenset({"masked_fill"})    # torch's masked_fill clones self contiguous first
+_op_layout: dict = {}     # OpDef -> "iterator", "preserve" or None (contiguous)
+
+
+def _layout_kind(op):
+    kind = _op_layout.get(op)
+    if kind is None and op not in _op_layout:
+        name = getattr(op.rule, "__qualname__", None)
+        if op.name in _CONTIGUOUS_OPS:
+            kind = None
+        elif name in ITERATOR_RULES:
+            kind = "iterator"
+        elif name in PRESERVE_RULES:
+            kind = "preserve"
+        _op_layout[op] = kind
+    return kind
+
+
+def output_strides(op, shape, args, attrs):
+    """The strides torch gives ``op``'s new output of ``shape`` (None: contiguous)."""
+    kind = _layout_kind(op)
+    if kind is None:
+        return None
+    if kind == "preserve":
+        x = args[0]
+        return _layout.like_strides(attrs.get("memory_format", _layout.PRESERVE), x._shape, x._stride)
+    operands = []
+    has_scalars = False
+    for a in args:
+        if isinstance(a, Tensor):
+            operands.append((a._shape, a._stride))
+        elif a is not None:
+            has_scalars = True
+    if op.name in _SCALARS_NOT_OPERANDS:
+        if op.name == "pow" and not isinstance(args[0], Tensor):
+            return None          # pow(number, tensor): torch's pow.Scalar allocates contiguous
+        has_scalars = False
+    strides = _layout.iterator_strides(shape, operands, has_scalars)
+    return None if strides == contiguous_strides(shape) else strides
 
 
 # ------------------------------------------------------------------------- the fast path
@@ -133,13 +192,14 @@ def signature(op, args, attrs):
     return tuple(key)
 
 
-def _remember(key, meta, dev):
+def _remember(key, meta, dev, strides=None):
+    """Cache a signature's rule result with its output's strides (None: contiguous)."""
     if len(_rule_cache) >= _CACHE_LIMIT:
         _rule_cache.clear()
     shape = Size(int(s) for s in meta.shape)
     dtype = meta.dtype
-    _rule_cache[key] = (shape, contiguous_strides(shape), shape.numel() * dtype.itemsize, dtype, dev,
-                        meta.compute or dtype)
+    _rule_cache[key] = (shape, contiguous_strides(shape) if strides is None else tuple(strides),
+                        shape.numel() * dtype.itemsize, dtype, dev, meta.compute or dtype)
 
 
 def clear_cache():
@@ -195,10 +255,11 @@ def dispatch(op: OpDef, *args, **attrs):
     tensors = [a for a in args if isinstance(a, Tensor)]
     dev = common_device(tensors)
     meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
+    strides = output_strides(op, meta.shape, args, attrs)
     if key is not None:
-        _remember(key, meta, dev)
+        _remember(key, meta, dev, strides)
     args = _cpu_scalars_to_values(args, dev)
-    out = empty(meta.shape, meta.dtype, dev)
+    out = empty(meta.shape, meta.dtype, dev, strides)
     run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
     if _grad_state.enabled:         # record() would return at once otherwise
         record(op, out, args, attrs)
