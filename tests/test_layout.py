@@ -324,6 +324,9 @@ def test_to_memory_format():
     assert t.to(tt.float64).stride() == (1, 4)
     assert t.to("cpu", copy=True).stride() == (1, 4)
     assert t.to(copy=True, memory_format=tt.contiguous_format).stride() == (3, 1)
+    assert cl.double(memory_format=tt.contiguous_format).stride() == (60, 20, 5, 1)   # the shorthands too
+    assert cl.cpu(memory_format=tt.contiguous_format).stride() == (60, 20, 5, 1)
+    assert t.float(memory_format=tt.contiguous_format) is t
     n = tt.zeros(2, 1, 1, 1)                                        # ambiguous strides: row-major
     assert n.to(memory_format=tt.channels_last) is not n
     with pytest.raises(RuntimeError, match="^required rank 4 tensor to use channels_last format$"):

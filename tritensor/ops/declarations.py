@@ -69,16 +69,17 @@ declare("fill", method=False, inplace=_copy.fill_)
 declare("zero", method=False, inplace=_copy.zero_)
 declare("resize", method=False, inplace=resize_)
 declare("contiguous", method=_copy.contiguous)     # memory_format= (ops/copy.py)
-declare("cpu", method=lambda self, memory_format=None: _copy.to(self, device="cpu"))
+declare("cpu", method=lambda self, memory_format=None: _copy.to(self, device="cpu", memory_format=memory_format))
 declare("cuda", method=lambda self, device=None, non_blocking=False, memory_format=None: _copy.to(
     self, device="cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device),
-    non_blocking=non_blocking))
+    non_blocking=non_blocking, memory_format=memory_format))
 declare("pin_memory", method=_copy.pin_memory)
 declare("is_pinned", method=_copy.is_pinned)
 for _name, _dtype in {"float": _dt.float32, "double": _dt.float64, "half": _dt.float16,
                       "bfloat16": _dt.bfloat16, "int": _dt.int32, "long": _dt.int64,
                       "short": _dt.int16, "char": _dt.int8, "byte": _dt.uint8, "bool": _dt.bool_}.items():
-    declare(_name, method=(lambda d: lambda self, memory_format=None: _copy.to(self, dtype=d))(_dtype))
+    declare(_name, method=(lambda d: lambda self, memory_format=None: _copy.to(
+        self, dtype=d, memory_format=memory_format))(_dtype))
 declare("type_as", method=lambda self, other: _copy.to(self, dtype=other.dtype))
 
 # --------------------------------------------------------------------------- random
