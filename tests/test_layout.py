@@ -333,3 +333,17 @@ def test_to_memory_format():
         tt.zeros(3, 4).to(memory_format=tt.channels_last)
     with pytest.raises(TypeError, match=r"^to\(\) received an invalid combination of arguments"):
         x.to(memory_format=3)
+
+
+def test_flip_and_index_put_allocate_like_self(device):
+    # torch's flip and index_put allocate their output as empty_like(self) (preserve_format)
+    b = tt.arange(12.0, device=device).reshape(3, 4)
+    t = b.t()
+    ref = np.arange(12.0).reshape(3, 4).T
+    idx = (tt.tensor([0], device=device),)
+    for out, want in [(t.flip(0), ref[::-1]), (t[:, ::2].flip(0), ref[:, ::2][::-1]),
+                      (t.index_put(idx, tt.tensor(-1.0, device=device)), np.where(np.arange(4)[:, None] == 0, -1, ref))]:
+        assert out.stride() == (1, 4)
+        np.testing.assert_array_equal(to_numpy(out), want)
+    cl = tt.zeros(2, 3, 4, 5, device=device).contiguous(memory_format=tt.channels_last)
+    assert cl.flip(1).stride() == (60, 1, 15, 3)

@@ -61,6 +61,7 @@ PRESERVE_RULES = frozenset({"_same_layout_rule"})      # clone, to_copy: attribu
 # clamp's bounds, round's scale): they do not count when TensorIterator compares shapes.
 _SCALARS_NOT_OPERANDS = frozenset({"pow", "clamp", "clamp_min", "clamp_max", "round_decimals"})
 _CONTIGUOUS_OPS = frozenset({"masked_fill"})    # torch's masked_fill clones self contiguous first
+_PRESERVE_OPS = frozenset({"flip", "index_put"})  # torch allocates them like self (preserve_format)
 _op_layout: dict = {}     # OpDef -> "iterator", "preserve" or None (contiguous)
 
 
@@ -72,7 +73,7 @@ def _layout_kind(op):
             kind = None
         elif name in ITERATOR_RULES:
             kind = "iterator"
-        elif name in PRESERVE_RULES:
+        elif name in PRESERVE_RULES or op.name in _PRESERVE_OPS:
             kind = "preserve"
         _op_layout[op] = kind
     return kind
