@@ -16,6 +16,7 @@ from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
 from . import _layout
 from .table import Meta, OpDef
+from ._overlap import check_view_geometry, geometry
 
 
 def common_device(tensors):
@@ -116,8 +117,8 @@ CACHEABLE_RULES = frozenset({
     ("tritensor.ops.elementwise", "no_bool_rule.<locals>.rule"),
     ("tritensor.ops.pointwise", "_float_input_rule.<locals>.rule"),
     ("tritensor.ops.reduce", "_sum_rule"), ("tritensor.ops.reduce", "_same_rule"),
-    ("tritensor.ops.reduce", "_softmax_rule"), ("tritensor.ops.reduce", "_softmax_backward_rule"),
-    ("tritensor.ops.reduce", "_scan_rule"),
+    ("tritensor.ops.softmax", "_softmax_rule"), ("tritensor.ops.softmax", "_softmax_backward_rule"),
+    ("tritensor.ops.scan", "_scan_rule"),
     ("tritensor.ops.linalg", "_mm_rule"), ("tritensor.ops.linalg", "_bmm_rule"),
     ("tritensor.ops.linalg", "_matmul_rule"), ("tritensor.ops.linalg", "_addmm_rule"),
     ("tritensor.ops.copy", "_same_layout_rule"), ("tritensor.ops.indexing", "_gather_rule"),
@@ -220,7 +221,7 @@ def _cpu_scalars_to_values(args, dev):
         if not (isinstance(a, Tensor) and a.device.type == "cpu"):
             return a
         if a.requires_grad and is_grad_enabled():
-            from .copy import to_device
+            from .copy import to_device   # late import: copy.py is built on dispatch (its ops go through it)
             return to_device(a, dev)
         return a.item()
     return tuple(convert(a) for a in args)
@@ -449,12 +450,11 @@ def _rebase_inplace(self, compute, needs_old_self):
     src = self.clone() if needs_old_self else self
     src_edge = gradient_edge(src)
     result = compute(src)
-    from . import copy as _copy
+    from . import copy as _copy   # late import: copy.py is built on dispatch (its ops go through it)
     fn = result.grad_fn
     if base is not None and fn is not None:
-        from .views import _check_view_geometry, geometry
         base_geometry, view_geometry = geometry(base), geometry(self)
-        _check_view_geometry(base_geometry, view_geometry)
+        check_view_geometry(base_geometry, view_geometry)
         base_edge = gradient_edge(base)
     with no_grad():
         _copy.copy_into(self, result)
