@@ -1,6 +1,9 @@
 """Copies: clone, contiguous, dtype casts, device transfers, copy_/fill_/zero_."""
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -13,8 +16,9 @@ from ..runtime.pinned import empty_pinned, is_pinned_storage
 from ..runtime.transfer import copy_bytes
 from ..tensor import Tensor
 from . import _layout
+from ._overlap import assert_no_internal_overlap, assert_no_partial_overlap
+from ._shapes import broadcast_shapes
 from .dispatch import check_inplace, common_device, dispatch, empty, record, _rebase_inplace
-from .elementwise import broadcast_shapes
 from .table import Meta, op
 
 
@@ -49,12 +53,11 @@ def _overwrite_launch(out, x, src, *, compute, **_):
 
 
 def _overwrite_backward(ctx, g):
-    from .creation import zeros_like
-    from .reduce import sum as _sum
+    from .creation import zeros_like   # late import: creation.py builds on copy.py (fill_into, to)
     need_x, need_src = ctx.needs_input_grad
     grad_src = None
     if need_src:
-        grad_src = _sum(g) if ctx.node == "fill" else g     # the engine sums g to src's shape
+        grad_src = g.sum() if ctx.node == "fill" else g     # the engine sums g to src's shape
     return (zeros_like(g) if need_x else None), grad_src
 
 
@@ -126,7 +129,6 @@ def pin_memory(x, device=None):
     if x.device.type != "cpu":
         raise RuntimeError(f"cannot pin '{x._type_description().split(' [')[0]}' only dense CPU tensors can be pinned")
     if device is not None:
-        import warnings
         warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
                       "argument.", DeprecationWarning, stacklevel=2)
     if is_pinned_storage(x._storage):
@@ -244,7 +246,6 @@ _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 
 def check_scalar_fits(value, dtype):
     """Raise torch's overflow error if Python number ``value`` does not fit ``dtype``; anything
     else (a tensor, None) passes, so callers need not sort their operands first."""
-    import math
     if isinstance(value, bool) or dtype is _dt.bool_ or dtype is _dt.float64 or \
             not isinstance(value, (int, float)):
         return
@@ -266,7 +267,6 @@ def check_scalar_fits(value, dtype):
 # --------------------------------------------------------------------------- in-place API
 def copy_(dst: Tensor, src, non_blocking=False):
     check_inplace(dst)
-    from .views import assert_no_internal_overlap, assert_no_partial_overlap
     if isinstance(src, Tensor):
         same_data = src is dst or (
             src._storage is dst._storage and src.storage_offset() == dst.storage_offset()
