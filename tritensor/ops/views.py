@@ -5,23 +5,23 @@ input's layout with other tritensor ops (so views are differentiable to any orde
 """
 from __future__ import annotations
 
+from ..autograd.grad_mode import no_grad
+from ..autograd.graph import BackwardContext, OpNode, gradient_edge, move_retained_grad
+from ..backends import numpy_ref as _numpy_ref
 from ..tensor import Tensor, contiguous_strides
-from .dispatch import dispatch
-from .table import op
-
-
-def _wrap(dim, ndim):
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-    return dim % n
-
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+from ._overlap import (  # noqa: F401  (re-exported for views' importers)
+    assert_no_internal_overlap, assert_no_overlap, assert_no_partial_overlap, check_inplace_overlap,
+    has_internal_overlap, is_non_overlapping_and_dense,
+)
+from ._overlap import (  # noqa: F401  (geometry: views' importers)
+    check_scatter_target as _check_scatter_target, check_view_geometry as _check_view_geometry,
+    extent as _extent, geometry, geometry_overlaps as _overlaps, squash_broadcast as _squash_broadcast,
+)
+from . import copy as _copy
+from ._shapes import numel as _numel, wrap_dim as _wrap
+from .creation import arange, zeros
+from .dispatch import dispatch, empty
+from .table import Meta, op
 
 
 def infer_size(shape, numel):
@@ -278,21 +278,12 @@ INDEX = op("basic_index", ("x",), view=_basic_index_layout, backward=_slice_back
 
 
 def _slice_backward_rule(g, input_shape, index):
-    from .table import Meta
     return Meta(tuple(input_shape), g.dtype)
 
 
 def _slice_backward_launch(out, g, *, compute, input_shape, index):
-    from . import copy as _copy
     _copy.fill_into(out, 0)
     _copy.copy_into(_raw_index(out, index), g)
-
-
-def _slice_backward_reference(g, input_shape, index):
-    import numpy as np
-    out = np.zeros(input_shape, dtype=g.dtype)
-    out[index] = g
-    return out
 
 
 def _raw_index(t, index):
@@ -301,7 +292,7 @@ def _raw_index(t, index):
 
 
 SLICE_BACKWARD = op("slice_backward", ("grad",), rule=_slice_backward_rule,
-                    reference=_slice_backward_reference, kernel=_slice_backward_launch,
+                    reference=_numpy_ref.slice_backward, kernel=_slice_backward_launch,
                     backward=lambda ctx, gg: basic_index(gg, ctx.index))
 
 
@@ -436,15 +427,6 @@ def normalize_index(item):
 # A geometry is (shape, strides, storage offset): where a tensor's elements lie in its storage.
 # as_strided's gradient, the CopySlices node (in-place ops on views) and the regenerated grad_fn
 # of a view whose base changed in place all move values between two geometries of one storage.
-def geometry(t):
-    return tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), int(t.storage_offset())
-
-
-def _extent(shape, strides, offset):
-    """(lowest, highest) storage position of a non-empty geometry (strides are non-negative)."""
-    return offset, offset + sum((s - 1) * st for s, st in zip(shape, strides))
-
-
 def _as_strided_view(x, size, stride, storage_offset, input_geometry):
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
@@ -479,111 +461,12 @@ def as_strided(x, size, stride, storage_offset=None):
                     input_geometry=geometry(x))
 
 
-# --------------------------------------------------------------------------- memory overlap
-# torch's checks before an in-place write (aten/src/ATen/MemoryOverlap.cpp): a written-to tensor
-# whose elements share memory (an expanded one) and an input that partly overlaps the output are
-# errors; geometries too hard to judge (neither dense nor broadcast) pass, as in torch.
-_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
-                     "single memory location. Please clone() the tensor before performing the operation.")
-_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
-                    "refer to a single memory location. Please clone() the tensor before performing the "
-                    "operation.")
-
-
-def is_non_overlapping_and_dense(t):
-    """torch's is_non_overlapping_and_dense: some permutation of the dims is contiguous (every
-    tensor with no elements counts, as torch calls it contiguous)."""
-    if _numel(t.shape) == 0:
-        return True
-    dims = sorted((st, s) for s, st in zip(t.shape, t.stride()) if s != 1)
-    expected = 1
-    for st, s in dims:
-        if st != expected:
-            return False
-        expected *= s
-    return True
-
-
-def has_internal_overlap(t):
-    """True where torch says MemOverlap::Yes: a dim of size > 1 with stride 0."""
-    if is_non_overlapping_and_dense(t):
-        return False
-    return any(st == 0 and s > 1 for s, st in zip(t.shape, t.stride()))
-
-
-def assert_no_internal_overlap(t):
-    if has_internal_overlap(t):
-        raise RuntimeError(_INTERNAL_OVERLAP)
-
-
-def _overlap_status(a, b):
-    """torch's get_overlap_status: 'full', 'partial' or None (no overlap, or too hard to tell)."""
-    if a is b:
-        return "full"
-    if a.numel() == 0 or b.numel() == 0 or a._storage is not b._storage:
-        return None
-    if not (is_non_overlapping_and_dense(a) and is_non_overlapping_and_dense(b)):
-        return None
-    a0, b0 = a.storage_offset() * a.dtype.itemsize, b.storage_offset() * b.dtype.itemsize
-    a1, b1 = a0 + a.numel() * a.dtype.itemsize, b0 + b.numel() * b.dtype.itemsize
-    if a0 == b0 and a1 == b1:
-        return "full" if tuple(a.stride()) == tuple(b.stride()) else "partial"
-    return "partial" if a0 < b1 and b0 < a1 else None
-
-
-def assert_no_partial_overlap(out, inp):
-    if _overlap_status(out, inp) == "partial":
-        raise RuntimeError(_PARTIAL_OVERLAP)
-
-
-def assert_no_overlap(out, inp):
-    if _overlap_status(out, inp) is not None:
-        raise RuntimeError(_PARTIAL_OVERLAP)
-
-
-def check_inplace_overlap(out, *inputs):
-    """The checks torch's TensorIterator makes for an in-place op writing ``out``."""
-    assert_no_internal_overlap(out)
-    for a in inputs:
-        if isinstance(a, Tensor):
-            assert_no_partial_overlap(out, a)
-
-
-def _squash_broadcast(shape, strides):
-    """The dims of a geometry that are not broadcast (stride 0, size > 1): those are summed over
-    when gradients are scattered into it, as torch's as_strided_backward does."""
-    keep = [d for d in range(len(shape)) if not (strides[d] == 0 and shape[d] > 1)]
-    return keep
-
-
-def _overlaps(shape, strides):
-    """Whether two elements of the geometry (broadcast dims left out) can share a position."""
-    dims = sorted((st, s) for s, st in zip(shape, strides) if s > 1)
-    span = 0
-    for st, s in dims:
-        if st <= span:
-            return True
-        span += (s - 1) * st
-    return False
-
-
-def _check_scatter_target(shape, strides, what):
-    keep = _squash_broadcast(shape, strides)
-    if _overlaps([shape[d] for d in keep], [strides[d] for d in keep]):
-        raise NotImplementedError(
-            f"tritensor: {what} into a geometry whose elements overlap in memory other than by "
-            "broadcasting (stride 0) is not supported")
-
-
 def _restride_rule(g, src, dst):
-    from .table import Meta
     return Meta(tuple(dst[0]), g.dtype)
 
 
 def _mirror(like, lo, hi):
     """A zeroed buffer standing for storage positions lo..hi of ``like``'s storage."""
-    from . import copy as _copy
-    from .dispatch import empty
     m = empty((hi - lo + 1,), like.dtype, like.device)
     _copy.fill_into(m, 0)
     return m
@@ -606,18 +489,15 @@ def _within(inner, outer):
 
 
 def _restride_launch(out, g, *, compute, src, dst):
-    from . import copy as _copy
     if _compact(src) and g.is_contiguous() and _within(dst, src):
         # the common case (a view of a contiguous base): read dst's elements straight out of g
         _copy.copy_into(out, _at(g, dst, src[2]))
         return
     keep = _squash_broadcast(src[0], src[1])
     if len(keep) != len(src[0]):   # broadcast dims of src: their gradients sum first
-        from ..autograd.grad_mode import no_grad
-        from .reduce import sum as _sum
         dims = tuple(d for d in range(len(src[0])) if d not in keep)
         with no_grad():
-            g = _sum(g, dims)
+            g = g.sum(dims)   # reduce.py sits above views.py: through the Tensor method
         src = (tuple(src[0][d] for d in keep), tuple(src[1][d] for d in keep), src[2])
     _check_scatter_target(src[0], src[1], "as_strided's backward: scattering a gradient")
     lo = min(src[2], dst[2])
@@ -628,11 +508,10 @@ def _restride_launch(out, g, *, compute, src, dst):
 
 
 def _restride_reference(g, src, dst):
-    from ..backends import numpy_ref
     keep = _squash_broadcast(src[0], src[1])
     _check_scatter_target([src[0][d] for d in keep], [src[1][d] for d in keep],
                           "as_strided's backward: scattering a gradient")
-    return numpy_ref.restride(g, src, dst)
+    return _numpy_ref.restride(g, src, dst)
 
 
 # out[j] = sum of g over the elements of geometry src at the storage position of element j of
@@ -646,12 +525,10 @@ def restride(g, src, dst):
 
 
 def _scatter_rule(x, src, base, view):
-    from .table import Meta
     return Meta(tuple(base[0]), x.dtype)
 
 
 def _scatter_launch(out, x, src, *, compute, base, view):
-    from . import copy as _copy
     if _numel(view[0]) == 0:
         _copy.copy_into(out, x)
         return
@@ -667,11 +544,6 @@ def _scatter_launch(out, x, src, *, compute, base, view):
     _copy.copy_into(out, _at(m, base, lo))
 
 
-def _scatter_reference(x, src, base, view):
-    from ..backends import numpy_ref
-    return numpy_ref.as_strided_scatter(x, src, base, view)
-
-
 def _scatter_backward(ctx, g):
     grad_x = as_strided_scatter(g, 0.0, ctx.base, ctx.view) if ctx.needs_input_grad[0] else None
     grad_src = restride(g, ctx.base, ctx.view) if ctx.needs_input_grad[1] else None
@@ -680,18 +552,8 @@ def _scatter_backward(ctx, g):
 
 # x laid out as geometry ``base``, with the positions of geometry ``view`` holding src instead
 # (torch's as_strided_scatter, in absolute storage positions): CopySlices' gradient of the base.
-AS_STRIDED_SCATTER = op("as_strided_scatter", ("x", "src"), rule=_scatter_rule, reference=_scatter_reference,
+AS_STRIDED_SCATTER = op("as_strided_scatter", ("x", "src"), rule=_scatter_rule, reference=_numpy_ref.as_strided_scatter,
                         kernel=_scatter_launch, backward=_scatter_backward)
-
-
-def _check_view_geometry(base, view):
-    if not _numel(view[0]):
-        return
-    if any(st == 0 and s > 1 for s, st in zip(view[0], view[1])) or _overlaps(view[0], view[1]):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a single "
-            "memory location. Please clone() the tensor before performing the operation.")
-    _check_scatter_target(base[0], base[1], "an in-place operation on a view of a base")
 
 
 def as_strided_scatter(x, src, base, view):
@@ -703,7 +565,6 @@ def regenerate_grad_fn(v):
     """The grad_fn of a view whose base (or another view of it) changed in place since the view's
     history was recorded: torch's AsStridedBackward0, the view's geometry taken from the base's
     current history. Called by Tensor.grad_fn when the version counter moved."""
-    from ..autograd.graph import BackwardContext, OpNode, gradient_edge, move_retained_grad
     base = v._base
     old = v._grad_fn
     if old is None and not base.requires_grad:
@@ -744,13 +605,10 @@ def _unfold_layout(x, dimension, size, step):
 def _unfold_backward(ctx, g):
     """torch's unfold_backward: each window's gradient is added back at the input positions it
     read (windows overlap when step < size), through scatter_add along the unfolded dim."""
-    from .creation import arange, zeros
-    from .indexing import scatter_add
     shape = tuple(ctx.input_meta[0][0])
     size, step = ctx.size, ctx.step
     if not shape:        # a 0-d input has one window of size 0 or 1
-        from .reduce import sum as _sum
-        return _sum(g)
+        return g.sum()
     d = _wrap(ctx.dimension, len(shape))
     n_windows = g.shape[d]
     # bring the window-element dim next to the window dim and merge them: position w * size + k
@@ -759,7 +617,8 @@ def _unfold_backward(ctx, g):
     merged = reshape(moved, merged_shape)
     pos = (arange(n_windows, device=g.device).unsqueeze(1) * step + arange(size, device=g.device)).reshape(-1)
     index = expand(reshape(pos, (1,) * d + (n_windows * size,) + (1,) * (len(shape) - d - 1)), merged_shape)
-    return scatter_add(zeros(shape, dtype=g.dtype, device=g.device), d, index, merged)
+    # indexing.py sits above views.py: scatter_add through the Tensor method
+    return zeros(shape, dtype=g.dtype, device=g.device).scatter_add(d, index, merged)
 
 
 UNFOLD = op("unfold", ("x",), view=_unfold_layout, backward=_unfold_backward)
@@ -797,7 +656,6 @@ def _diagonal_layout(x, offset, dim1, dim2):
 
 
 def _diagonal_backward(ctx, g):
-    from .creation import zeros
     base = zeros(ctx.input_meta[0][0], dtype=g.dtype, device=g.device)
     return diagonal_scatter(base, g, ctx.offset, ctx.dim1, ctx.dim2)
 
@@ -812,7 +670,6 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 def _diagonal_scatter_rule(x, src, offset, dim1, dim2):
-    from .table import Meta
     d1, d2 = _diagonal_dims(x.dim(), offset, dim1, dim2)
     expected = _diagonal_geometry(tuple(x.shape), contiguous_strides(x.shape), 0, offset, d1, d2)[0]
     if tuple(src.shape) != tuple(expected):
@@ -822,24 +679,11 @@ def _diagonal_scatter_rule(x, src, offset, dim1, dim2):
 
 
 def _diagonal_scatter_launch(out, x, src, *, compute, offset, dim1, dim2):
-    from . import copy as _copy
     _copy.copy_into(out, x)
     d1, d2 = _diagonal_dims(out.dim(), offset, dim1, dim2)
     shape, strides, off = _diagonal_geometry(tuple(out.shape), tuple(out.stride()), out.storage_offset(),
                                              offset, d1, d2)
     _copy.copy_into(Tensor._make(out._storage, shape, strides, off, out.dtype), src)
-
-
-def _diagonal_scatter_reference(x, src, offset, dim1, dim2):
-    import numpy as np
-    out = np.array(x, copy=True, order="C")
-    d1, d2 = _diagonal_dims(out.ndim, offset, dim1, dim2)
-    shape, strides, off = _diagonal_geometry(out.shape, contiguous_strides(out.shape), 0, offset, d1, d2)
-    if _numel(shape):
-        flat = out.reshape(-1)[off:]
-        view = np.lib.stride_tricks.as_strided(flat, shape, tuple(s * out.itemsize for s in strides))
-        view[...] = src
-    return out
 
 
 def _diagonal_scatter_backward(ctx, g):
@@ -850,14 +694,13 @@ def _diagonal_scatter_backward(ctx, g):
 
 
 DIAGONAL_SCATTER = op("diagonal_scatter", ("x", "src"), rule=_diagonal_scatter_rule,
-                      reference=_diagonal_scatter_reference, kernel=_diagonal_scatter_launch,
+                      reference=_numpy_ref.diagonal_scatter, kernel=_diagonal_scatter_launch,
                       backward=_diagonal_scatter_backward)
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """torch.diagonal_scatter: a copy of ``input`` whose diagonal (as torch.diagonal(input,
     offset, dim1, dim2) selects it) holds ``src`` (cast to input's dtype)."""
-    from . import copy as _copy
     if src.dtype is not input.dtype:
         src = _copy.to(src, dtype=input.dtype)
     return dispatch(DIAGONAL_SCATTER, input, src, offset=int(offset), dim1=int(dim1), dim2=int(dim2))
@@ -875,25 +718,17 @@ def _diag_embed_dims(x, offset, dim1, dim2):
 
 
 def _diag_embed_rule(x, offset, dim1, dim2):
-    from .table import Meta
     return Meta(_diag_embed_dims(x, offset, dim1, dim2)[0], x.dtype)
 
 
 def _diag_embed_launch(out, x, *, compute, offset, dim1, dim2):
-    from . import copy as _copy
     _copy.fill_into(out, 0)
     shape, strides, off = _diagonal_geometry(tuple(out.shape), tuple(out.stride()), out.storage_offset(),
                                              offset, _wrap(dim1, out.dim()), _wrap(dim2, out.dim()))
     _copy.copy_into(Tensor._make(out._storage, shape, strides, off, out.dtype), x)
 
 
-def _diag_embed_reference(x, offset, dim1, dim2):
-    import numpy as np
-    shape, d1, d2 = _diag_embed_dims(x, offset, dim1, dim2)
-    return _diagonal_scatter_reference(np.zeros(shape, dtype=x.dtype), x, offset, d1, d2)
-
-
-DIAG_EMBED = op("diag_embed", ("x",), rule=_diag_embed_rule, reference=_diag_embed_reference,
+DIAG_EMBED = op("diag_embed", ("x",), rule=_diag_embed_rule, reference=_numpy_ref.diag_embed,
                 kernel=_diag_embed_launch,
                 backward=lambda ctx, g: diagonal(g, ctx.offset, ctx.dim1, ctx.dim2))
 
