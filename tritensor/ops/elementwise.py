@@ -6,6 +6,9 @@ that is its reference.
 """
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -16,7 +19,12 @@ from ..autograd.grad_mode import is_grad_enabled
 from .dispatch import dispatch, empty
 from .dispatch import dispatch_inplace as _dispatch_inplace
 from .table import Meta, op
-from .views import check_inplace_overlap
+from ._checks import check_tensor, not_tensor_error
+from ._overlap import check_inplace_overlap
+from ._scalars import as_number
+from ._shapes import broadcast_shapes  # noqa: F401  (re-exported: ew.broadcast_shapes)
+from .copy import check_scalar_fits, to_dtype
+from .creation import zeros_like
 from .surface import declare, unary
 
 
@@ -28,32 +36,8 @@ def dispatch_inplace(entry, self, *others, **attrs):
 
 
 # --------------------------------------------------------------------------- rules
-def broadcast_shapes(*shapes):
-    """torch's infer_size, pairwise from the first shape: dims align on the right and are
-    compared from the last; a mismatch names the output dim, a the shape so far, b the next."""
-    out = ()
-    for s in shapes:
-        ndim = max(len(out), len(s))
-        a, b = (1,) * (ndim - len(out)) + tuple(out), (1,) * (ndim - len(s)) + tuple(s)
-        merged = [0] * ndim
-        for j in range(ndim - 1, -1, -1):
-            if a[j] != b[j] and a[j] != 1 and b[j] != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({a[j]}) must match the size of tensor b ({b[j]}) at "
-                    f"non-singleton dimension {j}")
-            merged[j] = b[j] if a[j] == 1 else a[j]
-        out = tuple(merged)
-    return tuple(int(d) for d in out)
-
-
 def _shapes(args):
     return [a.shape for a in args if isinstance(a, Tensor)]
-
-
-def as_number(a):
-    """A NumPy scalar (np.float32(2), np.int64(3), np.bool_) as the Python number it holds:
-    torch reads them as it reads Python numbers (wrapped numbers in type promotion)."""
-    return a.item() if isinstance(a, (np.number, np.bool_)) else a
 
 
 def _check_operands(name, args):
@@ -222,7 +206,6 @@ def _pow_backward(ctx, g):
 
 
 def _scalar_log(x):
-    import math
     return math.log(x) if x > 0 else (float("-inf") if x == 0 else float("nan"))
 
 
@@ -272,16 +255,14 @@ def _binary(entry, x, y):
     x, y = as_number(x), as_number(y)
     _check_operands(entry.name, (x, y))
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        raise TypeError(f"{entry.name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+        raise not_tensor_error(entry.name, x, "input", None)
     return dispatch(entry, x, y)
 
 
 def _tensor_args(name, x, y):
     """torch's ops with Tensor-Tensor overloads only (maximum, logical_and ...)."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
-    if not isinstance(y, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(y).__name__}")
+    check_tensor(name, x)
+    check_tensor(name, y, "other", 2)
 
 
 def _tensor_first(name, x):
@@ -313,7 +294,6 @@ def _scaled(input, other, alpha):
     if not isinstance(other, Tensor):
         return bool(other and alpha) if dtype is _dt.bool_ else other * alpha
     if other.dtype is not dtype and other.dim() > 0:
-        from .copy import to_dtype
         other = to_dtype(other, dtype)
     return mul(other, alpha)
 
@@ -406,17 +386,14 @@ def relu_backward(grad, x):
 def where(condition, input=None, other=None):
     """torch.where; the one-argument form is nonzero(condition, as_tuple=True)."""
     if input is None and other is None:
-        from .indexing import nonzero
-        return nonzero(condition, as_tuple=True)
+        return condition.nonzero(as_tuple=True)   # indexing.py sits above elementwise.py
     input, other = as_number(input), as_number(other)
     if isinstance(condition, Tensor) and condition.dtype is _dt.uint8:
-        import warnings
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
                       "removed in a future version of PyTorch. Use a boolean condition instead.", UserWarning,
                       stacklevel=2)
         condition = ne(condition, 0)
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
-        from .copy import check_scalar_fits
         dtype = _dt.result_type(input, other)
         for v in (input, other):
             check_scalar_fits(v, dtype)       # a no-op for the tensor

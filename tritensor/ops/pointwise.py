@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import math
 
+import warnings
 from .. import dtypes as _dt
 from ..backends import numpy_ref
+from ..autograd.graph import rename_node
 from ..backends import triton as tb
 from ..tensor import Tensor
 from .dispatch import dispatch
 from .dispatch import dispatch_inplace as _unchecked_inplace
+from ._checks import check_tensor
+from ._overlap import assert_no_partial_overlap, has_internal_overlap
+from .copy import check_scalar_fits
 from .elementwise import (
     _binary, _check_operands, _elementwise, _needed, _tensor_args, _tensor_first, add, as_number, broadcast_shapes,
     compare_rule, dispatch_inplace, div, exp, float_rule, ge, gt, le, lt, mul, neg, no_bool_rule,
@@ -298,8 +303,7 @@ def _or(a, b):
 
 
 def _tensor_input(name, input):
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    check_tensor(name, input)
 
 
 # Plain unary ops: function (with out=) and in-place form generated from the entry and declared
@@ -433,7 +437,6 @@ def _clamp_entry_and_args(input, min, max):
         raise TypeError("clamp() received an invalid combination of arguments - got (Tensor, "
                         f"{type(min).__name__}, {type(max).__name__}): the bounds are both Tensors or both Numbers")
     dtype = _dt.result_type(input, *(b for b in (min, max) if b is not None))
-    from .copy import check_scalar_fits
     for b in (min, max):
         check_scalar_fits(b, dtype)       # a no-op for tensors and None
     if max is None:
@@ -460,12 +463,10 @@ clip, clip_ = clamp, clamp_
 
 def clamp_min(input, min):
     # torch's own overloads: ClampMinBackward0 (number), ClampMinBackward1 (tensor)
-    from ..autograd.graph import rename_node
     return rename_node(clamp(input, min=min), f"ClampMinBackward{int(isinstance(min, Tensor))}")
 
 
 def clamp_max(input, max):
-    from ..autograd.graph import rename_node
     return rename_node(clamp(input, max=max), f"ClampMaxBackward{int(isinstance(max, Tensor))}")
 
 
@@ -526,8 +527,7 @@ def bitwise_xor_(self, other):
 
 # masked_fill
 def _check_masked_fill(x, mask, value):
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"masked_fill(): argument 'mask' (position 1) must be Tensor, not {type(mask).__name__}")
+    check_tensor("masked_fill", mask, "mask", 1)
     if mask.dtype is not _dt.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_TYPEMETA_NAMES[mask.dtype.name]}")
@@ -539,7 +539,6 @@ def _check_masked_fill(x, mask, value):
         raise TypeError(f"masked_fill() received an invalid combination of arguments: value of type "
                         f"{type(value).__name__}")
     else:
-        from .copy import check_scalar_fits
         check_scalar_fits(value, x.dtype)
 
 
@@ -551,9 +550,7 @@ def masked_fill(input, mask, value):
 
 def masked_fill_(self, mask, value):
     _check_masked_fill(self, mask, value)
-    from .views import assert_no_partial_overlap, has_internal_overlap
     if has_internal_overlap(self):
-        import warnings
         warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
                       "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
                       "scalar", UserWarning, stacklevel=2)
