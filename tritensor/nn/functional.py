@@ -10,8 +10,10 @@ import warnings as _warnings
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite
 from ..ops import elementwise as _ew
+from ..ops import pointwise as _pw
 from ..ops import nn as _nn
 from ..ops import reduce as _reduce
+from ..ops import softmax as _softmax
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401
 from ..ops.linalg import linear  # noqa: F401
 from ..tensor import Tensor as _Tensor
@@ -21,16 +23,16 @@ def _softmax_dim(name, input, dim, stacklevel):
     if dim is None:    # torch's deprecated implicit dim, with its warning
         _warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
                        "include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
-        return _reduce._implicit_dim(input.dim())
+        return _softmax._implicit_dim(input.dim())
     return dim
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return _reduce.softmax(input, _softmax_dim("softmax", input, dim, _stacklevel), dtype=dtype)
+    return _softmax.softmax(input, _softmax_dim("softmax", input, dim, _stacklevel), dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return _reduce.log_softmax(input, _softmax_dim("log_softmax", input, dim, _stacklevel), dtype=dtype)
+    return _softmax.log_softmax(input, _softmax_dim("log_softmax", input, dim, _stacklevel), dtype=dtype)
 
 
 def relu(input, inplace=False):
@@ -38,11 +40,11 @@ def relu(input, inplace=False):
 
 
 def silu(input, inplace=False):
-    return _ew.silu_(input) if inplace else _ew.silu(input)
+    return _pw.silu_(input) if inplace else _pw.silu(input)
 
 
 def gelu(input, approximate="none"):
-    return _ew.gelu(input, approximate=approximate)
+    return _pw.gelu(input, approximate=approximate)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

@@ -31,8 +31,12 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite
+from ..backends import numpy_ref
+from ..backends.base import backend_for
 from ..backends.triton import matmul as tmm
 from ..tensor import Tensor
+from ._checks import check_tensor as _check_tensor
+from .copy import to_device
 from .dispatch import dispatch, dispatch_inplace
 from .elementwise import _needed, add, broadcast_shapes, mul
 from .reduce import sum_to_size
@@ -46,22 +50,17 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "
 
 
 # --------------------------------------------------------------------------- checks
-def _check_tensor(name, x, arg="input", position=1):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
-
-
 def _check_floating(x, cpu_name, cuda_name):
     """Matmul is implemented for floating types only (torch's cuda, not its cpu, is the model):
     torch's dispatch error otherwise, a NotImplementedError (a RuntimeError) as in torch."""
     if not x.dtype.is_floating_point:
-        name = cpu_name if x.device.type == "cpu" else cuda_name
+        name = backend_for(x.device).torch_name(cpu_name, cuda_name)
         raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(x.dtype)}\'')
 
 
 def _check_same_dtype_mm(x, y):
     if x.dtype is not y.dtype:
-        which = "m1 and m2" if x.device.type == "cpu" else "mat1 and mat2"
+        which = backend_for(x.device).torch_name("m1 and m2", "mat1 and mat2")
         raise RuntimeError(f"expected {which} to have the same dtype, but got: "
                            f"{_CPP_NAMES[x.dtype.name]} != {_CPP_NAMES[y.dtype.name]}")
 
@@ -105,7 +104,6 @@ def _check_bmm(x, y, cpu_name="bmm"):
 
 
 def _broadcast_batch(a, b):
-    from .elementwise import broadcast_shapes
     return broadcast_shapes(tuple(a), tuple(b))
 
 
@@ -174,18 +172,6 @@ def _baddbmm_rule(input, x, y, beta=1, alpha=1):
 
 
 # --------------------------------------------------------------------------- reference and kernel
-def _reference(*arrays, beta=1, alpha=1):
-    """NumPy: [input,] x, y already in the compute dtype (16-bit floats widened to float32)."""
-    x, y = arrays[-2:]
-    prod = np.matmul(x, y)
-    if alpha != 1:
-        prod = prod * alpha
-    if len(arrays) == 3 and beta != 0:   # beta == 0 ignores input entirely (NaN too), as torch
-        input = arrays[0]
-        prod = prod + (input if beta == 1 else input * beta)
-    return prod
-
-
 def _launch(out, *args, compute, beta=1, alpha=1):
     x, y = args[-2:]
     d = args[0] if len(args) == 3 else None
@@ -263,15 +249,15 @@ def _baddbmm_backward(ctx, g):
 
 
 # --------------------------------------------------------------------------- entries
-MM = op("mm", ("x", "y"), rule=_mm_rule, reference=_reference, kernel=_launch,
+MM = op("mm", ("x", "y"), rule=_mm_rule, reference=numpy_ref.matmul, kernel=_launch,
         backward=_mm_backward, saves=("x", "y"))
-BMM = op("bmm", ("x", "y"), rule=_bmm_rule, reference=_reference, kernel=_launch,
+BMM = op("bmm", ("x", "y"), rule=_bmm_rule, reference=numpy_ref.matmul, kernel=_launch,
          backward=_bmm_backward, saves=("x", "y"))
-MATMUL = op("matmul", ("x", "y"), rule=_matmul_rule, reference=_reference, kernel=_launch,
+MATMUL = op("matmul", ("x", "y"), rule=_matmul_rule, reference=numpy_ref.matmul, kernel=_launch,
             backward=_matmul_backward, saves=("x", "y"))
-ADDMM = op("addmm", ("input", "x", "y"), rule=_addmm_rule, reference=_reference, kernel=_launch,
+ADDMM = op("addmm", ("input", "x", "y"), rule=_addmm_rule, reference=numpy_ref.matmul, kernel=_launch,
            backward=_addmm_backward, saves=("x", "y"))
-BADDBMM = op("baddbmm", ("input", "x", "y"), rule=_baddbmm_rule, reference=_reference, kernel=_launch,
+BADDBMM = op("baddbmm", ("input", "x", "y"), rule=_baddbmm_rule, reference=numpy_ref.matmul, kernel=_launch,
              backward=_baddbmm_backward, saves=("x", "y"))
 
 
@@ -299,8 +285,8 @@ def _scalar(name, v):
 def _as_input(input, like):
     """addmm's input may be a 0-d cpu tensor next to cuda matrices (a scalar, as in torch):
     move it, so the kernel reads it as a broadcast operand."""
-    if isinstance(input, Tensor) and input.device != like.device and input.dim() == 0 and input.device.type == "cpu":
-        from .copy import to_device
+    if isinstance(input, Tensor) and input.device != like.device and input.dim() == 0 \
+            and backend_for(input.device).host_memory:
         return to_device(input, like.device)
     return input
 
@@ -374,7 +360,7 @@ def _check_mv(mat_shape, mat_dtype, vec_dtype, like, n):
         v, m = _dt.type_name(vec_dtype), _dt.type_name(mat_dtype)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {v}, {m}, and {v}")
     if not mat_dtype.is_floating_point:
-        name = "addmv_impl_cpu" if like.device.type == "cpu" else "addmv_impl_cuda"
+        name = backend_for(like.device).torch_name("addmv_impl_cpu", "addmv_impl_cuda")
         raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(mat_dtype)}\'')
 
 

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..backends import triton as tb
+from ..backends.base import backend_for
 from ..backends import numpy_nn
 from ..backends.triton import nn as tnn
 from . import creation as _creation
@@ -19,6 +24,7 @@ from . import elementwise as _ew
 from . import reduce as _reduce
 from . import softmax as _softmax
 from .dispatch import dispatch, empty
+from .joining import stack
 from .table import Meta, op
 
 
@@ -72,7 +78,6 @@ def _as_rows(t, k):
 
 
 def _rows_mergeable(t, k):
-    from ..backends import triton as tb
     lead = t.dim() - k
     return all(len(tb.coalesce([t.shape[d] for d in dims], [[t.stride()[d] for d in dims]])[0]) <= 1
                for dims in (range(lead), range(lead, t.dim())))
@@ -82,11 +87,6 @@ def _layer_norm_launch(out, x, weight, bias, mean, rstd, *, compute, eps, n_norm
     tnn.layer_norm(_as_rows(out, n_norm), _as_rows(x, n_norm), weight, bias, mean, rstd, eps, compute)
 
 
-def _layer_norm_reference(x, weight, bias, mean, rstd, *, eps, n_norm):
-    M, N = _split_rows(x.shape, n_norm)
-    return numpy_nn.layer_norm(x.reshape(M, N), weight, bias, mean, rstd, eps=eps).reshape(x.shape)
-
-
 def _layer_norm_backward_rule(grad, x, weight, mean, rstd, grad_weight, grad_bias, **_):
     return Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype))
 
@@ -94,12 +94,6 @@ def _layer_norm_backward_rule(grad, x, weight, mean, rstd, grad_weight, grad_bia
 def _layer_norm_backward_launch(out, grad, x, weight, mean, rstd, grad_weight, grad_bias, *, compute, n_norm, **_):
     tnn.layer_norm_backward(_as_rows(out, n_norm), _as_rows(grad, n_norm), _as_rows(x, n_norm), weight, mean, rstd,
                             grad_weight, grad_bias, compute)
-
-
-def _layer_norm_backward_reference(grad, x, weight, mean, rstd, grad_weight, grad_bias, *, n_norm, **_):
-    M, N = _split_rows(x.shape, n_norm)
-    return numpy_nn.layer_norm_backward(grad.reshape(M, N), x.reshape(M, N), weight, mean, rstd, grad_weight,
-                                        grad_bias).reshape(x.shape)
 
 
 def _norm_dims(x, n_norm):
@@ -187,13 +181,13 @@ def _layer_norm_backward(ctx, g):
 
 
 LAYER_NORM = op("layer_norm", ("x", "weight", "bias", "mean", "rstd"), rule=_layer_norm_rule,
-                reference=_layer_norm_reference, kernel=_layer_norm_launch, backward=_layer_norm_backward,
+                reference=numpy_nn.layer_norm_nd, kernel=_layer_norm_launch, backward=_layer_norm_backward,
                 saves=("x", "weight", "mean", "rstd"), grad_name="NativeLayerNormBackward0")
 # The fused backward: dx, plus grad_weight/grad_bias written into the last two arguments when
 # given (first-order backward). Recorded under create_graph with dx as its one differentiable
 # output; its own backward is written with table ops.
 LAYER_NORM_BACKWARD = op("layer_norm_backward", ("grad", "x", "weight", "mean", "rstd", "grad_weight", "grad_bias"),
-                         rule=_layer_norm_backward_rule, reference=_layer_norm_backward_reference,
+                         rule=_layer_norm_backward_rule, reference=numpy_nn.layer_norm_backward_nd,
                          kernel=_layer_norm_backward_launch, backward=_layer_norm_backward_backward,
                          saves=("grad", "x", "weight"), grad_name="NativeLayerNormBackwardBackward0")
 
@@ -395,7 +389,6 @@ def _cross_entropy_backward_backward(ctx, gg):
 
 
 def _stack_parts(a, b):
-    from .joining import stack
     return stack([a, b], 0)
 
 
@@ -481,7 +474,6 @@ class _ScaleGrad:
     @classmethod
     def apply(cls, rows, scale):
         if cls._fn is None:
-            from ..autograd.function import Function
 
             class EmbeddingScaleGrad(Function):
                 @staticmethod
@@ -507,7 +499,6 @@ def embedding(input, weight, padding_idx, scale_grad_by_freq=False):
         pad = _ew.eq(flat, padding_idx).unsqueeze(1)
         rows = _ew.where(pad, rows.detach(), rows)
     if scale_grad_by_freq and rows.requires_grad:
-        import numpy as np
         idx = np.asarray(flat.detach()._to_host_array(), dtype=np.int64)     # a host read, as torch's counts
         counts = np.bincount(idx, minlength=weight.shape[0]).astype(np.float64)
         scale = _creation.tensor((1.0 / counts[idx]).reshape(-1, 1), dtype=weight.dtype, device=weight.device)
@@ -519,8 +510,6 @@ def embedding_renorm_(weight, input, max_norm, norm_type):
     """torch.embedding_renorm_: rows of ``weight`` that ``input`` refers to with a norm above
     max_norm are scaled to max_norm / (norm + 1e-7), in place and outside autograd."""
     _check_embedding(input, weight)
-    import numpy as np
-    from ..autograd.grad_mode import no_grad
     unique = np.unique(np.asarray(input.detach()._to_host_array(), dtype=np.int64).reshape(-1))
     if unique.size == 0:
         return weight
@@ -536,6 +525,6 @@ def embedding_renorm_(weight, input, max_norm, norm_type):
 
 
 def _tensor_type_name(t):
-    prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
+    prefix = backend_for(t.device).torch_name("torch.", "torch.cuda.")
     return prefix + _dt.type_name(t.dtype) + "Tensor"
 
