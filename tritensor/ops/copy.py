@@ -11,6 +11,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..memory_formats import contiguous_format, format_name, memory_format as _memory_format
 from ..backends import numpy_ref
 from ..backends import triton as tb
+from ..backends.base import backend_for
 from ..runtime.device import as_device
 from ..runtime.pinned import empty_pinned, is_pinned_storage
 from ..runtime.transfer import copy_bytes
@@ -18,7 +19,7 @@ from ..tensor import Tensor
 from . import _layout
 from ._overlap import assert_no_internal_overlap, assert_no_partial_overlap
 from ._shapes import broadcast_shapes
-from .dispatch import check_inplace, common_device, dispatch, empty, record, _rebase_inplace
+from .dispatch import check_inplace, common_device, dispatch, record, _rebase_inplace
 from .table import Meta, op
 
 
@@ -62,7 +63,7 @@ def _overwrite_backward(ctx, g):
 
 
 OVERWRITE = op("overwrite", ("x", "src"), rule=_overwrite_rule,
-               reference=lambda x, src, **_: np.broadcast_to(src, x.shape),
+               reference=numpy_ref.overwrite,
                kernel=_overwrite_launch, backward=_overwrite_backward,
                grad_name=lambda args, attrs: {"copy": "CopyBackwards", "zero": "ZeroBackward0",
                                               "fill_tensor": "FillBackward3"}.get(
@@ -113,10 +114,8 @@ def to_device(x, device, non_blocking=False):
     if device == x.device:
         return x
     src = contiguous(x.detach())
-    if non_blocking and src.device.type == "cuda" and device.type == "cpu":
-        out = empty_pinned(src.shape, src.dtype)
-    else:
-        out = empty(src.shape, src.dtype, device)
+    # where the copy lands: a device -> cpu copy with non_blocking lands in pinned memory
+    out = backend_for(device).copy_target(src.shape, src.dtype, device, non_blocking)
     copy_bytes(out._storage, 0, src._storage, src._offset * src.dtype.itemsize,
                src.numel() * src.dtype.itemsize, non_blocking)
     record(DEVICE_COPY, out, (x,), {"source": x.device})
@@ -126,7 +125,7 @@ def to_device(x, device, non_blocking=False):
 def pin_memory(x, device=None):
     """Tensor.pin_memory(): ``x`` itself if its storage is pinned, else a contiguous copy in
     pinned host memory (differentiable, as torch's)."""
-    if x.device.type != "cpu":
+    if not backend_for(x.device).host_memory:
         raise RuntimeError(f"cannot pin '{x._type_description().split(' [')[0]}' only dense CPU tensors can be pinned")
     if device is not None:
         warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do not pass this "
@@ -142,7 +141,7 @@ def pin_memory(x, device=None):
 
 def is_pinned(x, device=None) -> bool:
     """True for a cpu tensor whose storage is pinned host memory (always False on cuda)."""
-    return x.device.type == "cpu" and is_pinned_storage(x._storage)
+    return backend_for(x.device).host_memory and is_pinned_storage(x._storage)
 
 
 def to(x, *args, **kwargs):
@@ -170,8 +169,8 @@ def to(x, *args, **kwargs):
     out = x
     dtype = None if dtype is None else _dt.as_dtype(dtype)
     device = None if device is None else as_device(device)
-    if dtype is not None and dtype is not out.dtype and device is not None and device.type == "cpu" \
-            and x.device.type == "cuda":
+    if dtype is not None and dtype is not out.dtype and device is not None \
+            and backend_for(device).host_memory and not backend_for(x.device).host_memory:
         out = to_dtype(out, dtype)     # cast on the GPU, before a (possibly asynchronous) copy to host
     if device is not None:
         out = to_device(out, device, non_blocking)
@@ -209,13 +208,12 @@ def copy_into(dst: Tensor, src, non_blocking=False):
                 copy_bytes(dst._storage, dst._offset * dst.dtype.itemsize, src._storage,
                            src._offset * src.dtype.itemsize, src.numel() * src.dtype.itemsize, non_blocking)
                 return
-            src = to_device(src.detach(), dst.device, non_blocking and dst.device.type == "cuda")
+            # non_blocking only into device memory: a host destination is read right after
+            backend = backend_for(dst.device)
+            src = to_device(src.detach(), dst.device, non_blocking and not backend.host_memory)
         if dst.numel() == 0:
             return
-        if dst.device.type == "cpu":
-            np.copyto(dst._host_view(), numpy_ref._cast(src._host_view(), dst.dtype), casting="unsafe")
-        else:
-            tb.copy(dst, src)
+        backend_for(dst.device).copy(dst, src)
     else:
         fill_into(dst, src)
 
@@ -229,10 +227,7 @@ def _same_bytes(dst, src):
 def fill_into(dst: Tensor, value):
     if dst.numel() == 0:
         return
-    if dst.device.type == "cpu":
-        dst._host_view()[...] = numpy_ref._cast(np.asarray(value), dst.dtype)
-    else:
-        tb.fill(dst, value)
+    backend_for(dst.device).fill(dst, value)
 
 
 # --------------------------------------------------------------------------- scalar conversion

@@ -1,7 +1,8 @@
 """dispatch(): the one road every primitive op takes.
 
-check inputs (torch's errors) -> shape/dtype rule -> allocate the output -> run the NumPy
-reference (cpu) or the Triton launcher (cuda, real or emulated) -> record the autograd node.
+check inputs (torch's errors) -> shape/dtype rule -> allocate the output -> the device's backend
+runs the op (backends/base.py: the NumPy reference on cpu, the Triton launcher on cuda, real or
+emulated) -> record the autograd node.
 """
 from __future__ import annotations
 
@@ -11,19 +12,20 @@ from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import (CopySlices, SavedTensor, grad_accumulator, gradient_edge, new_op_node,
                               rebase_history)
-from ..backends import numpy_ref
+from ..backends.base import backend_for
 from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
 from . import _layout
-from .table import Meta, OpDef
 from ._overlap import check_view_geometry, geometry
+from .table import Meta, OpDef
 
 
 def common_device(tensors):
-    """The device an op runs on. A 0-d cpu tensor may join a cuda op as a scalar, as in torch."""
+    """The device an op runs on. A 0-d cpu tensor (host memory) may join a cuda op as a scalar,
+    as in torch."""
     if not tensors:
         return None
-    devices = [t.device for t in tensors if not (t.device.type == "cpu" and t.dim() == 0)]
+    devices = [t.device for t in tensors if not (t.dim() == 0 and backend_for(t.device).host_memory)]
     if not devices:
         return tensors[0].device
     dev = devices[0]
@@ -200,8 +202,13 @@ def _remember(key, meta, dev, strides=None):
         _rule_cache.clear()
     shape = Size(int(s) for s in meta.shape)
     dtype = meta.dtype
+    compute = meta.compute or dtype
+    # the device's backend, bound to this op: a repeated call reaches the reference or the
+    # kernel launcher directly (backends/base.py: launcher, compute_arg)
+    backend = backend_for(dev)
     _rule_cache[key] = (shape, contiguous_strides(shape) if strides is None else tuple(strides),
-                        shape.numel() * dtype.itemsize, dtype, dev, meta.compute or dtype)
+                        shape.numel() * dtype.itemsize, dtype, dev, compute,
+                        backend.launcher(key[0]), backend.compute_arg(compute))
 
 
 def clear_cache():
@@ -214,11 +221,11 @@ def clear_cache():
 def _cpu_scalars_to_values(args, dev):
     """A 0-d cpu tensor used in a cuda op is read as a Python scalar; one that requires grad
     is copied to the device instead, so its gradient flows back to it."""
-    if dev is None or dev.type == "cpu":
+    if dev is None or backend_for(dev).host_memory:
         return args
 
     def convert(a):
-        if not (isinstance(a, Tensor) and a.device.type == "cpu"):
+        if not (isinstance(a, Tensor) and backend_for(a.device).host_memory):
             return a
         if a.requires_grad and is_grad_enabled():
             from .copy import to_device   # late import: copy.py is built on dispatch (its ops go through it)
@@ -231,10 +238,7 @@ def run_kernel(op: OpDef, out: Tensor, args, compute, attrs):
     """Compute op(*args) into ``out`` on out's device; nothing runs for an empty output."""
     if 0 in out._shape:
         return
-    if out._storage.device.type == "cpu":
-        numpy_ref.run(op.reference, out, args, compute, attrs, op.name)
-    else:
-        op.kernel(out, *args, compute=compute.name, **attrs)
+    backend_for(out._storage.device).run(op, out, args, attrs, compute)
 
 
 def dispatch(op: OpDef, *args, **attrs):
@@ -242,13 +246,10 @@ def dispatch(op: OpDef, *args, **attrs):
     if key is not None:
         hit = _rule_cache.get(key)
         if hit is not None:               # the fast path: nothing about this signature is redone
-            shape, strides, nbytes, dtype, dev, compute = hit
+            shape, strides, nbytes, dtype, dev, _, launch, compute = hit
             out = Tensor._make(Storage(nbytes, dev), shape, strides, 0, dtype)
             if nbytes:                    # zero-size outputs never run a kernel
-                if dev.type == "cpu":
-                    numpy_ref.run(op.reference, out, args, compute, attrs, op.name)
-                else:
-                    op.kernel(out, *args, compute=compute.name, **attrs)
+                launch(out, *args, compute=compute, **attrs)
             if _grad_state.enabled:         # record() would return at once otherwise
                 record(op, out, args, attrs)
             return out
@@ -394,8 +395,10 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     check_inplace(self)
     key = signature(op, (self,) + others, attrs)
     hit = _rule_cache.get(key) if key is not None else None
+    launch = None
     if hit is not None:     # a signature seen before: one device, the rule's result known
         meta = Meta(hit[0], hit[3], hit[5])
+        launch = hit[6]     # the backend's launcher of op (as in dispatch's fast path)
     else:
         dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
         meta = op.rule(self, *others, **attrs)
@@ -415,7 +418,10 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
         _rebase_inplace(self, lambda src: dispatch(op, src, *others, **attrs),
                         needs_old_self=op.args[0] in op.saves)
     else:
-        run_kernel(op, self, (self,) + tuple(others), meta.compute or meta.dtype, attrs)
+        if launch is None:
+            run_kernel(op, self, (self,) + tuple(others), meta.compute or meta.dtype, attrs)
+        elif 0 not in self._shape:
+            launch(self, self, *others, compute=hit[7], **attrs)
         self._version_counter.value += 1
     return self
 
