@@ -166,19 +166,6 @@ def run_op(op, out, *args, compute, **attrs):
         _extobj_contextvar.reset(token)
 
 
-class _Bare:
-    """An op as run_op reads it: a reference and a name (for run, below)."""
-    __slots__ = ("reference", "name")
-
-    def __init__(self, reference, name):
-        self.reference, self.name = reference, name
-
-
-def run(reference, out, args, compute, attrs, name=None):
-    """run_op for a bare reference: ``reference(*args, **attrs)`` into ``out``."""
-    run_op(_Bare(reference, name), out, *args, compute=compute, **attrs)
-
-
 def _run_reference(reference, out, args, compute, attrs):
     arrays = [_as_compute(a, compute) for a in args]
     for name, v in attrs.items():
