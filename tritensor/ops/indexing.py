@@ -17,20 +17,27 @@ Backward rules are written with these ops, so every gradient is differentiable a
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.graph import SavedTensor, rename_node
 from ..backends import numpy_ref
+from ..backends.base import backend_for
 from ..backends.triton import index as ti
 from ..tensor import Tensor
 from . import copy as _copy
+from . import elementwise as ew
+from . import pointwise as pw
 from . import views as _views
-from .dispatch import common_device, dispatch, dispatch_inplace, empty, record
-from .elementwise import broadcast_shapes
+from ._checks import check_tensor
+from ._shapes import broadcast_shapes, wrap_dim as _wrap
+from .creation import arange, full, ones_like, tensor, zeros, zeros_like
+from .dispatch import common_device, dispatch, dispatch_inplace, record
 from .table import Meta, op
-from .views import _basic_index_layout, _wrap
+from .reduce import sum_to_size
+from .views import _basic_index_layout
 
 
 def _shape_str(shape):
@@ -111,7 +118,6 @@ def _item(item, keep_scalar_tensors):
     if item is None or item is Ellipsis or isinstance(item, slice):
         return item
     if isinstance(item, (bool, np.bool_)):
-        from .creation import tensor
         return tensor(bool(item))                       # a 0-d mask
     if isinstance(item, Tensor):
         if item.dtype.name not in _INDEX_DTYPES + _MASK_DTYPES:
@@ -120,7 +126,6 @@ def _item(item, keep_scalar_tensors):
             return int(item.item())                     # torch indexes with it like an int: a view
         return item
     if isinstance(item, (list, tuple, np.ndarray)):
-        from .creation import tensor
         arr = np.asarray(item)
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype(np.int64)                  # [] selects nothing
@@ -184,7 +189,6 @@ def parse_key(x, key, keep_scalar_tensors=False):
         if t.device != x.device:            # torch accepts cpu indices for a cuda tensor
             t = _copy.to_device(t, x.device)
         if kind == "mask0":
-            from .creation import zeros
             dims.append(d)
             indices.append(zeros(int(bool(t.item())), dtype=_dt.int64, device=x.device))
             checked.add(len(indices) - 1)
@@ -222,12 +226,7 @@ def check_range(index, size, dim, wrap=True, error=IndexError, message=None):
     if index.numel() == 0:
         return
     low = -size if wrap else 0
-    if index.device.type == "cpu":
-        a = index._host_view()
-        ok = int(a.min()) >= low and int(a.max()) < size
-    else:
-        ok = ti.count_out_of_range(index, low, size) == 0
-    if ok:
+    if backend_for(index.device).index_in_range(index, low, size):
         return
     vals = _host(index).reshape(-1).astype(np.int64)
     bad = int(vals[(vals < low) | (vals >= size)][0])
@@ -245,7 +244,6 @@ def _index_launch(out, x, *, compute, key, **_):
 
 
 def _index_backward(ctx, g):
-    from .creation import zeros
     ctx.key.check_unchanged()
     base = zeros(ctx.input_meta[0][0], dtype=g.dtype, device=g.device)
     return dispatch(INDEX_PUT, base, g, key=ctx.key, accumulate=True)
@@ -267,12 +265,10 @@ def _index_put_launch(out, x, values, *, compute, key, accumulate, **_):
 
 
 def _zero_scalar(g):
-    from .creation import zeros
     return zeros((), dtype=g.dtype, device=g.device)
 
 
 def _index_put_backward(ctx, g):
-    from .reduce import sum_to_size
     need_x, need_v = ctx.needs_input_grad
     ctx.key.check_unchanged()
     grad_x = grad_v = None
@@ -290,7 +286,6 @@ INDEX_PUT = op("index_put", ("x", "values"), rule=_index_put_rule, reference=num
 def _values_for(x, key, value, cast):
     """Values of an index_put: a tensor on x's device (cast to x's dtype when ``cast``),
     broadcastable to the indexed shape (leading size-1 dims dropped, as torch does)."""
-    from .creation import full
     if not isinstance(value, Tensor):
         return full((), value, dtype=x.dtype, device=x.device)
     if value.device != x.device:
@@ -322,7 +317,6 @@ def _index_put_key(x, indices):
         items.append(slice(None) if i is None else i)
     key, _ = parse_key(x, tuple(items), keep_scalar_tensors=True)
     if key is None:                      # no index tensor at all: every element of x
-        from .creation import arange
         key = IndexKey((), (0,), (arange(x.shape[0], device=x.device),), (x.shape[0],)) if x.dim() else \
             IndexKey((None,), (0,), (arange(1, device=x.device),), (1,))
     return key
@@ -364,7 +358,8 @@ def _masked_fill_form(x, key, value):
     v.item()): the value is converted to x's dtype. Returns the mask tensor, or None.
     A one-element value on x's own device takes the same path, so that x[mask] = v accepts a
     value of another dtype on cuda as it does on cpu (as the issue-16 comparison with torch found)."""
-    if isinstance(value, Tensor) and not (value.numel() == 1 and value.device.type in ("cpu", x.device.type)):
+    if isinstance(value, Tensor) and not (value.numel() == 1 and (
+            backend_for(value.device).host_memory or backend_for(value.device) is backend_for(x.device))):
         return None
     items = [i for i in _key_items(key) if isinstance(i, (Tensor, list, tuple, np.ndarray, bool, np.bool_))]
     if len(items) != 1:
@@ -421,8 +416,7 @@ def _check_put_overlap(x, key, value):
 
 # --------------------------------------------------------------------------- index_select / take
 def index_select(input, dim, index):
-    if not isinstance(index, Tensor):
-        raise TypeError(f"index_select(): argument 'index' (position 3) must be Tensor, not {type(index).__name__}")
+    check_tensor("index_select", index, "index", 3)
     if index.dtype.name not in _INDEX_DTYPES:
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
@@ -486,7 +480,6 @@ def _saved_index(ctx):
 
 
 def _gather_backward(ctx, g):
-    from .creation import zeros
     index = _saved_index(ctx)
     base = zeros(ctx.input_meta[0][0], dtype=g.dtype, device=g.device)
     return dispatch(SCATTER_ADD, base, g, dim=ctx.dim, value_form=False, **_index_attrs(index))
@@ -538,8 +531,7 @@ SCATTER_ADD = op("scatter_add", ("x", "src"), rule=_scatter_rule, reference=nump
 
 
 def _gather_checks(name, input, dim, index, src=None):
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    check_tensor(name, index, "index", None)
     common_device([input, index] + ([src] if isinstance(src, Tensor) else []))
     d = _wrap(dim, input.dim())
     if index.numel() == 0:
@@ -566,9 +558,8 @@ def _gather_checks(name, input, dim, index, src=None):
             extra = f" and to be no larger size than src {_shape_str(src.shape)}" if src is not None else ""
             raise RuntimeError(f"Expected index {_shape_str(index.shape)} to be no larger than self "
                                f"{_shape_str(input.shape)} apart from dimension {d}{extra}")
-    if name == "gather" or input.device.type == "cpu":
-        # scatter on a GPU checks the host copy of the index its launcher reads anyway
-        check_range(index, _size(input, d), d, wrap=False, error=RuntimeError)
+    # (scatter's Triton launcher checks the host copy of the index it reads again: the same error)
+    check_range(index, _size(input, d), d, wrap=False, error=RuntimeError)
     return d, True
 
 
@@ -587,7 +578,6 @@ def gather(input, dim, index, *, sparse_grad=False):
 def _scatter(entry, name, input, dim, index, src, inplace, reduce=None):
     if reduce is not None:
         raise NotImplementedError(f"tritensor: {name}(reduce={reduce!r}) is not supported")
-    from .creation import full
     value_form = not isinstance(src, Tensor)
     if value_form:
         src_t = full((), src, dtype=input.dtype, device=input.device)
@@ -651,8 +641,6 @@ def _scatter_reduce_backward(ctx, g):
     """torch's scatter_reduce_backward, rule for rule (so ties, zeros and include_self give its
     gradients): sum g; prod the product of the others (zeros handled as torch); mean g over the
     count; amax/amin g shared evenly among the elements equal to the result."""
-    from .creation import ones_like, zeros_like
-    from . import elementwise as ew
     if ctx.legacy:
         raise RuntimeError("derivative for aten::scatter is not implemented")
     x, src, out = ctx.x, ctx.src, ctx.out
@@ -672,7 +660,7 @@ def _scatter_reduce_backward(ctx, g):
         grad_x = ew.div(ew.mul(g, reduce_into(masked_x, src, "prod", inc)), masked_x)
         src_zero = ew.eq(src, 0)
         zeros_per_target = gather_(reduce_into(zeros_like(x), src_zero.to(x.dtype), "sum", True))
-        single_zero = ew.logical_and(src_zero, ew.eq(zeros_per_target, 1))
+        single_zero = pw.logical_and(src_zero, ew.eq(zeros_per_target, 1))
         masked_src_result = reduce_into(x, ew.where(single_zero, 1.0, src), "prod", inc)
         grad_src = ew.where(single_zero, gather_(ew.mul(g, masked_src_result)),
                             ew.div(gather_(ew.mul(g, out)), ew.where(src_zero, 1.0, src)))
@@ -699,7 +687,6 @@ SCATTER_REDUCE = op("scatter_reduce", ("x", "src"), rule=_scatter_rule, referenc
 def _scatter_reduce(input, dim, index, src, reduce, include_self, inplace, legacy=False):
     name = "scatter" if legacy else "scatter_reduce"
     if not isinstance(src, Tensor):
-        from .creation import full
         src = full(tuple(index.shape), src, dtype=input.dtype, device=input.device)
     elif src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")     # torch's text for both
@@ -747,7 +734,6 @@ def _legacy_scatter_reduce(input, dim, index, src, reduce, inplace):
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if isinstance(src, Tensor):
-        import warnings
         warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
                       "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
                       UserWarning, stacklevel=3)
@@ -755,10 +741,6 @@ def _legacy_scatter_reduce(input, dim, index, src, reduce, inplace):
 
 
 # --------------------------------------------------------------------------- nonzero / masked_select
-def _compacted(mask, shape, dtype, device, values=None):
-    """nonzero / masked_select on a device: the backend's stream compaction into a new tensor."""
-    return ti.compacted(mask, shape, lambda out_shape: empty(out_shape, dtype, device), values=values)
-
 
 def nonzero(input, *, as_tuple=False):
     if as_tuple:
@@ -766,16 +748,10 @@ def nonzero(input, *, as_tuple=False):
             return (nonzero(_views.reshape(input, (1,)))[:, 0],)
         nz = nonzero(input)
         return tuple(_views.basic_index(nz, (slice(None), d)) for d in range(input.dim()))
-    shape = tuple(input.shape)
-    if input.device.type == "cpu":
-        from .creation import tensor
-        return tensor(np.argwhere(np.asarray(input._host_view()) != 0).astype(np.int64))
-    return _compacted(input, shape, _dt.int64, input.device)
+    return backend_for(input.device).compact(input, tuple(input.shape), _dt.int64)
 
 
 def _masked_select_backward(ctx, g):
-    from .creation import zeros
-    from .reduce import sum_to_size
     base = zeros(ctx.shape, dtype=g.dtype, device=g.device)
     key, _ = parse_key(base, (_views.expand(ctx.mask, ctx.shape),))
     grad = dispatch(INDEX_PUT, base, g, key=key, accumulate=False)
@@ -791,15 +767,8 @@ def masked_select(input, mask):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     dev = common_device([input, mask])
     shape = broadcast_shapes(input.shape, mask.shape)
-    if dev.type == "cpu":
-        from .creation import tensor
-        sel = np.broadcast_to(input._host_view(), shape)[np.broadcast_to(mask._host_view(), shape)]
-        out = tensor(sel, dtype=input.dtype)
-    else:
-        x, m = input, mask
-        if m.device != dev:
-            m = _copy.to_device(m, dev)
-        out = _compacted(m, shape, input.dtype, dev, values=x)
+    m = mask if mask.device == dev else _copy.to_device(mask, dev)     # a 0-d cpu mask
+    out = backend_for(dev).compact(m, shape, input.dtype, values=input)
     record(MASKED_SELECT, out, (input, mask), {"shape": shape})
     return out
 
