@@ -7,6 +7,7 @@ checked against NumPy: shapes that cross block boundaries, transposed / sliced /
 every dtype, NaN and inf. The interpreter costs ~1 ms per launch plus ~0.35 ms per program, so the
 shapes are small and the interpreter's block sizes (INTERPRETER_SETTINGS) are small too.
 """
+import json
 import math
 import os
 
@@ -776,7 +777,7 @@ def test_random_layouts():
 
 # --------------------------------------------------------------------------- compiled for a GPU
 _COMPILE_SCRIPT = r'''
-import os, re, sys
+import json, os, re, sys
 import numpy as np
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver
@@ -821,6 +822,10 @@ def host_scratch(like, shape, dtype):
 
 
 tb._run, tb._scratch = warmup, host_scratch
+# the launcher modules of the backends/triton package import _scratch by name: rebind it in each
+for _name, _module in list(sys.modules.items()):
+    if _name.startswith("tritensor.backends.triton") and hasattr(_module, "_scratch"):
+        _module._scratch = host_scratch
 ''' + "\n".join(__import__("inspect").getsource(c) for c in (FakeDType, FakeStorage, FT)) + r'''
 _D = {}
 
@@ -846,19 +851,38 @@ def T(shape, name, transposed=False):
     return FT(a.T if transposed else a)
 
 
+launched = set()
+
+
+def elementwise_once(fn, compute, out, ins):
+    """One launch per (FN, compute, input dtypes): a transposed input for a unary FN, a broadcast
+    second operand for a binary one."""
+    if (fn, compute, tuple(ins)) in launched:
+        return
+    launched.add((fn, compute, tuple(ins)))
+    if len(ins) == 1:
+        tb.elementwise(fn, T((5, 40), out), [T((5, 40), ins[0], True)], compute)
+    else:
+        tb.elementwise(fn, T((5, 40), out), [T((5, 40), ins[0]), T((40,), ins[1])], compute)
+
+
 k = tb._kernels()
+# the elementwise op records of tests/opinfo.py (elementwise_signatures): each op's FN in the
+# float32, int64 and bool flavours its dtypes reach
+for fn, compute, out, ins in json.loads(os.environ.get("TRITENSOR_COMPILE_RECORDS", "[]")):
+    elementwise_once(fn, compute, out, ins)
 for fn in sorted(set(k.elementwise.UNARY) - k.elementwise.INTEGER_ONLY):   # every FN once, plus the integer and float64 flavours
-    tb.elementwise(fn, T((5, 40), "float32"), [T((5, 40), "float32", True)], "float32")
+    elementwise_once(fn, "float32", "float32", ["float32"])
 for fn, c in [("neg", "int64"), ("abs", "int8"), ("relu", "uint8"), ("identity", "bool"), ("tanh", "float64")]:
-    tb.elementwise(fn, T((5, 40), c), [T((5, 40), c, True)], c)
+    elementwise_once(fn, c, c, [c])
 tb.elementwise("exp", T((64,), "bfloat16"), [T((64,), "float16")], "float32")
 for fn in sorted(set(k.elementwise.BINARY) - k.elementwise.INTEGER_ONLY):
     out = "bool" if fn in ("eq", "ne", "lt", "le", "gt", "ge") else "float32"
-    tb.elementwise(fn, T((5, 40), out), [T((5, 40), "float32"), T((40,), "float32")], "float32")
+    elementwise_once(fn, "float32", out, ["float32", "float32"])
 for fn, c in [("pow", "int32"), ("pow", "uint8"), ("pow", "float64"), ("add", "bool"), ("maximum", "int64"),
               ("lt", "int8"), ("relu_backward", "int64")]:
     out = "bool" if fn == "lt" else c
-    tb.elementwise(fn, T((5, 40), out), [T((5, 40), c), T((40,), c)], c)
+    elementwise_once(fn, c, out, [c, c])
 tb.elementwise("mul", T((5, 40), "float64"), [2.5, T((5, 40), "float64", True)], "float64")
 tb.elementwise("sub", T((5, 40), "int64"), [T((5, 40), "int32", True), 3], "int64")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")
@@ -931,14 +955,14 @@ tmm.matmul(T((3, 40, 50), "float32"), T((3, 40, 70), "float32"), T((70, 50), "fl
 for fn in ("floor", "ceil", "trunc", "round", "sign", "bitwise_not", "logical_not", "isnan", "isinf", "isfinite"):
     for c in ("int64", "uint8"):
         out = "bool" if fn.startswith(("is", "logical")) else c
-        tb.elementwise(fn, T((5, 40), out), [T((5, 40), c, True)], c)
+        elementwise_once(fn, c, out, [c])
 for fn in ("expm1", "log1p", "round", "erf", "gelu_tanh", "tan"):
-    tb.elementwise(fn, T((5, 40), "float64"), [T((5, 40), "float64", True)], "float64")
+    elementwise_once(fn, "float64", "float64", ["float64"])
 for fn in ("div_trunc", "div_floor", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor",
            "logical_xor"):
     for c in ("int32", "int64", "uint8"):
         out = "bool" if fn.startswith("logical") else c
-        tb.elementwise(fn, T((5, 40), out), [T((5, 40), c), T((40,), c)], c)
+        elementwise_once(fn, c, out, [c, c])
 for fn in ("div_floor", "remainder", "fmod"):
     tb.elementwise(fn, T((5, 40), "float64"), [T((5, 40), "float64"), 2.5], "float64")
 tb.elementwise("bitwise_and", T((5, 40), "bool"), [T((5, 40), "bool"), True], "bool")
@@ -1040,6 +1064,23 @@ print("compiled", count[0], "of", calls[0])
 COMPILE_PARTS = 4
 
 
+def elementwise_signatures():
+    from opinfo import elementwise_signatures as from_records   # the op records (tests/opinfo.py)
+    return from_records()
+
+
+def test_compile_check_launches_every_elementwise_record():
+    """The compile check's elementwise launches come from the op records: each is a kernel FN of
+    its arity, and every elementwise record (the parity test's reference == "table") has one."""
+    from opinfo import RECORDS
+    k = tb._kernels()
+    signatures = elementwise_signatures()
+    for fn, compute, out, ins in signatures:
+        assert fn in (k.elementwise.UNARY if len(ins) == 1 else k.elementwise.BINARY), (fn, ins)
+    assert {r.kernel_fn for r in RECORDS if r.kernel_fn} == {sig[0] for sig in signatures}
+    assert all(r.kernel_fn or r.name in ("clamp_min", "clamp_max") for r in RECORDS if r.reference == "table")
+
+
 @pytest.mark.skipif(os.environ.get("TRITENSOR_COMPILE_CHECK", "1") == "0", reason="TRITENSOR_COMPILE_CHECK=0")
 @pytest.mark.parametrize("part", range(COMPILE_PARTS))
 def test_kernels_compile_for_sm90(tmp_path, part):
@@ -1058,6 +1099,7 @@ def test_kernels_compile_for_sm90(tmp_path, part):
     env["TRITON_CACHE_DIR"] = str(tmp_path)
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     env["TRITENSOR_COMPILE_PART"], env["TRITENSOR_COMPILE_PARTS"] = str(part), str(COMPILE_PARTS)
+    env["TRITENSOR_COMPILE_RECORDS"] = json.dumps(elementwise_signatures())
     done = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
