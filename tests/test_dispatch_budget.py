@@ -27,9 +27,9 @@ BUDGET = {
     "cpu x.add_(b)": 35,            # in place (torch's overlap checks included)
     "cpu a * b recorded": 22,       # with the autograd node recorded (both inputs require grad)
     # autograd (issue 14): the whole of bench.overhead's case, the backward alone, one tiny step
-    "cpu (a * b).sum().backward()": 138,
-    "cpu y.backward() of (a * b).sum()": 82,   # seed, SumBackward0, MulBackward0, 2 leaves
-    "cpu tiny training step": 396,  # 8x8 matmul, tanh, pow, mean, backward, sub_ under no_grad
+    "cpu (a * b).sum().backward()": 136,
+    "cpu y.backward() of (a * b).sum()": 80,   # seed, SumBackward0, MulBackward0, 2 leaves
+    "cpu tiny training step": 394,  # 8x8 matmul, tanh, pow, mean, backward, sub_ under no_grad
     "cuda host a + b": 28,          # emulated cuda, the launch replaced by a recorder
 }
 

@@ -21,7 +21,7 @@ from heapq import heapify, heappop, heappush
 
 from . import anomaly as _anomaly
 from .grad_mode import _state as _grad_state
-from .graph import AccumulateGrad, gradient_edge
+from .graph import AccumulateGrad, OpNode, gradient_edge
 from .hooks import run_posthooks, run_prehooks
 
 
@@ -52,6 +52,7 @@ def _sole_holder_count() -> int:
     return n
 
 
+_OP_NODE_RELEASE = OpNode.release_saved
 _SOLE = _sole_holder_count() if hasattr(sys, "getrefcount") else -1   # -1: never steal
 
 
@@ -311,7 +312,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     else:
                         outs = _apply_with_hooks(node, hooks, grads, check_nan)
                     if not retain_graph:
-                        node.release_saved()
+                        if type(node).release_saved is _OP_NODE_RELEASE:
+                            # OpNode.release_saved, inlined (every recorded op comes here)
+                            for st in node.ctx._saved.values():
+                                if st is not None:
+                                    st._tensor = None
+                                    st._packed = None
+                        else:
+                            node.release_saved()
                 grads = None
             if stop_at and node in stop_at:
                 continue
