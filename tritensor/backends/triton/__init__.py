@@ -61,7 +61,8 @@ from ...runtime.launch import KernelArg, launch_kernel, pointer  # noqa: F401
 # every launch goes through _run (runtime/launch.py runs it on the current stream of the
 # arguments' device, under the interpreter with NumPy's float warnings silenced) ...
 _run = launch_kernel
-# ... and kernels index in int32 while every index and offset stays below INDEX32_LIMIT.
+# ... and kernels index in int32 while every index and offset stays below INDEX32_LIMIT. Scratch
+# buffers too come from the package's _scratch (compile checks without a GPU rebind it to host memory).
 INDEX32_LIMIT = 2 ** 31 - 1
 
 from ._plan import (  # noqa: E402,F401

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import triton as _backend   # the package: _scratch is read there (compile checks rebind it)
 from ._plan import _contiguous_strides, _prod, interpreting
 
 
@@ -82,7 +83,7 @@ def _scratch(like, shape, dtype):
 def upload(like, array):
     """A contiguous device buffer (a ``_View``) on ``like``'s device holding ``array``."""
     array = np.ascontiguousarray(array)
-    view = _scratch(like, array.shape, _dtype(array.dtype.name))
+    view = _backend._scratch(like, array.shape, _dtype(array.dtype.name))   # the package hook
     if array.size:
         storage = view._storage
         if isinstance(storage, _HostBuffer):

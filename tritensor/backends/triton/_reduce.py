@@ -10,7 +10,7 @@ import numpy as np
 from ...runtime.launch import pointer
 from .. import triton as _backend   # the package: every launch goes through _backend._run
 from ._copy import copy, fill
-from ._memory import _dtype, _scratch, _View
+from ._memory import _dtype, _View
 from ._plan import MAX_RANK, _cdiv, _contiguous_strides, _kernels, _next_pow2, _prod, coalesce, settings
 
 
@@ -35,7 +35,7 @@ def _regrouped(x, kept, red, n_out, R):
     xshape, xstrides = tuple(int(s) for s in x.shape), tuple(int(s) for s in x.stride())
     perm = kept + red
     view = _View([xshape[d] for d in perm], [xstrides[d] for d in perm], x._offset, x._storage, x.dtype)
-    x = _scratch(x, view.shape, x.dtype)
+    x = _backend._scratch(x, view.shape, x.dtype)
     copy(x, view)
     kshape, kstrides = ([n_out], [R]) if n_out > 1 else ([], [])
     rshape, rstrides = ([R], [1]) if R > 1 else ([], [])
@@ -123,7 +123,7 @@ def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, com
                       BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, **meta)
         return
     # Pass 1: partial[k, c] = OP over chunk c of x[k, :]. Pass 2: out[k] = OP over c of partial[k, c].
-    partial = _scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
+    partial = _backend._scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
     _backend._run(k.reduce.reduce_kernel, (n_blocks, chunks), pointer(x), pointer(partial), n_out, R, chunk,
                   kshape, kstrides, rshape, rstrides, chunks, 1, KRANK=len(kshape), RRANK=len(rshape),
                   BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, **meta)
@@ -172,8 +172,8 @@ def arg_reduce(op, out, x, dim, compute):
         return
     # Few outputs, long ranges (the whole-tensor argmax above all): pass 1 finds the winner of
     # each chunk, pass 2 the winner among the chunk winners (their values and indices).
-    values = _scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
-    indices = _scratch(x, (n_out, chunks), _dtype("int64"))
+    values = _backend._scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
+    indices = _backend._scratch(x, (n_out, chunks), _dtype("int64"))
     _backend._run(k.reduce.arg_reduce_kernel, (n_blocks, chunks), pointer(x), pointer(x), pointer(values),
                   pointer(indices), n_out, R, chunk, kshape, kstrides, rshape, rstrides, chunks, 1,
                   KRANK=len(kshape), RRANK=len(rshape), BLOCK_OUT=block_out, BLOCK_RED=block_red,
