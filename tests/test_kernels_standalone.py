@@ -855,11 +855,11 @@ launched = set()
 
 
 def elementwise_once(fn, compute, out, ins):
-    """One launch per (FN, compute, input dtypes): a transposed input for a unary FN, a broadcast
-    second operand for a binary one."""
-    if (fn, compute, tuple(ins)) in launched:
+    """One launch per (FN, compute, output and input dtypes): a transposed input for a unary FN, a
+    broadcast second operand for a binary one."""
+    if (fn, compute, out, tuple(ins)) in launched:
         return
-    launched.add((fn, compute, tuple(ins)))
+    launched.add((fn, compute, out, tuple(ins)))
     if len(ins) == 1:
         tb.elementwise(fn, T((5, 40), out), [T((5, 40), ins[0], True)], compute)
     else:
