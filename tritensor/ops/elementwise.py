@@ -14,8 +14,10 @@ import numpy as np
 from .. import dtypes as _dt
 from ..backends import numpy_ref
 from ..backends import triton as tb
+from ..backends.base import backend_for
 from ..tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import _state as _grad_state
 from .dispatch import dispatch, empty
 from .dispatch import dispatch_inplace as _dispatch_inplace
 from .table import Meta, op
@@ -87,6 +89,33 @@ def _by_scalar_position(base):
     return name
 
 
+def _not_implemented(kernel, dtype, device):
+    """torch's dispatch error for a dtype a kernel has no case for."""
+    where_ = backend_for(device).torch_kind if device is not None else "cpu"
+    return NotImplementedError(f'"{kernel}_{where_}" not implemented for \'{_dt.type_name(dtype)}\'')
+
+
+def _device_of(*args):
+    for a in args:
+        if isinstance(a, Tensor):
+            return a.device
+    return None
+
+
+def _zeros(ctx, g):
+    """The gradient of a step function (floor, sign, ...): zero, as torch's zeros_like(grad)."""
+    return zeros_like(g)
+
+
+def _integer_division_rule(name):
+    def rule(x, y, **_):
+        meta = same_type_rule(x, y)
+        if meta.dtype is _dt.bool_:
+            raise _not_implemented(name, _dt.bool_, _device_of(x, y))
+        return meta
+    return rule
+
+
 # --------------------------------------------------------------------------- entries
 # Backward rules are tritensor ops, so they are differentiable again (create_graph=True).
 ADD = _elementwise("add", ("x", "y"), same_type_rule, lambda ctx, g: (g, g))
@@ -99,17 +128,26 @@ def _needed(ctx, *grads):
 
 def _mul_backward(ctx, g):
     x, y = ctx.x, ctx.y
-    if all(ctx.needs_input_grad) and _fusable_mul_grads(g, x, y):
+    need_x, need_y = ctx.needs_input_grad
+    if need_x and need_y and _fusable_mul_grads(g, x, y):
         return mul_grads(g, x, y)
-    return _needed(ctx, lambda: mul(g, y), lambda: mul(g, x))
+    # dispatch directly (the forward's operands passed mul's checks): still tritensor ops, so
+    # create_graph=True records them (issue 14: no front end per gradient)
+    return (dispatch(MUL, g, y) if need_x else None), (dispatch(MUL, g, x) if need_y else None)
 
 
 def _fusable_mul_grads(g, x, y):
     """Both gradients of x * y come from one kernel (3 reads, 2 writes instead of 4 reads and 2
-    writes) on cuda when no graph of the backward is recorded (create_graph=False: the fused
-    results need no history) and both gradients have one dtype."""
-    return (not is_grad_enabled() and isinstance(x, Tensor) and isinstance(y, Tensor)
-            and g.device.type == "cuda" and x.device == g.device and y.device == g.device
+    writes) where the device's backend has that kernel (Triton's), when no graph of the backward
+    is recorded (create_graph=False: the fused results need no history) and both gradients have
+    one dtype."""
+    # the cheap tests first (grad mode is one attribute read; the backend's kernels one call):
+    # on the cpu a repeated backward pays two calls here (issue 14)
+    if _grad_state.enabled or not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        return False
+    dev = g._storage.device
+    return ("mul_backward" in backend_for(dev).fused_kernels
+            and x.device == dev and y.device == dev
             and _dt.result_type(g, x) is _dt.result_type(g, y))
 
 
@@ -128,6 +166,18 @@ DIV = _elementwise("div", ("x", "y"), float_rule,
                    lambda ctx, g: _needed(ctx, lambda: div(g, ctx.y),
                                           lambda: neg(div(mul(g, ctx.out), ctx.y))),
                    saves=("y", "out"))
+# div with a rounding mode (trunc: C's, floor: Python's); the quotients are step functions:
+# zero gradients.
+def _zero_grads(ctx, g):
+    return _needed(ctx, lambda: _zeros(ctx, g), lambda: _zeros(ctx, g))
+
+
+DIV_TRUNC = _elementwise("div_trunc", ("x", "y"), _integer_division_rule("div_trunc"), _zero_grads,
+                         grad_name=lambda args, attrs: "DivBackward2" if isinstance(args[1], Tensor) else "DivBackward3")
+DIV_FLOOR = _elementwise("div_floor", ("x", "y"), _integer_division_rule("div_floor"), _zero_grads,
+                         grad_name=lambda args, attrs: "DivBackward2" if isinstance(args[1], Tensor) else "DivBackward3")
+
+
 NEG = _elementwise("neg", ("x",), same_type_rule, lambda ctx, g: neg(g))
 EXP = _elementwise("exp", ("x",), float_rule, lambda ctx, g: mul(g, ctx.out), saves=("out",))
 LOG = _elementwise("log", ("x",), float_rule, lambda ctx, g: div(g, ctx.x), saves=("x",))
@@ -142,6 +192,18 @@ SIGMOID = _elementwise("sigmoid", ("x",), float_rule, lambda ctx, g: sigmoid_bac
 def _tanh_backward_backward(ctx, gg):
     # d/dgrad [grad * (1 - y^2)] = 1 - y^2 ;  d/dy = -2 * grad * y
     return tanh_backward(gg, ctx.y), mul(mul(gg, ctx.grad), mul(ctx.y, -2))
+
+
+# sigmoid's gradient: one fused kernel grad * y * (1 - y) (its own derivative composite)
+def _sigmoid_backward_backward(ctx, gg):
+    # grad * y (1 - y): d/dgrad = y (1 - y); d/dy = grad (1 - 2y)
+    y = ctx.y
+    return _needed(ctx, lambda: sigmoid_backward(gg, y),
+                   lambda: mul(mul(gg, ctx.grad), sub(1, mul(y, 2))))
+
+
+SIGMOID_BACKWARD = _elementwise("sigmoid_backward", ("grad", "y"), float_rule, _sigmoid_backward_backward,
+                                saves=("grad", "y"))
 
 
 # tanh's gradient comes from its saved output in one fused kernel: grad * (1 - y*y).
@@ -171,7 +233,7 @@ def no_bool_rule(cpu_kernel, cuda_kernel):
     naming torch's kernel on each device."""
     def rule(x, *rest, **_):
         if x.dtype is _dt.bool_:
-            name = cuda_kernel if x.device.type == "cuda" else cpu_kernel
+            name = backend_for(x.device).torch_name(cpu_kernel, cuda_kernel)
             raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
         return same_type_rule(x, *rest)
     return rule
@@ -252,11 +314,16 @@ WHERE = op("where", ("condition", "x", "y"), rule=_where_rule, reference=numpy_r
 
 # --------------------------------------------------------------------------- functions
 def _binary(entry, x, y):
+    if isinstance(x, Tensor) and (isinstance(y, Tensor) or type(y) in _PLAIN_NUMBERS):
+        return dispatch(entry, x, y)       # nothing to convert or check (issue 14: 3 calls less)
     x, y = as_number(x), as_number(y)
     _check_operands(entry.name, (x, y))
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         raise not_tensor_error(entry.name, x, "input", None)
     return dispatch(entry, x, y)
+
+
+_PLAIN_NUMBERS = frozenset({bool, int, float})
 
 
 def _tensor_args(name, x, y):
@@ -273,10 +340,9 @@ def _tensor_first(name, x):
 
 
 def add(input, other, *, alpha=1):
-    other = as_number(other)
     if type(alpha) is not int or alpha != 1:
-        other = _scaled(input, other, alpha)
-    return _binary(ADD, input, other)
+        other = _scaled(input, as_number(other), alpha)
+    return _binary(ADD, input, other)     # (which reads NumPy scalars as numbers)
 
 
 def _scaled(input, other, alpha):
@@ -304,10 +370,12 @@ def _is_bool(a):
 
 def _check_sub(input, other):
     """torch's sub_check: no bool operand (a Python bool counts as a bool tensor)."""
-    if _is_bool(input) and _is_bool(other):
+    input_bool = input.dtype is _dt.bool_ if isinstance(input, Tensor) else isinstance(input, bool)
+    other_bool = other.dtype is _dt.bool_ if isinstance(other, Tensor) else isinstance(other, bool)
+    if input_bool and other_bool:      # (_is_bool of each, inlined: issue 14)
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                            "`^` or `logical_xor()` operator instead.")
-    if _is_bool(input) or _is_bool(other):
+    if input_bool or other_bool:
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
@@ -377,6 +445,29 @@ negative_ = neg_
 
 def tanh_backward(grad, y):
     return dispatch(TANH_BACKWARD, grad, y)
+
+
+def sigmoid_backward(grad, y):
+    return dispatch(SIGMOID_BACKWARD, grad, y)
+
+
+_ROUNDING = {"trunc": DIV_TRUNC, "floor": DIV_FLOOR}
+
+
+def rounding_entry(rounding_mode):
+    """The table entry of div with ``rounding_mode`` (None: true division, in elementwise.py)."""
+    if rounding_mode not in _ROUNDING:
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                           f"found '{rounding_mode}'")
+    return _ROUNDING[rounding_mode]
+
+
+def div_trunc(input, other):
+    return _binary(DIV_TRUNC, input, other)
+
+
+def div_floor(input, other):
+    return _binary(DIV_FLOOR, input, other)
 
 
 def relu_backward(grad, x):
@@ -462,18 +553,3 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     declare(_name, globals()[_name], operators=(f"__{_name}__",), out="cast")
 # Tensor.where(condition, y) is self where condition, else y
 declare("where", where, method=lambda self, condition, other: where(condition, self, other), out="where")
-
-
-# --------------------------------------------------------------------------- the rest
-# Rounding, integer division, transcendental functions, activations, clamp, logical/bitwise ops
-# and masked_fill live in pointwise.py (imported last: it builds on the entries above).
-from .pointwise import (  # noqa: E402,F401
-    bitwise_and, bitwise_and_, bitwise_not, bitwise_not_, bitwise_or, bitwise_or_, bitwise_xor,
-    bitwise_xor_, ceil, ceil_, clamp, clamp_, clamp_max, clamp_min, clip, clip_, div_floor, div_trunc,
-    erf, erf_, erf_backward, exp2, exp2_, expm1, expm1_, fix, fix_, floor, floor_, floor_divide,
-    floor_divide_, fmod, fmod_, gelu, gelu_, gelu_backward, isfinite, isinf, isnan, log1p, log1p_,
-    log2, log2_, log10, log10_, logical_and, logical_and_, logical_not, logical_not_, logical_or,
-    logical_or_, logical_xor, logical_xor_, masked_fill, masked_fill_, remainder, remainder_,
-    rounding_entry, round, round_, rsqrt, rsqrt_, sigmoid_backward, sign, sign_, silu, silu_,
-    silu_backward, tan, tan_, trunc, trunc_,
-)

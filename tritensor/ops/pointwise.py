@@ -3,8 +3,9 @@ the transcendental functions, activations (silu, gelu), clamp, logical and bitwi
 NaN/inf tests and masked_fill, each one table entry; plus every in-place form.
 
 Like elementwise.py, every entry names a small jitted FN of kernels/elementwise.py applied by the
-shared kernel of its arity and a NumPy reference (backends/numpy_ref.py). elementwise.py
-re-exports the functions defined here, so ``ops.elementwise`` stays the one module to import.
+shared kernel of its arity and a NumPy reference (backends/numpy_ref.py). This module builds on
+elementwise.py (never the other way round); the public forms of both are declared next to their
+entries (ops/surface.py) and tt.* is generated from the declarations.
 
 Integer division by zero (floor_divide, remainder, fmod, div with a rounding mode): the cpu
 device raises ``RuntimeError: ZeroDivisionError`` as torch's cpu kernels do. On cuda nothing is
@@ -14,19 +15,22 @@ either) and the kernels define the result as 0 instead of torch's unspecified va
 from __future__ import annotations
 
 import math
-
 import warnings
+
 from .. import dtypes as _dt
-from ..backends import numpy_ref
 from ..autograd.graph import rename_node
+from ..backends import numpy_ref
 from ..backends import triton as tb
+from ..backends.base import backend_for
 from ..tensor import Tensor
-from .dispatch import dispatch
-from .dispatch import dispatch_inplace as _unchecked_inplace
 from ._checks import check_tensor
 from ._overlap import assert_no_partial_overlap, has_internal_overlap
 from .copy import check_scalar_fits
-from .elementwise import (
+from .dispatch import dispatch
+from .dispatch import dispatch_inplace as _unchecked_inplace
+from .elementwise import (  # noqa: F401  (div_trunc ... stay importable from here)
+    _device_of, _integer_division_rule, _not_implemented, _zero_grads, _zeros, div_floor, div_trunc,
+    rounding_entry, sigmoid_backward,
     _binary, _check_operands, _elementwise, _needed, _tensor_args, _tensor_first, add, as_number, broadcast_shapes,
     compare_rule, dispatch_inplace, div, exp, float_rule, ge, gt, le, lt, mul, neg, no_bool_rule,
     same_type_rule, sigmoid, sub, tanh, where,
@@ -42,25 +46,6 @@ _TYPEMETA_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Hal
                    "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
-def _not_implemented(kernel, dtype, device):
-    """torch's dispatch error for a dtype a kernel has no case for."""
-    where_ = "cuda" if device is not None and device.type == "cuda" else "cpu"
-    return NotImplementedError(f'"{kernel}_{where_}" not implemented for \'{_dt.type_name(dtype)}\'')
-
-
-def _device_of(*args):
-    for a in args:
-        if isinstance(a, Tensor):
-            return a.device
-    return None
-
-
-def _zeros(ctx, g):
-    """The gradient of a step function (floor, sign, ...): zero, as torch's zeros_like(grad)."""
-    from .creation import zeros_like
-    return zeros_like(g)
-
-
 def _by_tensor_other(base):
     """torch's overload numbering for Tensor-Scalar (0) vs Tensor-Tensor (1)."""
     def name(args, attrs):
@@ -69,15 +54,6 @@ def _by_tensor_other(base):
 
 
 # --------------------------------------------------------------------------- rules
-def _integer_division_rule(name):
-    def rule(x, y, **_):
-        meta = same_type_rule(x, y)
-        if meta.dtype is _dt.bool_:
-            raise _not_implemented(name, _dt.bool_, _device_of(x, y))
-        return meta
-    return rule
-
-
 def _bitwise_rule(name):
     def rule(*args, **_):
         meta = same_type_rule(*args)
@@ -99,7 +75,7 @@ def _float_input_rule(name, kernels=None):
         if not meta.dtype.is_floating_point:
             if kernels is None:
                 raise _not_implemented(name, meta.dtype, x.device)
-            kernel = kernels[1] if x.device.type == "cuda" else kernels[0]
+            kernel = backend_for(x.device).torch_name(*kernels)
             raise NotImplementedError(f'"{kernel}" not implemented for \'{_dt.type_name(meta.dtype)}\'')
         return meta
     return rule
@@ -151,17 +127,6 @@ def _erf_backward_backward(ctx, gg):
 ERF_BACKWARD = _elementwise("erf_backward", ("grad", "x"), float_rule, _erf_backward_backward,
                             saves=("grad", "x"))
 ERF = _elementwise("erf", ("x",), float_rule, lambda ctx, g: erf_backward(g, ctx.x), saves=("x",))
-
-
-def _sigmoid_backward_backward(ctx, gg):
-    # grad * y (1 - y): d/dgrad = y (1 - y); d/dy = grad (1 - 2y)
-    y = ctx.y
-    return _needed(ctx, lambda: sigmoid_backward(gg, y),
-                   lambda: mul(mul(gg, ctx.grad), sub(1, mul(y, 2))))
-
-
-SIGMOID_BACKWARD = _elementwise("sigmoid_backward", ("grad", "y"), float_rule, _sigmoid_backward_backward,
-                                saves=("grad", "y"))
 
 
 def _silu_second(x):
@@ -216,14 +181,6 @@ GELU = op("gelu", ("x",), rule=_float_input_rule("gelu", ("GeluKernelImpl", "Gel
 
 # Integer division. Gradients: zero for the rounded quotients (step functions); remainder and
 # fmod pass the gradient to x and give y -grad * (the rounded quotient).
-def _zero_grads(ctx, g):
-    return _needed(ctx, lambda: _zeros(ctx, g), lambda: _zeros(ctx, g))
-
-
-DIV_TRUNC = _elementwise("div_trunc", ("x", "y"), _integer_division_rule("div_trunc"), _zero_grads,
-                         grad_name=lambda args, attrs: "DivBackward2" if isinstance(args[1], Tensor) else "DivBackward3")
-DIV_FLOOR = _elementwise("div_floor", ("x", "y"), _integer_division_rule("div_floor"), _zero_grads,
-                         grad_name=lambda args, attrs: "DivBackward2" if isinstance(args[1], Tensor) else "DivBackward3")
 FLOOR_DIVIDE = _elementwise("floor_divide", ("x", "y"), _integer_division_rule("div_floor"), _zero_grads,
                             fn="div_floor")
 REMAINDER = _elementwise(
@@ -366,10 +323,6 @@ def gelu_(self, approximate="none"):
     return dispatch_inplace(GELU, self, approximate=approximate)
 
 
-def sigmoid_backward(grad, y):
-    return dispatch(SIGMOID_BACKWARD, grad, y)
-
-
 def silu_backward(grad, x):
     return dispatch(SILU_BACKWARD, grad, x)
 
@@ -383,24 +336,6 @@ def erf_backward(grad, x):
     return dispatch(ERF_BACKWARD, grad, x)
 
 
-# integer division
-_ROUNDING = {"trunc": DIV_TRUNC, "floor": DIV_FLOOR}
-
-
-def rounding_entry(rounding_mode):
-    """The table entry of div with ``rounding_mode`` (None: true division, in elementwise.py)."""
-    if rounding_mode not in _ROUNDING:
-        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                           f"found '{rounding_mode}'")
-    return _ROUNDING[rounding_mode]
-
-
-def div_trunc(input, other):
-    return _binary(DIV_TRUNC, input, other)
-
-
-def div_floor(input, other):
-    return _binary(DIV_FLOOR, input, other)
 
 
 def floor_divide(input, other):
