@@ -167,14 +167,27 @@ def run_op(op, out, *args, compute, **attrs):
 
 
 def _run_reference(reference, out, args, compute, attrs):
-    arrays = [_as_compute(a, compute) for a in args]
+    arrays = []
+    for a in args:       # _as_compute, its common case inlined (issue 14: a call per operand less)
+        view = a._host_array if isinstance(a, Tensor) else None
+        arrays.append(view if view is not None and a.dtype is compute else _as_compute(a, compute))
     for name, v in attrs.items():
         if isinstance(v, Tensor):         # a tensor attribute (an index): its host array, own dtype
             attrs = dict(attrs)
             attrs[name] = v._host_view()
-    result = np.asarray(reference(*arrays, **attrs))
+    result = reference(*arrays, **attrs)
+    if 0 not in out._shape and isinstance(result, _ARRAY_TYPES) and result.dtype == out.dtype.numpy_dtype:
+        # the result has the output's dtype already (_cast would keep its values): written
+        # straight into the output's memory, without np.copyto's Python wrapper
+        view = out._host_array
+        (view if view is not None else _view(out))[...] = result
+        return
+    result = np.asarray(result)
     np.copyto(_view(out) if 0 not in out._shape else out._host_view(), _cast(result, out.dtype),
               casting="unsafe")
+
+
+_ARRAY_TYPES = (np.ndarray, np.generic)
 
 
 def _cast(result, dtype):
@@ -199,10 +212,6 @@ def overwrite(x, src, **_):
 
 def relu(x):
     return np.maximum(x, x.dtype.type(0))    # NaN propagates (as torch); no temporaries
-
-
-def div(x, y):
-    return np.true_divide(x, y)
 
 
 def pow(x, y):
@@ -351,7 +360,7 @@ def masked_fill(x, mask, value):
 UFUNCS = {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "sqrt": np.sqrt, "abs": np.abs,
-    "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,
     "exp2": np.exp2, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
@@ -370,10 +379,11 @@ def elementwise(name):
 
 # ------------------------------------------------------------------ reductions
 def reduce(op):
-    fn = {"sum": np.sum, "prod": np.prod, "amax": np.max, "amin": np.min}[op]
+    # the arrays' own methods: np.sum's Python wrappers cost four calls per reduction (issue 14)
+    method = {"sum": "sum", "prod": "prod", "amax": "max", "amin": "min"}[op]
 
     def ref(x, dims, keepdim=False, **_):
-        return fn(x, axis=tuple(dims), keepdims=keepdim) if x.ndim else x
+        return getattr(x, method)(axis=tuple(dims), keepdims=keepdim) if x.ndim else x
     return ref
 
 

@@ -48,7 +48,7 @@ def _overlap_status(a, b):
     """torch's get_overlap_status: 'full', 'partial' or None (no overlap, or too hard to tell)."""
     if a is b:
         return "full"
-    if a.numel() == 0 or b.numel() == 0 or a._storage is not b._storage:
+    if a._storage is not b._storage or a.numel() == 0 or b.numel() == 0:
         return None
     if not (is_non_overlapping_and_dense(a) and is_non_overlapping_and_dense(b)):
         return None
@@ -70,11 +70,24 @@ def assert_no_overlap(out, inp):
 
 
 def check_inplace_overlap(out, *inputs):
-    """The checks torch's TensorIterator makes for an in-place op writing ``out``."""
-    assert_no_internal_overlap(out)
+    """The checks torch's TensorIterator makes for an in-place op writing ``out``. Whether a
+    layout is non-overlapping and dense is remembered per (shape, strides), and an input is
+    compared with ``out`` only when it shares its storage (issue 14: a repeated in-place op
+    pays one call here)."""
+    layout = (out._shape, out._stride)
+    dense = _dense_layouts.get(layout)
+    if dense is None:
+        if len(_dense_layouts) >= 4096:
+            _dense_layouts.clear()
+        dense = _dense_layouts[layout] = is_non_overlapping_and_dense(out)
+    if not dense:
+        assert_no_internal_overlap(out)
     for a in inputs:
-        if isinstance(a, Tensor):
+        if isinstance(a, Tensor) and (a is out or a._storage is out._storage):
             assert_no_partial_overlap(out, a)
+
+
+_dense_layouts: dict = {}     # (shape, strides) -> is_non_overlapping_and_dense
 
 
 # --------------------------------------------------------------------------- view geometries

@@ -17,7 +17,7 @@ from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
 from . import _layout
 from ._overlap import check_view_geometry, geometry
-from .table import Meta, OpDef
+from .table import OpDef
 
 
 def common_device(tensors):
@@ -392,12 +392,13 @@ def check_inplace(t: Tensor):
 
 def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     """self = op(self, *others), written into self's memory (views see it)."""
-    check_inplace(self)
+    if _grad_state.enabled:       # check_inplace returns at once otherwise
+        check_inplace(self)
     key = signature(op, (self,) + others, attrs)
     hit = _rule_cache.get(key) if key is not None else None
     launch = None
     if hit is not None:     # a signature seen before: one device, the rule's result known
-        meta = Meta(hit[0], hit[3], hit[5])
+        shape, dtype, compute = hit[0], hit[3], hit[5]
         launch = hit[6]     # the backend's launcher of op (as in dispatch's fast path)
     else:
         dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
@@ -405,9 +406,11 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
         if key is not None:
             _remember(key, meta, dev)
         others = _cpu_scalars_to_values(others, dev)
-    check_inplace_result(self, meta.shape, meta.dtype)
+        shape, dtype, compute = meta.shape, meta.dtype, meta.compute
+    if shape != self._shape or dtype._kind > self.dtype._kind:    # (_dt.can_cast, inlined)
+        check_inplace_result(self, shape, dtype)
     recording = False
-    if op.backward is not None and is_grad_enabled():
+    if op.backward is not None and _grad_state.enabled:
         recording = self._requires_grad or self.grad_fn is not None     # self.requires_grad
         if not recording:
             for a in others:
@@ -419,7 +422,7 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
                         needs_old_self=op.args[0] in op.saves)
     else:
         if launch is None:
-            run_kernel(op, self, (self,) + tuple(others), meta.compute or meta.dtype, attrs)
+            run_kernel(op, self, (self,) + tuple(others), compute or dtype, attrs)
         elif 0 not in self._shape:
             launch(self, self, *others, compute=hit[7], **attrs)
         self._version_counter.value += 1
