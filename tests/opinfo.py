@@ -417,7 +417,7 @@ record("basic_index", lambda x, index: x[index], VIEW_DTYPES, cases(
     ("int-ellipsis", lambda m: m((3, 4, 5)), {"index": (-1, Ellipsis, 2)}),
     ("empty-slice", lambda m: m((3, 5)), {"index": (slice(2, 1),)})),
     lambda x, index: x[index])
-record("clone", lambda x: x.clone(), (tt.float32, tt.int64, tt.bool, tt.bfloat16), cases(
+record("clone", lambda x: x.clone(), (tt.float32, tt.bool), cases(
     "clone", "any",
     ("transposed", lambda m: m((9, 13)).t(), {}), ("sliced", lambda m: m((10, 31))[1::3, ::2], {}),
     ("broadcast", lambda m: m((17, 1)).expand(17, 11), {}), ("0d", lambda m: m(()), {})),
@@ -432,10 +432,13 @@ def _reduction(name, method, dtypes, reference, dims=(None, 0, 1), domain="any",
         return fn() if dim is None else fn(dim, keepdim=keepdim)
 
     def samples(device, dtype):
+        # keepdim only changes the output's view: each op gets it once each way (the first dim
+        # without, the others with), not once per dim (the emulated launches cost)
+        first = next(d for d in dims if d is not None)
         for dim in dims:
-            for keepdim in ((False,) if dim is None else (False, True)):
-                x = factory(dtype, domain, device, rng_for(name, dtype, dim, keepdim))((7, 33)).t()
-                yield SampleInput((x,), {"dim": dim, "keepdim": keepdim}, desc=f"dim={dim}-keepdim={keepdim}")
+            keepdim = dim is not None and dim != first
+            x = factory(dtype, domain, device, rng_for(name, dtype, dim, keepdim))((7, 33)).t()
+            yield SampleInput((x,), {"dim": dim, "keepdim": keepdim}, desc=f"dim={dim}-keepdim={keepdim}")
         if zero_d:
             yield SampleInput((factory(dtype, domain, device, rng_for(name, dtype, "0d"))(()),),
                               {"dim": 0, "keepdim": False}, desc="0d")
@@ -444,11 +447,11 @@ def _reduction(name, method, dtypes, reference, dims=(None, 0, 1), domain="any",
 
 
 _reduction("prod", "prod", (tt.float32, tt.float64), np.prod, domain="near1")
-_reduction("amax", "amax", (tt.float32, tt.int64, tt.bfloat16), np.max, dims=((0, 1), 0, 1))
+_reduction("amax", "amax", (tt.float32, tt.int64), np.max, dims=((0, 1), 0, 1))
 _reduction("amin", "amin", (tt.float32, tt.int64), np.min, dims=((0, 1), 0, 1))
 _reduction("argmax", "argmax", (tt.float32, tt.int64), np.argmax)
 _reduction("argmin", "argmin", (tt.float32, tt.float64), np.argmin)
-_reduction("var", "var", (tt.float32, tt.float64), lambda x, axis, keepdims: np.var(x, axis, ddof=1, keepdims=keepdims),
+_reduction("var", "var", (tt.float32,), lambda x, axis, keepdims: np.var(x, axis, ddof=1, keepdims=keepdims),
            dims=(0, 1), zero_d=False)     # a 0-d variance is nan with a warning: tests/test_reductions.py
 
 
@@ -474,9 +477,9 @@ def _log_softmax(x, axis):
 
 _scan("cumsum", "cumsum", (tt.float32, tt.int64), np.cumsum)
 _scan("cumprod", "cumprod", (tt.float32, tt.float64), np.cumprod, domain="near1")
-_scan("softmax", "softmax", (tt.float32, tt.float64, tt.bfloat16), _softmax)
+_scan("softmax", "softmax", (tt.float32, tt.float64), _softmax)
 _scan("log_softmax", "log_softmax", (tt.float32, tt.float64), _log_softmax)
-record("count_nonzero", lambda x, dim=None: tt.count_nonzero(x, dim), (tt.int64, tt.bool, tt.float32), cases(
+record("count_nonzero", lambda x, dim=None: tt.count_nonzero(x, dim), (tt.int64, tt.bool), cases(
     "count_nonzero", "small",
     ("all", lambda m: m((7, 33)).t(), {}), ("dim0", lambda m: m((7, 33)).t(), {"dim": 0}),
     ("dims", lambda m: m((3, 7, 33))[:, ::2], {"dim": (0, 2)})),
