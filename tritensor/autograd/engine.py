@@ -119,14 +119,15 @@ def ones_seed(out):
     tensor filled with 1) since every ``y.backward()`` makes one."""
     ops = _OPS
     if not ops:       # ops import autograd: taken on first use, then kept (no import per call)
-        from ..ops.copy import fill_into
+        from ..backends.base import backend_for
         from ..runtime.storage import Storage
         from ..tensor import Tensor
-        ops[:] = (Tensor._make, Storage, fill_into)
-    make, storage, fill = ops
+        ops[:] = (Tensor._make, Storage, backend_for)
+    make, storage, backend_for = ops
     shape = out._shape                     # one element: every stride 1, as contiguous_strides
-    g = make(storage(out.dtype.itemsize, out._storage.device), shape, (1,) * len(shape), 0, out.dtype)
-    fill(g, 1)
+    dev = out._storage.device
+    g = make(storage(out.dtype.itemsize, dev), shape, (1,) * len(shape), 0, out.dtype)
+    backend_for(dev).fill(g, 1)            # (copy.fill_into, less its size-0 test: one element)
     return g
 
 

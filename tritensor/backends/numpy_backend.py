@@ -38,7 +38,10 @@ class NumpyBackend(Backend):
         np.copyto(dst._host_view(), numpy_ref._cast(src._host_view(), dst.dtype), casting="unsafe")
 
     def fill(self, out, value):
-        out._host_view()[...] = numpy_ref._cast(np.asarray(value), out.dtype)
+        view = out._host_array      # the reference's kept view (numpy_ref._view): no new array
+        if view is None:
+            view = numpy_ref._view(out) if 0 not in out._shape else out._host_view()
+        view[...] = numpy_ref._cast(np.asarray(value), out.dtype)
 
     def copy_target(self, shape, dtype, device, non_blocking):
         if non_blocking:

@@ -109,9 +109,12 @@ def _run_matmul(out, args, compute):
         if not isinstance(a, Tensor) or a.dtype is not compute or a._storage is out._storage \
                 or a._storage.host is None or 0 in a._shape:
             return False
+    x, y = args
+    x = x._host_array if x._host_array is not None else _view(x)     # kept views: no call
+    y = y._host_array if y._host_array is not None else _view(y)
     token = _extobj_contextvar.set(_IGNORE_ERRORS)
     try:
-        np.matmul(_view(args[0]), _view(args[1]), out=_view(out))
+        np.matmul(x, y, out=_view(out))
     finally:
         _extobj_contextvar.reset(token)
     return True

@@ -180,6 +180,8 @@ def signature(op, args, attrs):
             elif d is not dev and (d.type != dev.type or d.index != dev.index):
                 return None
             key.append((a.dtype, d.type, d.index, a._shape, a._stride))
+        elif type(a) in _SCALAR_TYPES:     # _key_of's scalar case, inlined (issue 14)
+            key.append((type(a), a))
         else:
             k = _key_of(a)
             if k is None:
@@ -188,9 +190,13 @@ def signature(op, args, attrs):
     if dev is None:
         return None
     for name, v in attrs.items():
-        k = _key_of(v)
-        if k is None:
-            return None
+        tp = type(v)
+        if tp in _SCALAR_TYPES or tp is _dt.dtype:     # (inlined, as above)
+            k = (tp, v)
+        else:
+            k = _key_of(v)
+            if k is None:
+                return None
         key.append(name)
         key.append(k)
     return tuple(key)
@@ -403,8 +409,8 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     else:
         dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
         meta = op.rule(self, *others, **attrs)
-        if key is not None:
-            _remember(key, meta, dev)
+        if key is not None:      # the out-of-place call of this signature reads the same entry
+            _remember(key, meta, dev, output_strides(op, meta.shape, (self,) + others, attrs))
         others = _cpu_scalars_to_values(others, dev)
         shape, dtype, compute = meta.shape, meta.dtype, meta.compute
     if shape != self._shape or dtype._kind > self.dtype._kind:    # (_dt.can_cast, inlined)

@@ -123,7 +123,10 @@ SUB = _elementwise("sub", ("x", "y"), same_type_rule, lambda ctx, g: (g, neg(g))
                    grad_name=lambda args, attrs: "RsubBackward1" if not isinstance(args[0], Tensor) else "SubBackward0")
 def _needed(ctx, *grads):
     """Only the gradients some input needs are computed: each is a thunk."""
-    return tuple(fn() if need else None for fn, need in zip(grads, ctx.needs_input_grad))
+    out = []      # a loop, not a generator: no Python call per gradient (issue 14)
+    for fn, need in zip(grads, ctx.needs_input_grad):
+        out.append(fn() if need else None)
+    return tuple(out)
 
 
 def _mul_backward(ctx, g):
@@ -162,10 +165,14 @@ def mul_grads(grad, x, y):
 
 
 MUL = _elementwise("mul", ("x", "y"), same_type_rule, _mul_backward, saves=("x", "y"))
-DIV = _elementwise("div", ("x", "y"), float_rule,
-                   lambda ctx, g: _needed(ctx, lambda: div(g, ctx.y),
-                                          lambda: neg(div(mul(g, ctx.out), ctx.y))),
-                   saves=("y", "out"))
+def _div_backward(ctx, g):
+    need_x, need_y = ctx.needs_input_grad
+    y = ctx.y        # tritensor ops dispatched directly (the forward's operands passed div's checks)
+    return (dispatch(DIV, g, y) if need_x else None,
+            neg(dispatch(DIV, dispatch(MUL, g, ctx.out), y)) if need_y else None)
+
+
+DIV = _elementwise("div", ("x", "y"), float_rule, _div_backward, saves=("y", "out"))
 # div with a rounding mode (trunc: C's, floor: Python's); the quotients are step functions:
 # zero gradients.
 def _zero_grads(ctx, g):
