@@ -316,6 +316,11 @@ def rsqrt(x):
 
 
 @triton.jit
+def reciprocal(x):
+    return _div(1.0, x)
+
+
+@triton.jit
 def tan(x):
     return _div(tl.sin(x), tl.cos(x))
 

@@ -243,6 +243,9 @@ TORCH_NODE_NAMES = [
     ('L.unbind(x, 1)[2]', 'UnbindBackward0'),
     ('x.t().reshape(12)', 'UnsafeViewBackward0'),
     ('x.reshape(12)', 'ViewBackward0'),
+    ('2.0 / x', 'MulBackward0'),             # torch's __rtruediv__: reciprocal() * other
+    ('x.reciprocal()', 'ReciprocalBackward0'),
+    ('L.square(x)', 'PowBackward0'),
 ]
 
 

@@ -352,3 +352,14 @@ def test_flip_and_index_put_allocate_like_self(device):
         np.testing.assert_array_equal(to_numpy(out), want)
     cl = tt.zeros(2, 3, 4, 5, device=device).contiguous(memory_format=tt.channels_last)
     assert cl.flip(1).stride() == (60, 1, 15, 3)
+
+
+def test_an_inplace_call_first_does_not_fix_the_out_of_place_layout():
+    """dispatch caches a signature's rule result for in-place and out-of-place calls alike: an
+    in-place op seen first must not leave a contiguous layout for the out-of-place one."""
+    from tritensor.ops import dispatch as _dispatch
+    _dispatch.clear_cache()
+    x = tt.zeros(3, 4).t()
+    x.sin_()
+    assert x.sin().stride() == (1, 4)
+    assert (x.cos_() * 1).stride() == (1, 4)

@@ -270,6 +270,10 @@ def rsqrt(x):
     return 1 / np.sqrt(x)
 
 
+def reciprocal(x):
+    return 1 / x
+
+
 def silu(x):
     return x / (1 + np.exp(-x))
 

@@ -173,6 +173,9 @@ def _div_backward(ctx, g):
 
 
 DIV = _elementwise("div", ("x", "y"), float_rule, _div_backward, saves=("y", "out"))
+# d/dx 1/x = -1/x^2 = -out^2 (torch: -grad * (result * result).conj())
+RECIPROCAL = _elementwise("reciprocal", ("x",), float_rule,
+                          lambda ctx, g: mul(g, neg(mul(ctx.out, ctx.out))), saves=("out",))
 # div with a rounding mode (trunc: C's, floor: Python's); the quotients are step functions:
 # zero gradients.
 def _zero_grads(ctx, g):
@@ -437,6 +440,17 @@ tanh, tanh_ = unary(TANH, inplace_function=True, functional=True)
 relu, relu_ = unary(RELU, inplace_function=True, functional="own", out=None)
 sqrt, sqrt_ = unary(SQRT, inplace_function=True)
 sigmoid, sigmoid_ = unary(SIGMOID, inplace_function=True, functional=True)
+reciprocal, reciprocal_ = unary(RECIPROCAL, inplace_function=True)
+
+
+def _rtruediv(self, other):
+    """``other / self`` for a number ``other``: torch's Tensor.__rtruediv__ is
+    ``self.reciprocal() * other`` (MulBackward0 over ReciprocalBackward0), and anything else is
+    NotImplemented (Python's own TypeError)."""
+    other = as_number(other)
+    if not isinstance(other, (bool, int, float, Tensor)):
+        return NotImplemented
+    return mul(reciprocal(self), other)
 abs, abs_ = unary(ABS, inplace_function=("abs",), aliases=("absolute",), operators=("__abs__",))  # no torch.absolute_
 absolute, absolute_ = abs, abs_
 
@@ -549,8 +563,18 @@ declare("sub", sub, inplace=sub_, operators=("__sub__", "__rsub__", "__isub__"),
         out="cast")
 declare("mul", mul, inplace=mul_, operators=("__mul__", "__rmul__", "__imul__"), aliases=("multiply",),
         out="cast")
-declare("div", div, inplace=div_, operators=("__truediv__", "__rtruediv__", "__itruediv__"),
+declare("div", div, inplace=div_, operators=("__truediv__", ("__rtruediv__", _rtruediv), "__itruediv__"),
         aliases=("divide", "true_divide"), out="cast")
+def square(input):
+    """torch.square: ``pow(input, 2)`` (PowBackward0); a bool input gives int64, as pow's."""
+    return pow(input, 2)
+
+
+def square_(self):
+    return pow_(self, 2)
+
+
+declare("square", square, inplace=square_, inplace_function=True, out="cast")
 declare("pow", pow, inplace=pow_, operators=("__pow__", "__rpow__", "__ipow__"), out="cast")
 declare("neg", neg, inplace=neg_, inplace_function=True, operators=("__neg__",), aliases=("negative",),
         out="cast")
