@@ -2,7 +2,7 @@
 
 torch's fused optimizers pass their tensor lists to the kernel by value (TensorListMetadata);
 a Triton kernel takes a fixed argument list, so the list lives in device memory instead: one
-int64 buffer, the *table*, written by the host before each launch (backends/triton_optim.py),
+int64 buffer, the *table*, written by the host before each launch (backends/triton/optim.py),
 as Triton's grouped-GEMM tutorial passes its per-problem pointers. Its layout:
 
     table[0 : HEADER]                 the group's hyper-parameters, as float64 bit patterns

@@ -1,4 +1,4 @@
-"""Kernels index in int32 when everything fits and in int64 otherwise (backends/triton.py
+"""Kernels index in int32 when everything fits and in int64 otherwise (backends/triton/_plan.py
 needs_int64): both paths give the same results."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The Triton launchers (tritensor/backends/triton.py) and kernels (kernels/) on their own.
+"""The Triton launchers (the tritensor/backends/triton package) and kernels (kernels/) on their own.
 
 The launchers run on small NumPy-backed stand-in tensors (just the attributes a launcher reads:
 shape, stride(), _offset, _storage.data_ptr(), dtype, numel()) under Triton's interpreter, and are

@@ -31,9 +31,8 @@ NOT_OPS_TT = {
     # settings and serialization (files, not tensors)
     "get_float32_matmul_precision", "set_float32_matmul_precision", "load", "save", "load_file", "save_file",
 }
-# torch.nn.functional's module imports a helper under a public name (the lead is asked to make it
-# private: ``from ..autograd.composite import named_composite as _named_composite``).
-NOT_OPS_F = {"named_composite"}
+# tt.nn.functional has no public helper that is not an op
+NOT_OPS_F = set()
 
 
 def _public(obj):

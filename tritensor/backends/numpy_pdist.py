@@ -19,7 +19,7 @@ import numpy as np
 
 SLAB = 1 << 20          # elements of one [rows, cols, features] difference slab
 GRAM_ROWS = 256         # rows of one Gram block
-GRAM_TOL = 2.0 ** -6    # as the kernels' IEEE threshold (backends/triton_pdist.py)
+GRAM_TOL = 2.0 ** -6    # as the kernels' IEEE threshold (backends/triton/pdist.py)
 
 
 # --------------------------------------------------------------------------- the pair index

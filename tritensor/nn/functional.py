@@ -8,7 +8,7 @@ gradients of gradients) come from the ops they are made of.
 import warnings as _warnings
 
 from .. import dtypes as _dt
-from ..autograd.composite import named_composite
+from ..autograd.composite import named_composite as _named_composite
 from ..ops import elementwise as _ew
 from ..ops import pointwise as _pw
 from ..ops import nn as _nn
@@ -54,7 +54,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
         raise NotImplementedError(f'"leaky_relu_cpu" not implemented for \'{_dt.type_name(input.dtype)}\'')
     if inplace:
         return input.copy_(_leaky_relu(input, negative_slope))
-    return named_composite("LeakyReluBackward0", _leaky_relu, input, negative_slope)   # torch's one node
+    return _named_composite("LeakyReluBackward0", _leaky_relu, input, negative_slope)   # torch's one node
 
 
 def _leaky_relu(input, negative_slope):
@@ -152,7 +152,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         diff = x - y
         return _weighted(diff * diff, weight, reduction, input)
     # one MseLossBackward0 node with the input's and target's edges, as torch's
-    return named_composite("MseLossBackward0", _mse, input, target, reduction)
+    return _named_composite("MseLossBackward0", _mse, input, target, reduction)
 
 
 def _mse(input, target, reduction):
@@ -186,7 +186,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_float("smooth_l1_cpu", x, y)
-    return named_composite("SmoothL1LossBackward0", _smooth_l1_loss, input, target, reduction, beta)
+    return _named_composite("SmoothL1LossBackward0", _smooth_l1_loss, input, target, reduction, beta)
 
 
 def _smooth_l1_loss(input, target, reduction, beta):
@@ -205,7 +205,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_float("huber_cpu", x, y)
     if weight is None:
         reduction = _reduction(None, None, reduction)
-        return named_composite("HuberLossBackward0", _huber_loss, input, target, reduction, delta)
+        return _named_composite("HuberLossBackward0", _huber_loss, input, target, reduction, delta)
     loss = _huber(x - y, delta)
     if tuple(weight.shape) != tuple(input.shape):
         raise ValueError("Weights and input must have the same size.")
@@ -239,7 +239,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     # one BinaryCrossEntropyBackward0 node, as torch's
-    return named_composite("BinaryCrossEntropyBackward0", _bce, input, target, weight, reduction)
+    return _named_composite("BinaryCrossEntropyBackward0", _bce, input, target, weight, reduction)
 
 
 def _bce(input, target, weight, reduction):
@@ -270,7 +270,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise RuntimeError(f"result type {_dt.type_name(result)} can't be cast to the desired output type "
                            f"{_dt.type_name(target.dtype)}")
     # one BinaryCrossEntropyWithLogitsBackward0 node, as torch's
-    return named_composite("BinaryCrossEntropyWithLogitsBackward0", _bce_with_logits, input, target, weight,
+    return _named_composite("BinaryCrossEntropyWithLogitsBackward0", _bce_with_logits, input, target, weight,
                            pos_weight, reduction)
 
 
@@ -325,7 +325,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None:
         _nn.embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
     # one EmbeddingBackward0 node whose edge is the weight's, as torch's
-    return named_composite("EmbeddingBackward0", _nn.embedding, input, weight, padding_idx, scale_grad_by_freq)
+    return _named_composite("EmbeddingBackward0", _nn.embedding, input, weight, padding_idx, scale_grad_by_freq)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -68,7 +68,7 @@ def compare_rule(*args, **_):
 
 
 def launcher(fn):
-    """The Triton launch of elementwise function ``fn`` (see backends/triton.py)."""
+    """The Triton launch of elementwise function ``fn`` (see backends/triton/_elementwise.py)."""
     def launch(out, *args, compute, **attrs):
         tb.elementwise(fn, out, list(args), compute, **attrs)
     return launch
