@@ -369,3 +369,28 @@ def one_hot(tensor, num_classes=-1):
 
 
 from ..ops.pdist import pdist  # noqa: F401
+
+
+# ------------------------------------------------------------------ hardtanh family
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped to [min_val, max_val]; the gradient passes only strictly inside the interval, as
+    torch's hardtanh_backward (clamp's passes at the bounds too). One HardtanhBackward0 node."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return input.copy_(_hardtanh(input, min_val, max_val))
+    return _named_composite("HardtanhBackward0", _hardtanh, input, min_val, max_val)
+
+
+def _hardtanh(input, min_val, max_val):
+    inside = _pw.logical_and(_ew.gt(input, min_val), _ew.lt(input, max_val))
+    return _ew.where(inside, input, input.detach().clamp(min_val, max_val))
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    """hardtanh(input, 0, 6), as torch's (HardtanhBackward0)."""
+    return hardtanh(input, 0.0, 6.0, inplace)

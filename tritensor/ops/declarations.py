@@ -52,6 +52,7 @@ for _name in ("reshape", "permute", "t", "squeeze", "unsqueeze", "flatten", "unf
               "select", "unbind", "diagonal", "diag_embed", "diagonal_scatter", "as_strided"):
     declare(_name, getattr(_views, _name))
 declare("transpose", _views.transpose, aliases=("swapaxes",))
+declare("movedim", _views.movedim, aliases=("moveaxis",))
 declare("view", method=_views.view)
 declare("expand", method=_views.expand)
 declare("unfold", method=_views.unfold)
@@ -109,6 +110,8 @@ for _name in ("stack", "hstack", "vstack", "row_stack"):
 for _name in ("split", "chunk", "tensor_split", "flip", "fliplr", "flipud"):
     declare(_name, getattr(_join, _name))
 declare("split_with_sizes", method=_join.split_with_sizes)
+declare("repeat", method=_join.repeat)          # torch has Tensor.repeat only
+declare("roll", _join.roll)
 declare("tril", _join.tril, inplace=_join.tril_, out="exact")
 declare("triu", _join.triu, inplace=_join.triu_, out="exact")
 
@@ -166,3 +169,5 @@ for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "s
               "cross_entropy", "embedding", "dropout", "one_hot"):
     declare(_name, method=False, functional="own")
 declare("leaky_relu_", method=False, functional="own")
+for _name in ("hardtanh", "hardtanh_", "relu6"):
+    declare(_name, method=False, functional="own")

@@ -8,6 +8,7 @@ flip returns a copy: tritensor has no negative strides.
 from __future__ import annotations
 
 from .. import dtypes as _dt
+from ..autograd.composite import named_composite
 from ..backends import numpy_ref
 from ..backends.triton import join as triton_join
 from ..tensor import Tensor
@@ -342,3 +343,54 @@ def triu_(input, diagonal=0):
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "split",
            "split_with_sizes", "chunk", "tensor_split", "flip", "fliplr", "flipud", "tril", "triu",
            "tril_", "triu_"]
+
+
+def repeat(input, *sizes):
+    """Tensor.repeat: the tensor tiled ``sizes`` times along each dim (leading new dims for extra
+    sizes); one RepeatBackward0 node, whose gradient sums the tiles."""
+    sizes = _views._shape_args(sizes)
+    if len(sizes) < input.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    padded = (1,) * (len(sizes) - input.dim()) + tuple(input.shape)
+    target = [s * r for s, r in zip(padded, sizes)]
+    for t in target:
+        if t < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {t}: {target}")
+    return named_composite("RepeatBackward0", _repeat, input, tuple(sizes), padded)
+
+
+def _repeat(x, sizes, padded):
+    # (1, s0, 1, s1 ...) expanded to (r0, s0, r1, s1 ...): reshaping it copies the tiles
+    interleaved = tuple(v for s in padded for v in (1, s))
+    tiled = tuple(v for r, s in zip(sizes, padded) for v in (r, s))
+    return x.reshape(interleaved).expand(*tiled).reshape(tuple(r * s for r, s in zip(sizes, padded)))
+
+
+def roll(input, shifts, dims=None):
+    """torch.roll: elements shifted along ``dims`` and wrapped around; with no dims the flattened
+    tensor is rolled and the shape restored. One RollBackward0 node."""
+    shifts = [int(shifts)] if isinstance(shifts, int) else [int(s) for s in shifts]
+    dims = [] if dims is None else ([int(dims)] if isinstance(dims, int) else [int(d) for d in dims])
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims and len(shifts) == 1:
+        return named_composite("RollBackward0", _roll_flat, input, shifts[0])
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    dims = [_wrap(d, input.dim()) for d in dims]
+    return named_composite("RollBackward0", _roll, input, tuple(shifts), tuple(dims))
+
+
+def _roll_flat(x, shift):
+    return _roll(x.flatten(), (shift,), (0,)).view(tuple(x.shape))
+
+
+def _roll(x, shifts, dims):
+    out = x
+    for shift, d in zip(shifts, dims):
+        size = out.shape[d]
+        s = shift % size if size else 0
+        if s:      # the last s entries first, then the rest
+            out = cat([_views.narrow(out, d, size - s, s), _views.narrow(out, d, 0, size - s)], d)
+    return out if out is not x else x.clone()      # always a new tensor, as torch's

@@ -738,3 +738,31 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     spanned by dims dim1 and dim2 of the result, zeros elsewhere (a new tensor, not a view)."""
     _, d1, d2 = _diag_embed_dims(input, offset, dim1, dim2)
     return dispatch(DIAG_EMBED, input, offset=int(offset), dim1=d1, dim2=d2)
+
+
+def movedim(input, source, destination):
+    """torch.movedim (moveaxis): the dims ``source`` moved to the positions ``destination``, the
+    others keeping their order; a permute view (PermuteBackward0)."""
+    pair = (isinstance(source, int), isinstance(destination, int))
+    if pair[0] != pair[1] and not all(isinstance(v, (int, tuple, list)) for v in (source, destination)):
+        raise TypeError("movedim() received an invalid combination of arguments")
+    src = [source] if pair[0] else [int(d) for d in source]
+    dst = [destination] if pair[1] else [int(d) for d in destination]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    n = input.dim()
+    wsrc, wdst = [_wrap(d, n) for d in src], [_wrap(d, n) for d in dst]
+    for name, wrapped, given in (("source", wsrc, src), ("destination", wdst, dst)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
+    if n == 0:
+        return permute(input, ())
+    order = [None] * n
+    for s, d in zip(wsrc, wdst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in wsrc)
+    return permute(input, tuple(o if o is not None else next(rest) for o in order))
+
+
+moveaxis = movedim
