@@ -38,6 +38,7 @@ from .. import dtypes as _dt
 from ..autograd.grad_mode import is_grad_enabled
 from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
+from .copy import copy_into
 from .dispatch import dispatch, dispatch_inplace
 from .views import check_inplace_overlap, narrow
 
@@ -218,7 +219,6 @@ def write_out(name, result, out, rule):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
     _check_out_grad(name, results, outs)
     check = OUT_RULES[rule] if isinstance(rule, str) else rule
-    from .copy import copy_into      # (copy.py imports elementwise, which imports this module)
     for i, (r, o) in enumerate(zip(results, outs)):
         if o.device != r.device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
@@ -422,8 +422,7 @@ def resize_(self, *sizes, memory_format=None):
         old = Tensor._make(self._storage, (self._storage.nbytes // itemsize,), (1,), 0, self.dtype)
         new = Tensor._make(Storage(needed, self._storage.device), (needed // itemsize,), (1,), 0, self.dtype)
         if old.numel():
-            from .copy import copy_into      # (copy.py imports elementwise, which imports this module)
-            copy_into(narrow(new, 0, 0, old.numel()), old)
+                    copy_into(narrow(new, 0, 0, old.numel()), old)
         self._storage = new._storage
     self._shape = Size(shape)
     self._stride = tuple(contiguous_strides(shape))
