@@ -221,6 +221,7 @@ UNARY = {
     "sign": (NUMERIC, "any"), "exp2": (NUMERIC, "small"), "expm1": (NUMERIC, "small"),
     "log2": (NUMERIC, "positive"), "log10": (NUMERIC, "positive"), "log1p": (NUMERIC, "log1p"),
     "rsqrt": (NUMERIC, "positive"), "tan": (NUMERIC, "tan"), "erf": (NUMERIC, "any"),
+    "reciprocal": (NUMERIC, "nonzero"),
     "silu": (FLOATS, "any"), "gelu": (FLOATS, "any"), "floor": (NUMERIC, "any"),
     "ceil": (NUMERIC, "any"), "round": (NUMERIC, "any"), "trunc": (NUMERIC, "any"),
     "logical_not": (NUMERIC, "any"), "bitwise_not": (INTS, "any"),
@@ -251,8 +252,6 @@ BINARY_OPS = {
     "erf_backward": _backward_op("erf_backward"),
 }
 
-if "reciprocal" in TABLE:     # being added to the table in this session (kept importable either way)
-    UNARY["reciprocal"] = (NUMERIC, "nonzero")
 
 RECORDS: list[OpInfo] = []
 RECORDS += [elementwise(n, 1, d, dom) for n, (d, dom) in UNARY.items()]
@@ -896,8 +895,7 @@ GRAD_CASES.update({
 })
 
 
-if "reciprocal" in TABLE:
-    GRAD_CASES["reciprocal"] = lambda d: (tt.reciprocal, (_randn((3,), d, away_from=0),), {})
+GRAD_CASES["reciprocal"] = lambda d: (tt.reciprocal, (_randn((3,), d, away_from=0),), {})
 
 
 # attach each gradient case to its op's record (a record of its own where the op has no parity samples)
