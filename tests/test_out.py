@@ -334,3 +334,38 @@ def test_factories_write_into_out_in_its_dtype():
     assert tt.ones(2, out=tt.empty(0), requires_grad=True).requires_grad
     with pytest.raises(RuntimeError, match=r"dtype Float does not match dtype of out parameter \(Double\)"):
         tt.zeros(2, dtype=tt.float32, out=tt.empty(0, dtype=tt.float64))
+
+
+def test_full_reductions_of_sum_and_prod_have_no_out_overload():
+    """torch's sum/prod take out= only with a dim (their full-reduction overloads have none)."""
+    x = tt.arange(6.0).reshape(2, 3)
+    with pytest.raises(TypeError, match=r"sum\(\) received an invalid combination of arguments - got "
+                                        r"\(Tensor, out=Tensor\)"):
+        tt.sum(x, out=tt.empty(()))
+    with pytest.raises(TypeError, match=r"prod\(\) received an invalid combination"):
+        tt.prod(x, out=tt.empty(()))
+    with pytest.raises(TypeError, match='sum\\(\\) missing 1 required positional arguments: "dim"'):
+        tt.sum(x, dtype=tt.float64, out=tt.empty((), dtype=tt.float64))
+    o = tt.empty(3)
+    assert tt.sum(x, 0, out=o) is o and o.tolist() == [3.0, 5.0, 7.0]
+    assert tt.mean(x, out=tt.empty(())).item() == 2.5          # mean's full overload has out=
+
+
+def test_out_with_internal_overlap_is_refused():
+    x = tt.arange(6.0).reshape(2, 3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single "
+                                           "memory location"):
+        tt.add(x, 1, out=tt.zeros(1, 3)[:1].expand(2, 3))
+
+
+def test_nonzero_out():
+    o = tt.zeros(2, dtype=tt.int64)
+    with pytest.warns(UserWarning, match="was resized"):
+        got = tt.nonzero(tt.tensor([[0, 1], [1, 1]]), out=o)
+    assert got is o and o.tolist() == [[0, 1], [1, 0], [1, 1]]
+    with pytest.raises(RuntimeError, match="nonzero: Expected out tensor to have scalar type Long but got scalar "
+                                           "typeFloat"):
+        tt.nonzero(tt.tensor([1]), out=tt.zeros(2))
+    with pytest.raises(RuntimeError, match="nonzero does not support the out kwarg when as_tuple is True"):
+        tt.nonzero(tt.tensor([1]), as_tuple=True, out=tt.zeros(2, dtype=tt.int64))
+    assert tt.tensor([0, 3]).nonzero().tolist() == [[1]]

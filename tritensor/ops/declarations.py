@@ -22,7 +22,7 @@ from . import reduce as _reduce
 from . import scan as _scan
 from . import softmax as _softmax
 from . import views as _views
-from .surface import declare, resize_
+from .surface import declare, resize_, write_out
 
 # --------------------------------------------------------------------------- reductions
 declare("sum", _reduce.sum, out="dtype")
@@ -119,7 +119,22 @@ declare("triu", _join.triu, inplace=_join.triu_, out="exact")
 declare("index_select", _indexing.index_select, out="same_scalar_type")
 declare("gather", _indexing.gather, out="exact")
 declare("masked_select", _indexing.masked_select, out="same_scalar_type")
-declare("nonzero", _indexing.nonzero)
+def _nonzero_out_dtype(name, result, out):
+    if out.dtype is not _dt.int64:
+        raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type"
+                           f"{_dt.type_name(out.dtype)}")      # (torch's text has no space there)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """torch.nonzero; ``out=`` (int64) only without as_tuple, as torch's."""
+    if out is None:
+        return _indexing.nonzero(input, as_tuple=as_tuple)
+    if as_tuple:
+        raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
+    return write_out("nonzero", _indexing.nonzero(input), out, _nonzero_out_dtype)
+
+
+declare("nonzero", nonzero, method=_indexing.nonzero)
 declare("take", _indexing.take)
 declare("scatter", _indexing.scatter, inplace=_indexing.scatter_)
 declare("scatter_add", _indexing.scatter_add, inplace=_indexing.scatter_add_)

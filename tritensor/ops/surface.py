@@ -40,6 +40,7 @@ from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
 from .copy import copy_into
 from .dispatch import dispatch, dispatch_inplace
+from ._overlap import assert_no_internal_overlap
 from .views import check_inplace_overlap, narrow
 
 
@@ -237,12 +238,26 @@ def write_out(name, result, out, rule):
                     "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, "
                     "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
             resize_(o, tuple(r.shape))
+        assert_no_internal_overlap(o)      # an expanded out: torch's "more than one element" error
         if r.numel():
             copy_into(o, r)
         o._version_counter.value += 1
     if single:
         return out
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)   # return_types.max ...
+
+
+# torch's reductions whose full-reduction overload has no out=: (name -> type of their dim)
+_OUT_ONLY_WITH_DIM = {"sum": "tuple of ints", "prod": "int"}
+
+
+def _out_without_dim(name, dtype):
+    if dtype is not None:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got (Tensor, out=Tensor), but expected one "
+        f"of:\n * (Tensor input, *, torch.dtype dtype = None)\n * (Tensor input, {_OUT_ONLY_WITH_DIM[name]} dim, "
+        "bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)\n")
 
 
 def with_out(name, fn, rule):
@@ -289,6 +304,9 @@ def with_out(name, fn, rule):
     if rule == "dtype" and "dtype" in sig.parameters:     # computed in out's dtype, as torch
         dtype_args = args.replace("dtype=dtype", "dtype=out.dtype if dtype is None else dtype")
     body = f"    return _write(_name, _impl({dtype_args}), out, _rule)\n"
+    if name in _OUT_ONLY_WITH_DIM and "dim" in sig.parameters:     # torch's overloads: out= needs dim
+        env["_no_dim"] = _out_without_dim
+        body = f"    if dim is None:\n        _no_dim(_name, dtype)\n" + body
     if rule == "factory":   # made in out's dtype on out's device; requires_grad is set on out
         env["_factory_dtype"] = _factory_dtype
         fargs = (args.replace("dtype=dtype", "dtype=_factory_dtype(dtype, out)")
