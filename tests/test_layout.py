@@ -363,3 +363,18 @@ def test_an_inplace_call_first_does_not_fix_the_out_of_place_layout():
     x.sin_()
     assert x.sin().stride() == (1, 4)
     assert (x.cos_() * 1).stride() == (1, 4)
+
+
+def test_device_copies_keep_a_dense_layout():
+    """torch's _to_copy allocates with preserve_format: a dense input's strides survive .cuda(),
+    .cpu() and pin_memory(); a non-dense one arrives dense in its dims' order."""
+    x = tt.arange(12.0).reshape(3, 4)
+    y = x.t().cuda()
+    assert y.stride() == (1, 4) and y.cpu().stride() == (1, 4) and y.cpu().tolist() == x.t().tolist()
+    z = tt.arange(120.0).reshape(2, 3, 4, 5).contiguous(memory_format=tt.channels_last)
+    assert z.cuda().cpu().is_contiguous(memory_format=tt.channels_last)
+    w = x[:, ::2]
+    assert w.cuda().stride() == (2, 1) and w.cuda().tolist() == w.tolist()
+    assert x[1:].cuda().tolist() == x[1:].tolist()
+    p = x.t().pin_memory()
+    assert p.is_pinned() and p.stride() == (1, 4) and p.tolist() == x.t().tolist()

@@ -113,13 +113,23 @@ def to_device(x, device, non_blocking=False):
     device = as_device(device)
     if device == x.device:
         return x
-    src = contiguous(x.detach())
+    src = _dense(x.detach())
     # where the copy lands: a device -> cpu copy with non_blocking lands in pinned memory
-    out = backend_for(device).copy_target(src.shape, src.dtype, device, non_blocking)
-    copy_bytes(out._storage, 0, src._storage, src._offset * src.dtype.itemsize,
+    flat = backend_for(device).copy_target((src.numel(),), src.dtype, device, non_blocking)
+    copy_bytes(flat._storage, 0, src._storage, src._offset * src.dtype.itemsize,
                src.numel() * src.dtype.itemsize, non_blocking)
+    out = Tensor._make(flat._storage, src._shape, src._stride, 0, src.dtype)
     record(DEVICE_COPY, out, (x,), {"source": x.device})
     return out
+
+
+def _dense(x):
+    """``x`` when its elements fill one block of memory (dense, non-overlapping: a byte copy of
+    the block keeps its strides, as torch's _to_copy with preserve_format does), else its clone,
+    dense with its dims in the same order."""
+    if _layout.is_non_overlapping_and_dense(x._shape, x._stride):
+        return x
+    return dispatch(CLONE, x)
 
 
 def pin_memory(x, device=None):
@@ -132,9 +142,10 @@ def pin_memory(x, device=None):
                       "argument.", DeprecationWarning, stacklevel=2)
     if is_pinned_storage(x._storage):
         return x
-    src = contiguous(x.detach())
-    out = empty_pinned(src.shape, src.dtype)
-    copy_bytes(out._storage, 0, src._storage, src._offset * src.dtype.itemsize, src.numel() * src.dtype.itemsize)
+    src = _dense(x.detach())       # the layout is kept, as torch's
+    flat = empty_pinned((src.numel(),), src.dtype)
+    copy_bytes(flat._storage, 0, src._storage, src._offset * src.dtype.itemsize, src.numel() * src.dtype.itemsize)
+    out = Tensor._make(flat._storage, src._shape, src._stride, 0, src.dtype)
     record(DEVICE_COPY, out, (x,), {"source": x.device})
     return out
 
