@@ -83,6 +83,23 @@ def channels_last_strides(shape):
     return tuple(strides)
 
 
+def _insertion_sorted(ndim, should_swap):
+    """The dims, innermost first, sorted as ATen sorts them (reorder_dimensions,
+    infer_dense_strides): an insertion sort from the outermost-last order that stops at the first
+    pair ``should_swap`` says is in order (< 0) and leaves undecided pairs (0) as they are."""
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    return perm
+
+
 def _sort_dims(shape, operand_strides):
     """TensorIterator's reorder_dimensions: a permutation of the dims, innermost first, by an
     insertion sort whose comparison asks each operand in turn (the first one that decides wins):
@@ -103,17 +120,7 @@ def _sort_dims(shape, operand_strides):
                 return 1
         return 0
 
-    perm = list(range(ndim - 1, -1, -1))
-    for i in range(1, ndim):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            comparison = should_swap(perm[dim0], perm[dim1])
-            if comparison > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif comparison < 0:
-                break
-    return perm
+    return _insertion_sorted(ndim, should_swap)
 
 
 def _dense_in_order(shape, perm):
@@ -194,16 +201,7 @@ def infer_dense_strides(shape, strides):
             return 1
         return 1 if shape[dim0] > shape[dim1] else 0
 
-    perm = list(range(ndim - 1, -1, -1))
-    for i in range(1, ndim):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            comparison = should_swap(perm[dim0], perm[dim1])
-            if comparison > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif comparison < 0:
-                break
+    perm = _insertion_sorted(ndim, should_swap)
     out = [0] * ndim
     acc = 1
     for d in perm:
