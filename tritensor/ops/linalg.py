@@ -41,7 +41,7 @@ from .dispatch import dispatch, dispatch_inplace
 from .elementwise import _needed, add, broadcast_shapes, mul
 from .reduce import sum_to_size
 from .table import Meta, op
-from .views import _expand_layout, unsafe_view, view_strides
+from .views import TRANSPOSE, _expand_layout, unsafe_view, view_strides
 
 # torch's C++ type names (caffe2 TypeMeta), as its dtype-mismatch messages print them
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -180,7 +180,7 @@ def _launch(out, *args, compute, beta=1, alpha=1):
 
 # --------------------------------------------------------------------------- backward
 def _mT(t):
-    return t.transpose(-2, -1)
+    return dispatch(TRANSPOSE, t, dim0=-2, dim1=-1)     # t.transpose(-2, -1), without its front end
 
 
 def _scaled(t, s):
@@ -197,12 +197,13 @@ def _column_major(t):
 def _mm_grad_x(g, x, y):
     """dL/dx of x @ y: g @ y^T, or (y @ g^T)^T when x is column-major (torch's layout rule: the
     gradient gets x's layout, so accumulating it into a leaf copies nothing)."""
-    return _mT(mm(y, _mT(g))) if _column_major(x) else mm(g, _mT(y))
+    # (mm's own dispatch: its operands are tensors; issue 14)
+    return _mT(dispatch(MM, y, _mT(g))) if _column_major(x) else dispatch(MM, g, _mT(y))
 
 
 def _mm_grad_y(g, x, y):
     """dL/dy of x @ y: x^T @ g, or (g^T @ x)^T when y is column-major (nn.Linear's weight.t())."""
-    return _mT(mm(_mT(g), x)) if _column_major(y) else mm(_mT(x), g)
+    return _mT(dispatch(MM, _mT(g), x)) if _column_major(y) else dispatch(MM, _mT(x), g)
 
 
 def _mm_backward(ctx, g):
@@ -431,6 +432,8 @@ class _DtypeOf:
 def matmul(input, other):
     """torch.matmul: 1-D operands are unsqueezed to matrices (and the added dim removed from the
     result); batch dims broadcast. Errors are those of the mm, mv, dot or bmm torch calls."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and len(input._shape) == 2 == len(other._shape):
+        return dispatch(MM, input, other)     # mm, less the checks two tensors pass (issue 14)
     _check_tensor("matmul", input)
     _check_tensor("matmul", other, "other", 2)
     d1, d2 = input.dim(), other.dim()

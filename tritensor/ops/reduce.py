@@ -26,6 +26,7 @@ from .creation import arange, ones, tensor, zeros
 from .joining import cat, flip
 from .dispatch import dispatch
 from .table import Meta, op
+from .views import EXPAND
 
 
 def _sum_rule(x, dims, keepdim, dtype, **_):
@@ -119,7 +120,9 @@ def _expand_back(g, ctx):
     if not ctx.keepdim and g._shape:      # a 0-d g (a full reduction) expands as it is
         for d in ctx.dims:
             g = g.unsqueeze(d)
-    return g.expand(shape)
+    # expand's own dispatch (a plain tuple: the view layout cache keys it): no front end per
+    # backward (issue 14)
+    return dispatch(EXPAND, g, shape=tuple(shape))
 
 
 def _keep(t, ctx):
