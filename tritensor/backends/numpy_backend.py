@@ -5,8 +5,6 @@ reference's (numpy_ref._cast: bool as != 0, floats to integers truncated, NaN/in
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from . import numpy_ref
@@ -30,7 +28,7 @@ class NumpyBackend(Backend):
     def launcher(self, op):
         fn = self._launchers.get(op)
         if fn is None:
-            fn = self._launchers[op] = functools.partial(numpy_ref.run_op, op)
+            fn = self._launchers[op] = numpy_ref.launcher(op)
         return fn
 
     # ---------------------------------------------------------------- memory

@@ -7,6 +7,7 @@ the output's memory.
 """
 from __future__ import annotations
 
+import functools
 from itertools import repeat as _repeat
 from operator import mul as _mul
 
@@ -96,6 +97,58 @@ def _run_ufunc(ufunc, out, args, compute):
     return True
 
 
+# Ops whose reference, for a floating compute dtype, is this ufunc exactly (pow's reference only
+# differs for integer powers): their cached cpu launches write straight into the output too.
+FLOAT_UFUNCS = {"pow": np.power}
+
+
+def launcher(op):
+    """run_op bound to ``op``: the launcher dispatch caches with each signature (backends/base.py).
+    For a ufunc op, _run_ufunc's common case is inlined (the operands' kept views, the output's
+    view made here): a repeated elementwise op pays one Python call in the backend (issue 14).
+    Anything else (a cast, an operand without memory, attributes) goes to run_op, unchanged."""
+    reference = op.reference
+    ufunc = reference if type(reference) is np.ufunc else FLOAT_UFUNCS.get(op.name)
+    if ufunc is None or _extobj_contextvar is None:
+        return functools.partial(run_op, op)
+    floating_only = ufunc is not reference
+    writes_out = _ufunc_writes_out
+    plain = (bool, int, float)
+
+    def launch(out, *args, compute, **attrs):
+        storage = out._storage
+        cd = compute.numpy_dtype
+        dtype = out.dtype
+        if (not attrs and storage.host is not None and (compute.is_floating_point or not floating_only)
+                and writes_out.get((ufunc, cd, dtype.numpy_dtype, len(args)))):
+            arrays = []
+            for a in args:
+                if isinstance(a, Tensor):
+                    if a.dtype is not compute or a._storage.host is None or 0 in a._shape:
+                        break
+                    arr = a._host_array
+                    arrays.append(arr if arr is not None else _view(a))
+                elif type(a) in plain:
+                    arrays.append(np.asarray(a).astype(cd))     # as _as_compute: wraps like torch
+                else:
+                    break
+            else:
+                arr = out._host_array
+                if arr is None:         # _view(out), inlined (a fresh output has none yet)
+                    itemsize = dtype.itemsize
+                    arr = out._host_array = np.ndarray(out._shape, dtype.numpy_dtype, storage.host,
+                                                       out._offset * itemsize,
+                                                       tuple(map(_mul, out._stride, _repeat(itemsize))))
+                token = _extobj_contextvar.set(_IGNORE_ERRORS)      # NaN/inf/overflow follow IEEE
+                try:
+                    ufunc(*arrays, out=arr)
+                finally:
+                    _extobj_contextvar.reset(token)
+                return
+        run_op(op, out, *args, compute=compute, **attrs)
+    return launch
+
+
 MATMUL_OPS = frozenset({"mm", "bmm", "matmul"})   # ops whose reference is np.matmul(x, y)
 
 
@@ -153,6 +206,9 @@ def run_op(op, out, *args, compute, **attrs):
                 return
         elif type(reference) is np.ufunc:
             if _run_ufunc(reference, out, args, compute):
+                return
+        elif name in FLOAT_UFUNCS and compute.is_floating_point:
+            if _run_ufunc(FLOAT_UFUNCS[name], out, args, compute):
                 return
         elif name in MATMUL_OPS and _run_matmul(out, args, compute):
             return

@@ -69,8 +69,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             f"complex dtype. Got: {_dt.type_name(out_dtype)}")
     dims = normalize_dims(input, dim)
     count = 1
+    sizes = tuple(input._shape)       # (a plain tuple: Size's own __getitem__ is a Python call)
     for d in dims:
-        count *= input.shape[d]
+        count *= sizes[d]
     # one node, as torch's: MeanBackward0 for the whole tensor, MeanBackward1 over dims
     return named_composite("MeanBackward0" if dim is None else "MeanBackward1", _mean_value,
                            input, dim, keepdim, out_dtype, count)
