@@ -11,7 +11,10 @@ import warnings
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd import anomaly as _anomaly
 from ..autograd.composite import named_composite
+from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.graph import Node, gradient_edge, node_class
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..autograd.grad_mode import no_grad
 from ..backends import numpy_reduce, numpy_ref
@@ -73,12 +76,51 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     for d in dims:
         count *= sizes[d]
     # one node, as torch's: MeanBackward0 for the whole tensor, MeanBackward1 over dims
-    return named_composite("MeanBackward0" if dim is None else "MeanBackward1", _mean_value,
-                           input, dim, keepdim, out_dtype, count)
+    name = "MeanBackward0" if dim is None else "MeanBackward1"
+    if dtype is None and _grad_state.enabled and input.requires_grad:
+        # the common case (every loss's mean): the node's backward written directly
+        return _recorded_mean(name, input, dims, keepdim, count,
+                              _unrecorded(_mean_value, input, dim, keepdim, out_dtype, count))
+    return named_composite(name, _mean_value, input, dim, keepdim, out_dtype, count)
 
 
 def _mean_value(input, dim, keepdim, dtype, count):
     return sum(input, dim, keepdim, dtype=dtype) / count   # the mean of nothing is 0/0 = nan, as in torch
+
+
+def _unrecorded(fn, *args):
+    """fn(*args) with grad mode off (set directly, as the engine does: no context manager)."""
+    prev = _grad_state.enabled
+    _grad_state.enabled = False
+    try:
+        return fn(*args)
+    finally:
+        _grad_state.enabled = prev
+
+
+class _MeanNode(Node):
+    """mean's node (MeanBackward0/1) when no dtype is asked: the gradient is ``grad / count``
+    expanded back to the input's shape, in tritensor ops (so create_graph=True records them),
+    the same values the composite ``sum / count`` gives (DivBackward0, then SumBackward's
+    expand), without running the engine over an inner graph on every backward (issue 14)."""
+
+    def apply(self, grads):
+        g = grads[0] if grads else None
+        if g is None:
+            return (None,)
+        return (_expand_back(dispatch(_ew.DIV, g, self.count), self),)
+
+
+def _recorded_mean(name, input, dims, keepdim, count, out):
+    node = node_class(name, _MeanNode)()
+    node.next_functions = (gradient_edge(input),)
+    node.count, node.dims, node.keepdim = count, dims, keepdim
+    node.input_meta = ((input._shape, input.dtype, input._storage.device),)    # as _expand_back reads it
+    if _anomaly._enabled:
+        _anomaly.record_trace(node)
+    out._grad_fn = node       # (out is a fresh result: no history of its own)
+    out._output_nr = 0
+    return out
 
 
 def sum_to_size(x, *shape):
