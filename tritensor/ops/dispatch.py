@@ -256,8 +256,12 @@ def dispatch(op: OpDef, *args, **attrs):
             out = Tensor._make(Storage(nbytes, dev), shape, strides, 0, dtype)
             if nbytes:                    # zero-size outputs never run a kernel
                 launch(out, *args, compute=compute, **attrs)
-            if _grad_state.enabled:         # record() would return at once otherwise
-                record(op, out, args, attrs)
+            if _grad_state.enabled:         # record() only when an operand may need a node
+                for a in args:              # (no call for a forward nothing differentiates)
+                    if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None
+                                                  or a._view_version is not None):
+                        record(op, out, args, attrs)
+                        break
             return out
     if op.view is not None:          # one tensor operand: no device to agree on
         return _dispatch_view(op, args[0], attrs)
