@@ -3,7 +3,8 @@ memory layout (TensorIterator's output strides, ``preserve_format``) or follows 
 format (``contiguous_format``, ``channels_last``, ``channels_last_3d``).
 
 A leaf module of plain integer arithmetic on (shape, strides) tuples: it imports nothing from
-tritensor, so dispatch, the factories and the copies can all use it.
+the op layer (only the one row-major stride rule, which lives with Tensor), so dispatch, the
+factories and the copies can all use it.
 
 The rules are those of PyTorch's c10/core/TensorImpl.h (contiguity flags),
 c10/core/MemoryFormat.h (channels-last strides), ATen/TensorUtils.cpp (infer_dense_strides) and
@@ -12,14 +13,7 @@ allocate_or_resize_outputs).
 """
 from __future__ import annotations
 
-
-def contiguous_strides(shape):
-    """Row-major strides (size-0 and size-1 dims count as 1, as torch's empty_tensor_restride)."""
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= max(d, 1)
-    return tuple(reversed(strides))
+from ..tensor import contiguous_strides  # noqa: F401  (row-major, size-0/1 dims as 1; re-exported)
 
 
 def is_contiguous(shape, strides) -> bool:
