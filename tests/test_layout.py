@@ -378,3 +378,17 @@ def test_device_copies_keep_a_dense_layout():
     assert x[1:].cuda().tolist() == x[1:].tolist()
     p = x.t().pin_memory()
     assert p.is_pinned() and p.stride() == (1, 4) and p.tolist() == x.t().tolist()
+
+
+def test_output_layout_is_a_declared_field_of_the_entry():
+    """Issue 21.11: dispatch reads OpDef.layout; it does not infer it from the rule's name."""
+    import inspect
+    from tritensor.ops import dispatch as _dispatch
+    from tritensor.ops.table import LAYOUTS, TABLE, OpDef
+    assert all(op.layout in LAYOUTS for op in TABLE.values())
+    assert TABLE["add"].layout == TABLE["exp"].layout == TABLE["where"].layout == "iterator"
+    assert TABLE["clone"].layout == TABLE["flip"].layout == "preserve"
+    assert TABLE["sum"].layout == TABLE["mm"].layout == TABLE["masked_fill"].layout == "contiguous"
+    assert "__qualname__" not in inspect.getsource(_dispatch.output_strides)
+    with pytest.raises(ValueError, match="layout must be one of"):
+        OpDef(name="bogus", args=("x",), layout="transposed")

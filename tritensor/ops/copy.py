@@ -32,10 +32,10 @@ def _same_layout_rule(x, dtype=None, memory_format=None):
     return Meta(tuple(x.shape), dtype or x.dtype)
 
 
-CLONE = op("clone", ("x",), rule=_same_layout_rule, reference=numpy_ref.identity, kernel=_copy_launch,
+CLONE = op("clone", ("x",), rule=_same_layout_rule, layout="preserve", reference=numpy_ref.identity, kernel=_copy_launch,
            backward=lambda ctx, g: g)
 # A dtype cast; the engine casts the gradient back to the input's dtype.
-TO_COPY = op("to_copy", ("x",), rule=_same_layout_rule, reference=numpy_ref.identity, kernel=_copy_launch,
+TO_COPY = op("to_copy", ("x",), rule=_same_layout_rule, layout="preserve", reference=numpy_ref.identity, kernel=_copy_launch,
              backward=lambda ctx, g: g)
 
 

@@ -49,43 +49,17 @@ def empty(shape, dtype, device, strides=None) -> Tensor:
 
 
 # ------------------------------------------------------------------------- output layout
-# torch allocates the output of an elementwise op through TensorIterator, which keeps the
-# inputs' memory layout (x.t().exp() is transposed too); clone and dtype casts keep it by
-# preserve_format. These ops are found by their rule's name (module-independent, so a rule
-# may move); every other op's output is contiguous (reductions, softmax, scans, matmul ... as
-# in torch). See ops/_layout.py for the rules themselves.
-ITERATOR_RULES = frozenset({
-    "same_type_rule", "float_rule", "compare_rule", "_relu_rule", "_pow_rule", "_where_rule",
-    "no_bool_rule.<locals>.rule", "_float_input_rule.<locals>.rule", "_bitwise_rule.<locals>.rule",
-    "_clamp_rule", "_integer_division_rule.<locals>.rule", "_logical_rule", "_masked_fill_rule",
-})
-PRESERVE_RULES = frozenset({"_same_layout_rule"})      # clone, to_copy: attribute memory_format
-# Python numbers that torch passes as attributes, not as wrapped 0-d operands (pow's exponent,
-# clamp's bounds, round's scale): they do not count when TensorIterator compares shapes.
-_SCALARS_NOT_OPERANDS = frozenset({"pow", "clamp", "clamp_min", "clamp_max", "round_decimals"})
-_CONTIGUOUS_OPS = frozenset({"masked_fill"})    # torch's masked_fill clones self contiguous first
-_PRESERVE_OPS = frozenset({"flip", "index_put"})  # torch allocates them like self (preserve_format)
-_op_layout: dict = {}     # OpDef -> "iterator", "preserve" or None (contiguous)
-
-
-def _layout_kind(op):
-    kind = _op_layout.get(op)
-    if kind is None and op not in _op_layout:
-        name = getattr(op.rule, "__qualname__", None)
-        if op.name in _CONTIGUOUS_OPS:
-            kind = None
-        elif name in ITERATOR_RULES:
-            kind = "iterator"
-        elif name in PRESERVE_RULES or op.name in _PRESERVE_OPS:
-            kind = "preserve"
-        _op_layout[op] = kind
-    return kind
+# How an op's output is allocated is a declared field of its entry (OpDef.layout, table.py):
+# "iterator" keeps the inputs' memory layout as TensorIterator does (x.t().exp() is transposed
+# too), "preserve" allocates like the first operand (clone, casts: preserve_format), and
+# "contiguous" is every other op (reductions, softmax, scans, matmul ... as in torch).
+# See ops/_layout.py for the rules themselves.
 
 
 def output_strides(op, shape, args, attrs):
     """The strides torch gives ``op``'s new output of ``shape`` (None: contiguous)."""
-    kind = _layout_kind(op)
-    if kind is None:
+    kind = op.layout
+    if kind == "contiguous":
         return None
     if kind == "preserve":
         x = args[0]
@@ -97,7 +71,7 @@ def output_strides(op, shape, args, attrs):
             operands.append((a._shape, a._stride))
         elif a is not None:
             has_scalars = True
-    if op.name in _SCALARS_NOT_OPERANDS:
+    if not op.numbers_are_operands:
         if op.name == "pow" and not isinstance(args[0], Tensor):
             return None          # pow(number, tensor): torch's pow.Scalar allocates contiguous
         has_scalars = False

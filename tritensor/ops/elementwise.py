@@ -74,11 +74,15 @@ def launcher(fn):
     return launch
 
 
-def _elementwise(name, args, rule, backward=None, saves=(), differentiable=True, fn=None, grad_name=None):
+def _elementwise(name, args, rule, backward=None, saves=(), differentiable=True, fn=None, grad_name=None,
+                 **fields):
+    """A pointwise entry: the shared kernel of its arity applying FN ``fn`` (default: the name),
+    the FN's NumPy reference, TensorIterator's output layout."""
     fn = fn or name
+    fields.setdefault("layout", "iterator")
     return op(name, args, rule=rule, reference=numpy_ref.elementwise(fn),
               kernel=launcher(fn), backward=backward, saves=saves,
-              differentiable=differentiable, grad_name=grad_name)
+              differentiable=differentiable, grad_name=grad_name, **fields)
 
 
 def _by_scalar_position(base):
@@ -286,7 +290,7 @@ def logical_and_eq0_ge0(x, y):
     return mul(eq(x, 0), ge(y, 0)) if isinstance(x, Tensor) else mul(ge(y, 0), x == 0)
 
 
-POW = op("pow", ("x", "y"), rule=_pow_rule, reference=numpy_ref.pow, kernel=launcher("pow"),
+POW = op("pow", ("x", "y"), rule=_pow_rule, layout="iterator", numbers_are_operands=False, reference=numpy_ref.pow, kernel=launcher("pow"),
          backward=_pow_backward, saves=("x", "y", "out"), grad_name=_by_scalar_position("PowBackward"))
 
 
@@ -316,7 +320,7 @@ def _where_rule(cond, a, b):
     return Meta(broadcast_shapes(*_shapes((cond, a, b))), dtype, _dt.compute_dtype(dtype))
 
 
-WHERE = op("where", ("condition", "x", "y"), rule=_where_rule, reference=numpy_ref.where,
+WHERE = op("where", ("condition", "x", "y"), rule=_where_rule, layout="iterator", reference=numpy_ref.where,
            kernel=launcher("where"),
            backward=lambda ctx, g: (None, where(ctx.condition, g, 0.0), where(ctx.condition, 0.0, g)),
            saves=("condition",))

@@ -279,7 +279,8 @@ def _index_put_backward(ctx, g):
     return grad_x, grad_v
 
 
-INDEX_PUT = op("index_put", ("x", "values"), rule=_index_put_rule, reference=numpy_ref.index_put,
+# index_put's output is allocated like its input (preserve_format), as torch's clone
+INDEX_PUT = op("index_put", ("x", "values"), rule=_index_put_rule, layout="preserve", reference=numpy_ref.index_put,
                kernel=_index_put_launch, backward=_index_put_backward)
 
 

@@ -269,7 +269,8 @@ def _flip_launch(out, x, *, compute, dims):
     triton_join.flip(out, x, dims)
 
 
-FLIP = op("flip", ("x",), rule=_flip_rule, reference=numpy_ref.flip, kernel=_flip_launch,
+# torch allocates flip's output like its input (preserve_format)
+FLIP = op("flip", ("x",), rule=_flip_rule, layout="preserve", reference=numpy_ref.flip, kernel=_flip_launch,
           backward=lambda ctx, g: flip(g, ctx.dims))
 
 

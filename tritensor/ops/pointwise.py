@@ -100,7 +100,8 @@ TRUNC = _elementwise("trunc", ("x",), no_bool_rule("trunc_vml_cpu", "trunc_cuda"
 ROUND = _elementwise("round", ("x",), no_bool_rule("round_vml_cpu", "round_cuda"), _zeros)
 # round(x, decimals=d): ``scale`` is 10**d, or -10**-d for d < 0 (see the FN)
 ROUND_DECIMALS = _elementwise("round_decimals", ("x", "scale"), same_type_rule,
-                              lambda ctx, g: (_zeros(ctx, g), None), grad_name="RoundBackward1")
+                              lambda ctx, g: (_zeros(ctx, g), None), grad_name="RoundBackward1",
+                              numbers_are_operands=False)
 
 EXP2 = _elementwise("exp2", ("x",), float_rule, lambda ctx, g: mul(mul(g, ctx.out), _LN2), saves=("out",))
 EXPM1 = _elementwise("expm1", ("x",), float_rule, lambda ctx, g: mul(g, add(ctx.out, 1)), saves=("out",))
@@ -168,13 +169,14 @@ def _gelu_launcher(exact, tanh_form):
 
 
 GELU_BACKWARD = op(
-    "gelu_backward", ("grad", "x"), rule=_float_input_rule("gelu_backward"),
+    "gelu_backward", ("grad", "x"), rule=_float_input_rule("gelu_backward"), layout="iterator",
     reference=numpy_ref.gelu_backward, kernel=_gelu_launcher("gelu_backward", "gelu_tanh_backward"),
     backward=lambda ctx, gg: _needed(
         ctx, lambda: gelu_backward(gg, ctx.x, approximate=ctx.approximate),
         lambda: mul(mul(gg, ctx.grad), _gelu_second(ctx.x, ctx.approximate))),
     saves=("grad", "x"))
-GELU = op("gelu", ("x",), rule=_float_input_rule("gelu", ("GeluKernelImpl", "GeluCUDAKernelImpl")), reference=numpy_ref.gelu,
+GELU = op("gelu", ("x",), rule=_float_input_rule("gelu", ("GeluKernelImpl", "GeluCUDAKernelImpl")), layout="iterator",
+          reference=numpy_ref.gelu,
           kernel=_gelu_launcher("gelu", "gelu_tanh"),
           backward=lambda ctx, g: gelu_backward(g, ctx.x, approximate=ctx.approximate), saves=("x",))
 
@@ -210,18 +212,19 @@ def _clamp_backward(ctx, g):
 
 
 CLAMP = op("clamp", ("x", "min", "max"), rule=_clamp_rule, reference=numpy_ref.clamp,
+           layout="iterator", numbers_are_operands=False,
            kernel=lambda out, *args, compute: tb.elementwise("clamp", out, list(args), compute),
            backward=_clamp_backward, saves=("x", "min", "max"), grad_name=_clamp_node_name)
 CLAMP_MIN = _elementwise(
     "clamp_min", ("x", "min"), _clamp_rule,
     lambda ctx, g: _needed(ctx, lambda: where(ge(ctx.x, ctx.min), g, 0.0),
                            lambda: where(lt(ctx.x, ctx.min), g, 0.0)),
-    saves=("x", "min"), fn="maximum", grad_name=_clamp_node_name)
+    saves=("x", "min"), fn="maximum", grad_name=_clamp_node_name, numbers_are_operands=False)
 CLAMP_MAX = _elementwise(
     "clamp_max", ("x", "max"), _clamp_rule,
     lambda ctx, g: _needed(ctx, lambda: where(le(ctx.x, ctx.max), g, 0.0),
                            lambda: where(gt(ctx.x, ctx.max), g, 0.0)),
-    saves=("x", "max"), fn="minimum", grad_name=_clamp_node_name)
+    saves=("x", "max"), fn="minimum", grad_name=_clamp_node_name, numbers_are_operands=False)
 
 LOGICAL = {n: _elementwise(n, ("x", "y"), _logical_rule, differentiable=False)
            for n in ("logical_and", "logical_or", "logical_xor")}
@@ -230,6 +233,7 @@ BITWISE = {n: _elementwise(n, ("x", "y"), _bitwise_rule(n), differentiable=False
            for n in ("bitwise_and", "bitwise_or", "bitwise_xor")}
 # bitwise_not of a bool is logical not: bools compute as int32 0/1, where ~1 would be -2 (True)
 BITWISE_NOT = op("bitwise_not", ("x",), rule=_bitwise_rule("bitwise_not"), reference=numpy_ref.bitwise_not,
+                 layout="iterator",
                  kernel=lambda out, x, compute: tb.elementwise(
                      "logical_not" if x.dtype is _dt.bool_ else "bitwise_not", out, [x], compute),
                  differentiable=False)
@@ -242,6 +246,7 @@ def _masked_fill_backward(ctx, g):
     return _needed(ctx, lambda: where(mask, 0.0, g), lambda: None, lambda: where(mask, g, 0.0))
 
 
+# contiguous output: torch's masked_fill clones self contiguous first, then fills in place
 MASKED_FILL = op("masked_fill", ("x", "mask", "value"), rule=_masked_fill_rule,
                  reference=numpy_ref.masked_fill,
                  # where(mask, value, x), computed in x's dtype

@@ -44,6 +44,9 @@ class Meta:
     compute: object = None  # dtype the arithmetic runs in (defaults to the output's)
 
 
+LAYOUTS = ("contiguous", "iterator", "preserve")
+
+
 @dataclass(eq=False)
 class OpDef:
     name: str
@@ -57,11 +60,15 @@ class OpDef:
     grad_name: Optional[object] = None    # a name, or name(args, attrs) for torch's overloads (PowBackward0/1/2)
     differentiable: bool = True
     attrs_defaults: dict = field(default_factory=dict)
+    layout: str = "contiguous"            # "contiguous", "iterator" or "preserve" (see above)
+    numbers_are_operands: bool = True
 
     def node_name(self, args, attrs):
         return self.grad_name(args, attrs) if callable(self.grad_name) else self.grad_name
 
     def __post_init__(self):
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"op {self.name!r}: layout must be one of {LAYOUTS}, not {self.layout!r}")
         if self.grad_name is None:
             camel = "".join(p[:1].upper() + p[1:] for p in self.name.split("_"))
             self.grad_name = f"{camel}Backward0"
