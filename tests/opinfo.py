@@ -23,6 +23,9 @@ op_record, a record says everything the generic tests need to know about one op:
                   raise torch's ``NotImplementedError`` instead
   kernel_fn       elementwise ops: the kernel FN (kernels/elementwise.py) the sm_90 compile check
                   launches for the op, in the flavours its dtypes reach
+  op_db           the names of PyTorch's OpInfo database this record specifies besides its own
+                  (``special_ndtr`` -> ``("special.ndtr",)``; tests/test_op_db_coverage.py wants a
+                  record for every op_db name built since that list was taken)
 
 A table op whose record has no samples has a line in ``PARITY_ESCAPES`` (at the end) saying where
 it is tested instead. ``RECORDS`` lists the records, ``OPS`` maps names to them.
@@ -89,6 +92,7 @@ class OpInfo:
     no_derivative: Optional[str] = None
     no_second_derivative: Optional[str] = None
     kernel_fn: Optional[str] = None     # elementwise ops: the kernels/elementwise.py FN its launches run
+    op_db: tuple = ()                   # further op_db names this record specifies (see above)
 
     @property
     def has_parity(self):
@@ -898,18 +902,6 @@ GRAD_CASES.update({
 GRAD_CASES["reciprocal"] = lambda d: (tt.reciprocal, (_randn((3,), d, away_from=0),), {})
 
 
-# attach each gradient case to its op's record (a record of its own where the op has no parity samples)
-_BY_NAME = {r.name: r for r in RECORDS}
-for _name, _case in GRAD_CASES.items():
-    if _name not in _BY_NAME:
-        RECORDS.append(OpInfo(_name))
-        _BY_NAME[_name] = RECORDS[-1]
-    _BY_NAME[_name].grad_case = _case
-    _BY_NAME[_name].no_derivative = NO_DERIVATIVE.get(_name)
-    _BY_NAME[_name].no_second_derivative = NO_SECOND_DERIVATIVE.get(_name)
-
-OPS = {r.name: r for r in RECORDS}
-
 # Table ops the parity test here does not run, each with where it is tested instead. The gate in
 # tests/test_ops_table.py fails on a table op with neither samples nor a line here, and on a line
 # here for an op that has samples (so the list only shrinks).
@@ -934,6 +926,31 @@ PARITY_ESCAPES = {
     "layer_norm_backward": "tests/test_nn_functional.py",
 }
 
+
+# Family record modules: tests/opinfo_<family>.py (sorting, special, linalg ...) add their
+# records with ``record()``, their gradient cases to ``GRAD_CASES`` (and NO_DERIVATIVE /
+# NO_SECOND_DERIVATIVE) and their escape lines to ``PARITY_ESCAPES``, importing them from here;
+# a new family is a new file, so work on different families never edits this one. A record may
+# also name a public op that is no table entry (a composite such as ``tile`` or ``linalg.solve``):
+# its ``op`` is the public callable.
+import importlib as _importlib  # noqa: E402
+import pathlib as _pathlib  # noqa: E402
+
+for _path in sorted(_pathlib.Path(__file__).parent.glob("opinfo_*.py")):
+    _importlib.import_module(_path.stem)
+
+
+# attach each gradient case to its op's record (a record of its own where the op has no parity samples)
+_BY_NAME = {r.name: r for r in RECORDS}
+for _name, _case in GRAD_CASES.items():
+    if _name not in _BY_NAME:
+        RECORDS.append(OpInfo(_name))
+        _BY_NAME[_name] = RECORDS[-1]
+    _BY_NAME[_name].grad_case = _case
+    _BY_NAME[_name].no_derivative = NO_DERIVATIVE.get(_name)
+    _BY_NAME[_name].no_second_derivative = NO_SECOND_DERIVATIVE.get(_name)
+
+OPS = {r.name: r for r in RECORDS}
 
 def elementwise_signatures(computes=("float32", "int64", "bool")):
     """The kernel launches the elementwise records ask for, for the sm_90 compile check

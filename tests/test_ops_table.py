@@ -65,6 +65,13 @@ def _check(info, out, sample, device):
         _compare(o, e, info)
 
 
+def _public(name):
+    obj = tt
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
 def test_every_op_in_the_table_has_a_record_or_an_escape_reason():
     """The completeness gate: a table op is checked here (a record with samples) or its line in
     opinfo.PARITY_ESCAPES says where it is tested; an escape line for an op that now has samples,
@@ -74,7 +81,9 @@ def test_every_op_in_the_table_has_a_record_or_an_escape_reason():
     stale = sorted(n for n in PARITY_ESCAPES if n not in TABLE or OPS[n].has_parity)
     assert not stale, f"escape lines for ops that have samples (or left the table): {stale}"
     assert all(reason.strip() for reason in PARITY_ESCAPES.values())
-    assert set(OPS) <= set(TABLE), sorted(set(OPS) - set(TABLE))
+    # a record names a table entry, or a public composite op (tt.tile, tt.linalg.solve ...)
+    unknown = sorted(n for n in OPS if n not in TABLE and _public(n) is None)
+    assert not unknown, f"records naming neither a table entry nor a public op: {unknown}"
     assert all(r.dtypes and r.reference is not None for r in RECORDS if r.has_parity)
 
 
