@@ -577,15 +577,18 @@ def clamp(x, lo, hi):
     return minimum(maximum(x, lo), hi)
 
 
+from . import special as _special  # noqa: E402  (the special functions' FNs: their own file)
+
+
 def _fns_of_arity(n):
-    """The vocabulary: every public single-result FN defined above (not the helpers starting with
-    ``_``, nor what strided.py lends), by its number of operands. A new FN is one definition above
-    this line, nothing to list."""
+    """The vocabulary: every public single-result FN defined above or in kernels/special.py (not
+    the helpers starting with ``_``, nor what strided.py lends), by its number of operands. A new
+    FN is one definition, nothing to list."""
     # a jitted FN (JITFunction, or InterpretedFunction under TRITON_INTERPRET) wraps its Python
     # function as ``.fn``
-    return {name: f for name, f in globals().items()
-            if not name.startswith("_") and getattr(getattr(f, "fn", None), "__module__", None) == __name__
-            and f.fn.__code__.co_argcount == n}
+    return {name: f for module in (globals(), vars(_special)) for name, f in module.items()
+            if not name.startswith("_") and getattr(getattr(f, "fn", None), "__module__", None)
+            in (__name__, _special.__name__) and f.fn.__code__.co_argcount == n}
 
 
 UNARY, BINARY, TERNARY = _fns_of_arity(1), _fns_of_arity(2), _fns_of_arity(3)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
+from . import numpy_special
 from ._special import erf  # noqa: F401  (a reference: ops name it by attribute)
 
 
@@ -436,8 +437,12 @@ UFUNCS = {
 
 
 def elementwise(name):
-    """The reference of elementwise op ``name``."""
-    return UFUNCS.get(name) or globals()[name]
+    """The reference of elementwise op ``name``: a UFUNCS entry, a function here named as the op,
+    or one of backends/numpy_special.py (the special functions' references, their own file)."""
+    found = UFUNCS.get(name) or globals().get(name) or getattr(numpy_special, name, None)
+    if found is None:
+        raise KeyError(f"no NumPy reference for elementwise op {name!r}")
+    return found
 
 
 # ------------------------------------------------------------------ reductions
