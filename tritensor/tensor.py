@@ -6,6 +6,7 @@ reading memory back to the host needs it.
 from __future__ import annotations
 
 import weakref
+from operator import attrgetter as _attrgetter
 
 import numpy as np
 
@@ -53,6 +54,18 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def read_only(fget, name=None):
+    """A property (of ``fget``, named ``name`` or fget's name; a decorator) that torch does not
+    let one assign or delete: its AttributeError, word for word. A tensor's geometry (storage, shape, strides, offset, dtype) changes only through
+    ``.data =``, ``resize_`` and ``set_``-like internals that keep it consistent: an assigned
+    ``dtype`` would make every later read go past the end of the storage."""
+    name = name or fget.__name__
+
+    def refuse(self, value=None):
+        raise AttributeError(f"attribute '{name}' of 'torch._C.TensorBase' objects is not writable")
+    return property(fget, refuse, refuse)
+
+
 class Tensor:
     __hash__ = object.__hash__   # comparison operators are elementwise; identity hashing, as torch
     # The cpu backend's NumPy view of this tensor (backends/numpy_ref._view), made on first use:
@@ -78,7 +91,7 @@ class Tensor:
         t._shape = shape if type(shape) is Size else Size(shape)
         t._stride = strides if type(strides) is tuple else tuple(strides)
         t._offset = offset if type(offset) is int else int(offset)
-        t.dtype = dtype
+        t._dtype = dtype
         if version is None:       # a fresh counter, without a Python __init__ call
             version = object.__new__(_Version)
             version.value = 0
@@ -95,9 +108,9 @@ class Tensor:
         return t
 
     # ---------------------------------------------------------------- metadata
-    @property
-    def shape(self):
-        return self._shape
+    # Read-only as torch's; the getters of the hot fields are C (attrgetter): no Python frame.
+    dtype = read_only(_attrgetter("_dtype"), "dtype")
+    shape = read_only(_attrgetter("_shape"), "shape")
 
     def size(self, dim=None):
         if dim is None:
@@ -126,26 +139,40 @@ class Tensor:
 
     ndimension = dim
 
-    @property
+    @read_only
     def ndim(self):
         return len(self._shape)
 
     def numel(self):
         return self._shape.numel()
 
+    @read_only
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @read_only
+    def nbytes(self):
+        """numel() * itemsize, as torch's (an expanded view counts every element it shows)."""
+        return self._shape.numel() * self._dtype.itemsize
+
     nelement = numel
 
-    @property
+    @read_only
     def device(self):
         return self._storage.device
 
-    @property
+    @read_only
     def is_cuda(self):
         return self.device.type == "cuda"
 
-    @property
+    @read_only
     def is_cpu(self):
         return self.device.type == "cpu"
+
+    # dense, strided, unquantized memory on a real device: every tensor here
+    is_sparse = read_only(lambda self: False, "is_sparse")
+    is_quantized = read_only(lambda self: False, "is_quantized")
+    is_meta = read_only(lambda self: False, "is_meta")
 
     def get_device(self):
         return self.device.index if self.is_cuda else -1
@@ -294,7 +321,7 @@ class Tensor:
         return cuda_array_interface(self)
 
     # ---------------------------------------------------------------- autograd fields
-    @property
+    @read_only
     def _version(self):
         """torch's ``_version``: how many in-place writes this tensor's memory has seen (one
         counter shared by a tensor, its views and its detach()es)."""
@@ -306,6 +333,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if self.grad_fn is not None:
             if value:
                 return   # a non-leaf in a graph requires grad already
@@ -315,16 +344,23 @@ class Tensor:
                 "var_no_grad = var.detach().")
         if value and not self.dtype.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        self._requires_grad = bool(value)
+        self._requires_grad = value
+
+    @requires_grad.deleter
+    def requires_grad(self):
+        raise RuntimeError("requires_grad must be a bool")
 
     def requires_grad_(self, requires_grad=True):
+        if type(requires_grad) is not bool:
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
+                            f"not {type(requires_grad).__name__}")
         if requires_grad and self.grad_fn is None and not self.dtype.is_floating_point:
             # torch words the method's error differently from the attribute's (and the factories')
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
-    @property
+    @read_only
     def grad_fn(self):
         if self._view_version is not None and self._view_version != self._version_counter.value:
             # the base or another view of it changed in place since this view's history was set
@@ -333,11 +369,7 @@ class Tensor:
             regenerate_grad_fn(self)
         return self._grad_fn
 
-    @grad_fn.setter
-    def grad_fn(self, node):
-        self._grad_fn = node
-
-    @property
+    @read_only
     def is_leaf(self):
         return self.grad_fn is None
 
@@ -365,7 +397,11 @@ class Tensor:
                 raise RuntimeError("assigned grad has data of a different size")
         self._grad = value
 
-    @property
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @read_only
     def retains_grad(self):
         return self._retains_grad
 
@@ -410,7 +446,7 @@ class Tensor:
                 "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
                 "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                 "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
-        self.grad_fn = None
+        self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
         return self
@@ -423,11 +459,20 @@ class Tensor:
 
     @data.setter
     def data(self, other):
+        """torch's set_data: this tensor takes ``other``'s memory and geometry (storage, shape,
+        strides, offset, dtype) together, keeping its own autograd identity. Every device here
+        is dense, so any device may be assigned (torch: compatible shallow-copy types)."""
         if not isinstance(other, Tensor):
-            raise TypeError(f"data must be a Tensor, not {type(other).__name__}")
-        self._storage, self._shape, self._stride, self._offset, self.dtype = (
-            other._storage, other._shape, other._stride, other._offset, other.dtype)
-        self._host_array = None
+            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
+        if self.requires_grad and not other._dtype.is_floating_point:
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
+        self._storage, self._shape, self._stride, self._offset, self._dtype = (
+            other._storage, other._shape, other._stride, other._offset, other._dtype)
+        self._host_array = None     # the cpu backend's cached view described the old geometry
+
+    @data.deleter
+    def data(self):
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def _alias_detached(self):
         t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version_counter)

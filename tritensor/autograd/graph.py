@@ -477,7 +477,7 @@ def rebase_history(tensor, node, output_nr=0):
     """``tensor`` was modified in place: its history becomes output ``output_nr`` of ``node``."""
     old = tensor.grad_fn
     move_retained_grad(tensor, old, node, output_nr)
-    tensor.grad_fn, tensor._output_nr, tensor._requires_grad = node, output_nr, False
+    tensor._grad_fn, tensor._output_nr, tensor._requires_grad = node, output_nr, False
     if tensor._base is not None:
         # a view given a history of its own (a custom Function that marks it dirty) keeps it:
         # it is not regenerated from its base for the version bump of this very change

@@ -119,13 +119,13 @@ def launcher(op):
     def launch(out, *args, compute, **attrs):
         storage = out._storage
         cd = compute.numpy_dtype
-        dtype = out.dtype
+        dtype = out._dtype
         if (not attrs and storage.host is not None and (compute.is_floating_point or not floating_only)
                 and writes_out.get((ufunc, cd, dtype.numpy_dtype, len(args)))):
             arrays = []
             for a in args:
                 if isinstance(a, Tensor):
-                    if a.dtype is not compute or a._storage.host is None or 0 in a._shape:
+                    if a._dtype is not compute or a._storage.host is None or 0 in a._shape:
                         break
                     arr = a._host_array
                     arrays.append(arr if arr is not None else _view(a))

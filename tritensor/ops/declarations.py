@@ -8,7 +8,7 @@ tritensor/__init__.py and tritensor/_methods.py generate tt.* and Tensor's metho
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from ..tensor import Size, Tensor
+from ..tensor import Size, Tensor, read_only
 from . import copy as _copy
 from . import creation as _creation
 from . import elementwise as _ew  # noqa: F401  (declares the arithmetic core)
@@ -59,8 +59,8 @@ declare("unfold", method=_views.unfold)
 declare("view_as", method=lambda self, other: _views.view(self, other.shape))
 declare("reshape_as", method=lambda self, other: _views.reshape(self, other.shape))
 declare("expand_as", method=lambda self, other: _views.expand(self, other.shape))
-declare("T", method=property(lambda self: _views.permute(self, tuple(reversed(range(self.dim()))))))
-declare("mT", method=property(lambda self: _views.transpose(self, -2, -1)))
+declare("T", method=read_only(lambda self: _views.permute(self, tuple(reversed(range(self.dim())))), "T"))
+declare("mT", method=read_only(lambda self: _views.transpose(self, -2, -1), "mT"))
 
 # --------------------------------------------------------------------------- copies, devices, dtypes
 declare("clone", _copy.clone)

@@ -153,7 +153,7 @@ def signature(op, args, attrs):
                 dev = d
             elif d is not dev and (d.type != dev.type or d.index != dev.index):
                 return None
-            key.append((a.dtype, d.type, d.index, a._shape, a._stride))
+            key.append((a._dtype, d.type, d.index, a._shape, a._stride))
         elif type(a) in _SCALAR_TYPES:     # _key_of's scalar case, inlined (issue 14)
             key.append((type(a), a))
         else:
@@ -391,7 +391,7 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
             _remember(key, meta, dev, output_strides(op, meta.shape, (self,) + others, attrs))
         others = _cpu_scalars_to_values(others, dev)
         shape, dtype, compute = meta.shape, meta.dtype, meta.compute
-    if shape != self._shape or dtype._kind > self.dtype._kind:    # (_dt.can_cast, inlined)
+    if shape != self._shape or dtype._kind > self._dtype._kind:    # (_dt.can_cast, inlined)
         check_inplace_result(self, shape, dtype)
     recording = False
     if op.backward is not None and _grad_state.enabled:
