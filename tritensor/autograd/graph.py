@@ -246,8 +246,8 @@ def node_class(name: str, base: type) -> type:
     """The subclass of ``base`` called ``name`` (torch's MmBackward0 ...), made once and cached."""
     key = (name, base)
     cls = _NODE_CLASSES.get(key)
-    if cls is None:
-        cls = _NODE_CLASSES[key] = type(name, (base,), {"__module__": base.__module__})
+    if cls is None:      # setdefault: threads racing here all get the first class made
+        cls = _NODE_CLASSES.setdefault(key, type(name, (base,), {"__module__": base.__module__}))
     return cls
 
 

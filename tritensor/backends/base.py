@@ -146,7 +146,8 @@ def backend_for(device) -> Backend:
     if b is None:
         import importlib
         module, cls = _BACKEND_CLASSES[device.type]
-        b = _backends[device.type] = getattr(importlib.import_module(f"{__package__}.{module}"), cls)()
+        # setdefault: threads racing here all get the first object (backends are compared by identity)
+        b = _backends.setdefault(device.type, getattr(importlib.import_module(f"{__package__}.{module}"), cls)())
     return b
 
 

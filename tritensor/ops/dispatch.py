@@ -99,6 +99,9 @@ CACHEABLE_RULES = frozenset({
     ("tritensor.ops.linalg", "_matmul_rule"), ("tritensor.ops.linalg", "_addmm_rule"),
     ("tritensor.ops.copy", "_same_layout_rule"), ("tritensor.ops.indexing", "_gather_rule"),
 })
+# Threads: these caches are read, computed and written without a lock. That is safe because an
+# entry is a pure function of its key (two threads racing on one key store equal values) and each
+# dict get/set/clear is atomic under the GIL; a clear() racing a get() only costs a miss.
 _CACHE_LIMIT = 4096          # signatures kept (the cache is emptied when full: NaN scalars never hit)
 _rule_cache: dict = {}
 _op_cacheable: dict = {}     # OpDef -> bool (is its rule in CACHEABLE_RULES)

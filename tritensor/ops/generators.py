@@ -8,6 +8,8 @@ multinomial, normal) are in random.py, above the elementwise ops they use.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -33,6 +35,7 @@ class Generator:
 
     def __init__(self, device="cpu", seed=67280421310721):
         self.device = as_device(device)
+        self._lock = threading.Lock()    # torch's generator mutex: concurrent draws are disjoint
         self._backend = backend_for(self.device)
         self.manual_seed(seed)
 
@@ -79,8 +82,9 @@ class Generator:
 
     def _take_offset(self, n):
         """Philox counters for n 32-bit words; kernels draw from (seed, offset + i)."""
-        off = self._offset
-        self._offset += -(-n // 4) * 4
+        with self._lock:      # two threads drawing at once must not get the same counters
+            off = self._offset
+            self._offset = off + -(-n // 4) * 4
         return off
 
     def _kernel_seed(self):
@@ -89,6 +93,7 @@ class Generator:
 
 default_generator = Generator("cpu")
 _cuda_generators: dict = {}
+_cuda_generators_lock = threading.Lock()
 
 
 def generator_for(device):
@@ -98,7 +103,10 @@ def generator_for(device):
         return default_generator
     g = _cuda_generators.get(device.index)
     if g is None:
-        g = _cuda_generators[device.index] = Generator(device, default_generator.initial_seed())
+        with _cuda_generators_lock:       # one generator per device, whichever thread asks first
+            g = _cuda_generators.get(device.index)
+            if g is None:
+                g = _cuda_generators[device.index] = Generator(device, default_generator.initial_seed())
     return g
 
 

@@ -557,9 +557,13 @@ class CachingAllocator:
         streams used it (record_stream), once their work queued so far has completed."""
         if self._busy:
             # Called while this allocator is at work: from a storage's __del__ that the garbage
-            # collector ran in the middle of it, or from another thread. The block is freed
-            # when the current operation ends.
+            # collector ran in the middle of it (the lock is held by this very thread), or from
+            # another thread. The block is freed when the current operation ends. The check
+            # after the append closes the race with an operation that ended in between (it
+            # looked at the deferred list before the block was on it).
             self._deferred.append(block)
+            if not self._busy:
+                self._free_deferred()
             return
         with self._lock:
             self._busy = True
@@ -589,8 +593,13 @@ class CachingAllocator:
             self._free_deferred()
 
     def _free_deferred(self):
-        while self._deferred:
-            self.free(self._deferred.pop())
+        deferred = self._deferred
+        while deferred:
+            try:
+                block = deferred.pop()      # atomic: two threads draining never take one block twice
+            except IndexError:              # another thread took the last one
+                return
+            self.free(block)
 
     def _critical(self):
         """``with self._critical():`` for the slow paths (frees that arrive meanwhile wait)."""
@@ -832,13 +841,19 @@ def emulated_capacity() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
+_allocators_lock = threading.Lock()
+
+
 def allocator_for(dev) -> CachingAllocator:
     key = (dev.type, dev.index)
     alloc = _allocators.get(key)
     if alloc is None:
-        from .device import cuda_mode
-        raw = HostMemory(emulated_capacity()) if cuda_mode() == "emulated" else CudaMemory(dev.index)
-        alloc = _allocators[key] = CachingAllocator(raw, dev.index)
+        with _allocators_lock:       # one allocator per device, whichever thread asks first
+            alloc = _allocators.get(key)
+            if alloc is None:
+                from .device import cuda_mode
+                raw = HostMemory(emulated_capacity()) if cuda_mode() == "emulated" else CudaMemory(dev.index)
+                alloc = _allocators[key] = CachingAllocator(raw, dev.index)
     return alloc
 
 

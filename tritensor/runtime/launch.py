@@ -27,6 +27,11 @@ Triton's own. This works the same on every Triton the package accepts (>= 3.6) a
 torch. Under the interpreter (``TRITON_INTERPRET=1``, the emulated device) Triton uses no driver
 at all and runs each launch to completion at once, so no hook is needed there.
 
+Threads. Compiled launches from several host threads need no lock (each queues work on its own
+thread's current stream, as torch's do). Triton's interpreter is not thread-safe (a launch patches
+``triton.language`` for its duration and keeps the grid in module state), so interpreted launches
+run one at a time under ``_INTERPRETER_LOCK``; host threads still interleave between launches.
+
 ``CUDA_LAUNCH_BLOCKING=1`` (read at the first launch) makes each launch synchronous: the host
 waits for the launch's stream before going on, so an error surfaces at the op that caused it.
 
@@ -58,6 +63,7 @@ at a signature's first launch: call ``clear_direct_launches()`` after changing t
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -115,6 +121,14 @@ def pointer(tensor, extra_elements: int = 0) -> KernelArg:
 
 # --------------------------------------------------------------------------- the launch
 _state = {"mode": None, "blocking": False, "driver": None, "direct": False}
+# Triton's interpreter is not thread-safe: a launch patches triton.language's builtins for the
+# duration of the grid and keeps the program ids in module state, so two threads interpreting at
+# once see each other's grid (``x >= grid_dim[0]``) or unpatched functions. Interpreted launches
+# therefore run one at a time. Reentrant: a launch whose interpretation frees a tensor (the
+# garbage collector) or, through a future hook, launches again, must not deadlock. Compiled
+# launches take no lock: they only queue work on a stream.
+_INTERPRETER_LOCK = threading.RLock()
+_FIRST_LAUNCH_LOCK = threading.Lock()
 
 
 def launch_blocking() -> bool:
@@ -123,13 +137,20 @@ def launch_blocking() -> bool:
 
 
 def _first_launch():
-    """Decide interpreted or compiled once; install the driver hook for compiled launches."""
+    """Decide interpreted or compiled once; install the driver hook for compiled launches
+    (once, whichever thread launches first)."""
+    with _FIRST_LAUNCH_LOCK:
+        if _state["mode"] is None:
+            _decide_mode()
+
+
+def _decide_mode():
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     _state["blocking"] = launch_blocking()
     if not interpreted and _state["driver"] is None:
         install_triton_driver()
-    _state["mode"] = "interpreted" if interpreted else "compiled"
     _state["direct"] = not interpreted and os.environ.get("TRITENSOR_DIRECT_LAUNCH", "1") != "0"
+    _state["mode"] = "interpreted" if interpreted else "compiled"     # last: other threads read it unlocked
 
 
 def launch_kernel(kernel, grid, *args, **meta):
@@ -141,7 +162,7 @@ def launch_kernel(kernel, grid, *args, **meta):
     if mode == "interpreted":
         # The interpreter computes with NumPy: inf/nan arithmetic is expected, not worth a warning.
         # It runs the launch to completion now: the stream's work is done when this returns.
-        with np.errstate(all="ignore"):
+        with _INTERPRETER_LOCK, np.errstate(all="ignore"):
             kernel[grid](*args, **meta)
         return
     index = None
