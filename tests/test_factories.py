@@ -86,9 +86,9 @@ def test_arange_dtype_kwarg(device):
 def test_arange_errors(device):
     with pytest.raises(RuntimeError, match="step must be nonzero"):
         tt.arange(0, 5, 0, device=device)
-    with pytest.raises(RuntimeError, match="upper bound and larger bound inconsistent with step sign"):
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
         tt.arange(0, 5, -1, device=device)
-    with pytest.raises(RuntimeError, match="upper bound and larger bound inconsistent with step sign"):
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
         tt.arange(5, 0, device=device)
 
 
@@ -423,9 +423,9 @@ def test_randint_forms_random_and_errors(device):
     assert to_numpy(z).max() <= 3 and to_numpy(z).min() >= 0
     with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=5"):
         tt.randint(5, 5, (3,), device=device)
-    with pytest.raises(RuntimeError, match="from is out of bounds for Byte"):
+    with pytest.raises(RuntimeError, match="^from is out of bounds for unsigned char$"):
         tt.randint(-1, 3, (2,), dtype=tt.uint8, device=device)
-    with pytest.raises(RuntimeError, match="to - 1 is out of bounds for Char"):
+    with pytest.raises(RuntimeError, match="^to - 1 is out of bounds for signed char$"):
         tt.zeros(2, dtype=tt.int8, device=device).random_(0, 200)
     with pytest.raises(NotImplementedError, match="wider than 2\\*\\*32"):
         tt.zeros(3, dtype=tt.int64, device=device).random_(0, 2 ** 40)

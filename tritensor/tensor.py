@@ -46,6 +46,20 @@ class _Version:
         self.value = 0
 
 
+def _no_elements(shape, np_dtype):
+    """An array with no elements standing for ``shape`` in a computation. NumPy refuses a shape
+    whose non-zero dims multiply past its size limit, which torch allows (empty(0, 2**62)); its
+    largest dims are then read as 1. An op over no elements cannot depend on them: an output
+    that kept such a dim would either have no elements (nothing runs) or be too large to
+    allocate (refused before any op runs)."""
+    dims = list(shape)
+    while True:
+        try:
+            return np.empty(dims, np_dtype)
+        except ValueError:
+            dims[dims.index(max(dims))] = 1
+
+
 def contiguous_strides(shape):
     strides, acc = [], 1
     for d in reversed(shape):
@@ -223,11 +237,15 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
             return self.cpu().numpy(force=True)
+        if 0 in self._shape:       # NumPy's own error for a shape it cannot hold, as torch's
+            return np.empty(self._shape, self._dtype.numpy_dtype)
         return self._host_view()
 
     def _host_view(self):
         """NumPy view of a host-backed tensor (cpu, or emulated cuda), sharing its memory."""
-        return self._storage.element_view(self.dtype.numpy_dtype, self._shape, self._stride, self._offset)
+        if 0 in self._shape:
+            return _no_elements(self._shape, self._dtype.numpy_dtype)
+        return self._storage.element_view(self._dtype.numpy_dtype, self._shape, self._stride, self._offset)
 
     def _to_host_array(self):
         """A NumPy array with this tensor's values, from any device (a copy unless host-backed)."""
@@ -292,8 +310,12 @@ class Tensor:
     __array_priority__ = 1000
 
     def __array__(self, dtype=None, copy=None):
-        arr = self.detach().cpu()._host_view()
-        return arr if dtype is None else arr.astype(dtype)
+        """np.asarray(t): Tensor.numpy() (torch's checks: a cpu tensor that requires no grad),
+        then ``dtype``; ``copy=True`` (NumPy 2's protocol) asks for memory of its own."""
+        arr = self.numpy()
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return arr.copy() if copy else arr
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self.detach().cpu().contiguous()._host_view().copy(), str(self.device), self.requires_grad))

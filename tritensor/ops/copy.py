@@ -262,7 +262,8 @@ def check_scalar_fits(value, dtype):
         info = np.iinfo(dtype.numpy_dtype)
         if isinstance(value, float) and not math.isfinite(value):
             bad = True
-        elif info.min == 0:      # unsigned: negatives wrap as long as -value fits (torch's rule)
+        elif info.min == 0 and isinstance(value, int):   # unsigned: negative ints wrap as long as
+            # -value fits (torch's rule for integers; a float must lie in the range itself)
             bad = value > info.max or -value > info.max
         else:
             bad = value < info.min or value > info.max

@@ -19,15 +19,18 @@ from . import generators as _generators
 from .dispatch import empty as _empty
 
 
-def _size(size):
+def _size(size, name="empty"):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     out = []
-    for s in size:
+    for pos, s in enumerate(size, 1):
         if isinstance(s, Tensor):
             s = int(s)
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type {type(s).__name__}")
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found element of type {type(s).__name__}")
+        if not -2 ** 63 <= s < 2 ** 63:         # torch reads each size as a C long long
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {pos} with error "
+                            "\"Overflow when unpacking long long\"")
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
         out.append(int(s))
@@ -190,7 +193,27 @@ def from_numpy(arr: np.ndarray) -> Tensor:
                          "Copy the numpy array to reallocate the memory.")
     span = 0 if arr.size == 0 else sum((d - 1) * s for d, s in zip(arr.shape, arr.strides)) + itemsize
     storage = Storage.wrap_host(arr.ctypes.data, span, arr, CPU)
+    if not arr.flags.writeable:
+        _warn_not_writable()
+        # torch shares the memory and lets writes through (undefined behaviour: the memory may
+        # be an immutable bytes object or a read-only mapping); we share it for reading and
+        # every write into it is refused by NumPy ("assignment destination is read-only").
+        storage.host.flags.writeable = False
     return Tensor._make(storage, arr.shape, tuple(s // itemsize for s in arr.strides), 0, dtype)
+
+
+_warned_not_writable = False
+
+
+def _warn_not_writable():
+    """torch's warning for a non-writable NumPy array, given once per program as torch's."""
+    global _warned_not_writable
+    if not _warned_not_writable:
+        _warned_not_writable = True
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+                      "This means writing to this tensor will result in undefined behavior. You may want to copy "
+                      "the array to protect its data or make it writable before converting it to a tensor. This "
+                      "type of warning will be suppressed for the rest of this program.", UserWarning, stacklevel=3)
 
 
 # --------------------------------------------------------------------------- by size
@@ -217,17 +240,18 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     if dtype is None:
         dtype = _dt.scalar_default_dtype(fill_value) if isinstance(fill_value, (bool, int, float)) \
             else _dt.get_default_dtype()
-    t = _empty(_size((size,)), _dt.as_dtype(dtype), as_device(device))
+    t = _empty(_size((size,), "full"), _dt.as_dtype(dtype), as_device(device))
+    _copy.check_scalar_fits(fill_value, t.dtype)     # torch's fill_: no silent wrap
     _copy.fill_into(t, fill_value)
     return _finish(t, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return full(_size(size), 0, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
+    return full(_size(size, "zeros"), 0, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return full(_size(size), 1, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
+    return full(_size(size, "ones"), 1, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
 
 
 def _like(x, dtype, device):
@@ -251,6 +275,7 @@ def empty_like(x, *, dtype=None, device=None, requires_grad=False, memory_format
 
 def full_like(x, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     t = _empty_like(x, dtype, device, memory_format, "full_like")
+    _copy.check_scalar_fits(fill_value, t.dtype)
     _copy.fill_into(t, fill_value)
     return _finish(t, requires_grad)
 
@@ -306,39 +331,104 @@ def new_tensor(x, data, *, dtype=None, device=None, requires_grad=False):
 
 
 # --------------------------------------------------------------------------- ranges
+def _cpp_double(v):
+    """A number as torch's C++ messages print a double (ostream's default: %g, 6 digits)."""
+    return f"{float(v):g}"
+
+
+def _number(v, what):
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    if not isinstance(v, (int, float)):
+        raise TypeError(f"{what}(): argument must be a Number, not {type(v).__name__}")
+    return v
+
+
+_INT64_MAX = 2 ** 63 - 1
+
+
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """torch.arange: [start, end) by step; int64 when every bound is an integer, else the
+    default float dtype. torch's checks (RangeFactories.cpp) in its order: a nonzero step, finite
+    bounds, a step whose sign goes from start to end, a size that fits int64 (the tensor itself
+    then goes through empty's storage-size check). Integer dtypes accumulate in int64 from the
+    bounds truncated toward zero, so float bounds of an int64 range drop their fractions."""
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    values = [start, end, step]
+    start, end, step = (_number(v, "arange") for v in (start, end, step))
+    for v in (start, end, step):
+        if isinstance(v, int) and not -2 ** 63 <= v <= _INT64_MAX:
+            raise OverflowError("int too big to convert")
     if dtype is None:
-        dtype = _dt.int64 if all(isinstance(v, int) for v in values) else _dt.get_default_dtype()
-    n = max(0, math.ceil((end - start) / step))
-    arr = (start + np.arange(n, dtype=np.float64) * step) if not all(isinstance(v, int) for v in values) \
-        else np.arange(start, end, step, dtype=np.int64)
+        dtype = _dt.int64 if all(isinstance(v, int) for v in (start, end, step)) else _dt.get_default_dtype()
     dtype = _dt.as_dtype(dtype)
-    return _finish(_from_host_array(arr.astype(dtype.numpy_dtype), dtype, as_device(device)),
-                   requires_grad)
+    device = as_device(device)
+    if dtype is _dt.bool_:
+        raise NotImplementedError(f"\"arange_{device.type}\" not implemented for 'Bool'")
+    if not (step > 0 or step < 0):           # (a NaN step too)
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_cpp_double(start)} -> {_cpp_double(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    ratio = (float(end) - float(start)) / float(step)
+    size = math.ceil(ratio) if math.isfinite(ratio) else math.inf
+    if not dtype.is_floating_point:
+        if dtype is _dt.int64:
+            for v in (start, end, step):
+                _copy.check_scalar_fits(v, _dt.int64)
+        xstart, xend, xstep = int(start), int(end), int(step)     # int() truncates toward zero
+        if dtype is _dt.int64:             # torch sizes an int64 range in integers
+            if xstep == 0:
+                raise ValueError("step must be nonzero")
+            num = xend - xstart + xstep - (1 if xstep > 0 else -1)
+            size = abs(num) // abs(xstep) * (1 if (num >= 0) == (xstep > 0) else -1)   # C's truncating /
+    if not 0 <= size <= _INT64_MAX:
+        raise RuntimeError("invalid size, possible overflow?")
+    size = int(size)
+    t = _empty((size,), dtype, device)      # the storage-size check before any work
+    if size:
+        i = np.arange(size, dtype=np.float64 if dtype.is_floating_point else np.int64)
+        arr = float(start) + i * float(step) if dtype.is_floating_point else xstart + i * xstep
+        t._storage.copy_from_host(0, arr.astype(dtype.numpy_dtype))
+    return _finish(t, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    """torch.linspace: ``steps`` values from start to end. The bounds are converted to the
+    result's dtype first, with torch's overflow check (no silent wrap of an out-of-range bound;
+    a negative integer bound of an unsigned dtype wraps as in C, as torch's); the first half is
+    filled forward from start and the second half back from end, integers truncated."""
+    start, end = _number(start, "linspace"), _number(end, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = _dtype_or_default(dtype)
+    device = as_device(device)
+    if dtype is _dt.bool_:
+        raise NotImplementedError(f"\"linspace_{device.type}\" not implemented for 'Bool'")
+    t = _empty((steps,), dtype, device)
+    if steps == 0:
+        return _finish(t, requires_grad)
+    bounds = (start,) if steps == 1 else (start, end)     # torch fills one step with start alone
+    for v in bounds:
+        _copy.check_scalar_fits(v, dtype)
+    if not dtype.is_floating_point:       # the bounds as the dtype holds them (C's conversion)
+        start, end = (float(np.array(v).astype(dtype.numpy_dtype)) for v in (start, end if steps > 1 else start))
     i = np.arange(steps, dtype=np.float64)
     if steps == 1:
         arr = np.array([start], dtype=np.float64)
     else:
         step = (end - start) / (steps - 1)
         # torch fills the first half forward from start and the second half back from end
-        arr = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
+        with np.errstate(invalid="ignore", over="ignore"):
+            arr = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
     if not dtype.is_floating_point:
         arr = np.trunc(arr)
-    return _finish(_from_host_array(arr.astype(dtype.numpy_dtype), dtype, as_device(device)),
-                   requires_grad)
+    with np.errstate(invalid="ignore", over="ignore"):
+        t._storage.copy_from_host(0, arr.astype(dtype.numpy_dtype))
+    return _finish(t, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):

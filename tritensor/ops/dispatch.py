@@ -41,11 +41,18 @@ def empty(shape, dtype, device, strides=None) -> Tensor:
     """A new tensor; ``strides`` (default: contiguous) must describe a dense layout of ``shape``
     (a permutation of the contiguous one, as ops/_layout.py computes), so numel elements hold it."""
     shape = tuple(int(s) for s in shape)
-    n = 1
+    n, overflowed = 1, False
     for s in shape:
         n *= s
+        overflowed |= n >= 2 ** 64      # torch multiplies in uint64: a later 0 does not undo it
+    if overflowed or n * dtype.itemsize >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    if strides is None:
+        strides = contiguous_strides(shape)
+    if strides and max(strides) >= 2 ** 63:    # an empty tensor's strides may still be too large
+        raise RuntimeError("Stride calculation overflowed")
     storage = Storage(n * dtype.itemsize, device)
-    return Tensor._make(storage, shape, contiguous_strides(shape) if strides is None else strides, 0, dtype)
+    return Tensor._make(storage, shape, strides, 0, dtype)
 
 
 # ------------------------------------------------------------------------- output layout

@@ -8,7 +8,9 @@ multinomial, normal) are in random.py, above the elementwise ops they use.
 """
 from __future__ import annotations
 
+import math
 import threading
+import warnings
 
 import numpy as np
 
@@ -187,8 +189,40 @@ def _fill_random(t, kind, a, b, generator):
     return t
 
 
+# The C++ type names torch's distribution checks print (its TypeMeta names)
+_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+              "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "float32": "float", "float64": "double"}
+# the integers a floating dtype holds exactly: [-(2**digits), 2**digits]
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def _cpp_double(v):
+    return f"{float(v):g}"       # a double as a C++ ostream prints it
+
+
+def _check_uniform_bounds(t, a, b):
+    """torch's check_uniform_bounds (DistributionTemplates.h): both bounds finite numbers of the
+    dtype, a <= b, and b - a representable."""
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{_dt.type_name(t.dtype)}'")
+    info = _dt.finfo(t.dtype)
+    lo, hi = float(info.min), float(info.max)
+    for name, v in (("from", a), ("to", b)):
+        if not lo <= v <= hi:              # (NaN and infinities fail too)
+            raise RuntimeError(f"{name} is out of bounds for {_CPP_NAMES[t.dtype.name]}")
+    if not a <= b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_cpp_double(a)} "
+                           f"> to={_cpp_double(b)}")
+    if not float(b) - float(a) <= hi:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{_dt.type_name(t.dtype)}>::max(), "
+                           f"but found to={_cpp_double(b)} and from={_cpp_double(a)} which result in to-from to "
+                           "exceed the limit")
+
+
 def uniform_(t, a=0.0, b=1.0, *, generator=None):
     check_inplace(t)
+    _check_uniform_bounds(t, a, b)
     with no_grad():
         return _fill_random(t, "uniform", a, b, generator)
 
@@ -211,23 +245,83 @@ def _fill_integers(t, low, high, generator):
     return t
 
 
+def _as_int64_x86(x):
+    """static_cast<int64_t>(double) as an x86 CPU does it: truncation, and INT64_MIN for what
+    int64 cannot hold (inf, NaN, out of range)."""
+    return int(x) if math.isfinite(x) and -2.0 ** 63 <= x < 2.0 ** 63 else -2 ** 63
+
+
+def _through_dtype(v, dtype):
+    """static_cast<int64_t>(static_cast<scalar_t>(v)) for a floating scalar_t (16-bit floats are
+    reached through float, as C++ converts an integer to c10::Half/BFloat16)."""
+    x = np.float64(v) if dtype is _dt.float64 else np.float32(v)
+    with np.errstate(over="ignore"):
+        if dtype is _dt.float16 or dtype is _dt.bfloat16:
+            x = np.float32(x.astype(dtype.numpy_dtype))
+    return _as_int64_x86(float(x))
+
+
+def _bit_length_floor(v):
+    """n with 2**n <= v < 2**(n+1) (0 for v <= 1): torch's ``while (v >>= 1) ++n``."""
+    return max(v.bit_length() - 1, 0)
+
+
+def _update_bounds_for_float(low, high, dtype):
+    """torch's update_from/update_to: a bound that its dtype rounds past the range moves back
+    to the nearest integer the dtype holds inside it."""
+    digits = _DIGITS[dtype.name]
+    from_plus_1 = _through_dtype(low + 1, dtype)
+    if from_plus_1 < low:
+        low = from_plus_1 + (1 << max(_bit_length_floor(abs(low + 1)) - digits + 1, 0))
+    to_minus_1 = _through_dtype(high - 1, dtype)
+    if to_minus_1 >= high:
+        high = to_minus_1 - (1 << max(_bit_length_floor(abs(high - 1)) - digits + 1, 0))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got "
+                           f"from={low} >= to={high}")
+    return low, high
+
+
 def _integer_bounds(t, low, high):
-    """torch's defaults and checks for random_: to=None means the dtype's range (floats: the
-    integers exactly representable in the mantissa)."""
+    """torch's defaults and checks for random_ (random_from_to_impl, check_from_to_in_range):
+    to=None means the dtype's range (floats: the integers exactly representable in the
+    mantissa); [from, to - 1] must lie in the dtype, and for a floating dtype beyond 2**digits
+    torch warns that not every integer can be drawn."""
+    for v in (low, high):
+        if v is not None and not -2 ** 63 <= v < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
+    dtype = t.dtype
     if high is None:
-        if t.dtype is _dt.bool_:
+        if dtype is _dt.bool_:
             high = 2
-        elif t.dtype.is_floating_point:
-            high = 2 ** {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[t.dtype.name] + 1
+        elif dtype.is_floating_point:
+            high = 2 ** _DIGITS[dtype.name] + 1
         else:
-            high = int(np.iinfo(t.dtype.numpy_dtype).max) + 1
+            high = int(np.iinfo(dtype.numpy_dtype).max) + 1
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        return int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    if not t.dtype.is_floating_point and t.dtype is not _dt.bool_:
-        info = np.iinfo(t.dtype.numpy_dtype)
+    cpp = _CPP_NAMES[dtype.name]
+    if dtype.is_floating_point:
+        low, high = _update_bounds_for_float(low, high, dtype)
+        info = _dt.finfo(dtype)
+        lo, hi = float(info.min), float(info.max)
+    else:
+        info = None if dtype is _dt.bool_ else np.iinfo(dtype.numpy_dtype)
+        lo, hi = (0, 1) if info is None else (int(info.min), int(info.max))
+    for name, v in (("from", low), ("to - 1", high - 1)):
+        if not lo <= v <= hi:
+            raise RuntimeError(f"{name} is out of bounds for {cpp}")
+    if dtype.is_floating_point:
+        digits = _DIGITS[dtype.name]
         for name, v in (("from", low), ("to - 1", high - 1)):
-            if not info.min <= v <= info.max:
-                raise RuntimeError(f"{name} is out of bounds for {_dt.type_name(t.dtype)}")
+            if not -(1 << digits) <= v <= 1 << digits:
+                warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                              f"{cpp} can support discrete uniform distribution only within this range. This "
+                              "warning will become an error in version 1.7 release, please fix the code in advance",
+                              UserWarning, stacklevel=4)
     if high - low > 2 ** 32:
         raise NotImplementedError(f"tritensor: random integers over a range wider than 2**32 "
                                   f"(from={low}, to={high}) are not supported")

@@ -5,6 +5,7 @@ input's layout with other tritensor ops (so views are differentiable to any orde
 """
 from __future__ import annotations
 
+from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import BackwardContext, OpNode, gradient_edge, move_retained_grad
 from ..backends import numpy_ref as _numpy_ref
@@ -303,8 +304,47 @@ def _shape_args(shape):
     return tuple(int(s) for s in shape)
 
 
-def view(x, *shape):
+def view(x, *shape, dtype=None):
+    """Tensor.view(*shape) / Tensor.view(dtype): a new shape, or the same bytes read as another
+    dtype (view_dtype below)."""
+    if dtype is not None or (len(shape) == 1 and isinstance(shape[0], _dt.dtype)):
+        if shape and dtype is not None:
+            raise TypeError("view() received an invalid combination of arguments")
+        return view_dtype(x, dtype if dtype is not None else shape[0])
     return dispatch(VIEW, x, shape=_shape_args(shape))
+
+
+def view_dtype(x, dtype):
+    """torch's view.dtype: ``x``'s bytes read as ``dtype``. With another element size the last
+    dim (contiguous) grows or shrinks by the ratio, the other strides and the offset are rescaled,
+    with torch's checks that every byte stays where it was. Like torch's, it is not
+    differentiable (the result never requires grad) and shares x's version counter."""
+    old, new = x.dtype.itemsize, dtype.itemsize
+    shape, strides, offset = list(x._shape), list(x._stride), x._offset
+    if new != old:
+        what = f"to view {_dt.type_name(x.dtype)} as {_dt.type_name(dtype)} (different element sizes)"
+        if not shape:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if old > new:
+            ratio = old // new
+            strides = [s * ratio for s in strides[:-1]] + [1]
+            shape[-1] *= ratio
+            offset *= ratio
+        else:
+            ratio = new // old
+            if shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {shape[-1]}")
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+            for d, s in enumerate(strides[:-1]):
+                if s % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {s}")
+            strides = [s // ratio for s in strides[:-1]] + [1]
+            shape[-1] //= ratio
+            offset //= ratio
+    return Tensor._make(x._storage, tuple(shape), tuple(strides), offset, dtype, x._version_counter)
 
 
 def reshape(x, *shape):

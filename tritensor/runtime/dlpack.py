@@ -184,6 +184,11 @@ def to_capsule(t, versioned=False, flags=0):
         buffer.tensor = t            # the array's base keeps the tensor (and its memory) alive
         arr = np.ndarray(tuple(t.shape), dtype=np_dtype, buffer=buffer,
                          strides=tuple(s * itemsize for s in t.stride()))
+        host = t._storage.host
+        if host is not None and not host.flags.writeable:
+            # read-only memory (from_numpy of a read-only array): NumPy marks a versioned
+            # capsule READ_ONLY and refuses a legacy one, which cannot say so
+            arr.flags.writeable = False
     else:
         arr = np.empty(tuple(t.shape), dtype=np_dtype)      # no elements: no memory to share
     capsule = arr.__dlpack__(max_version=DLPACK_VERSION) if versioned else arr.__dlpack__()
@@ -195,7 +200,7 @@ def to_capsule(t, versioned=False, flags=0):
     code, bits = _DL_CODES[t.dtype.name]
     managed.dl_tensor.dtype = DLDataType(code, bits, 1)
     if versioned:
-        managed.flags = flags
+        managed.flags |= flags
     return capsule
 
 
@@ -282,7 +287,10 @@ def from_capsule(capsule):
     _api.PyCapsule_SetName(capsule, _USED_VERSIONED if versioned else _USED)
     owner = _DLPackOwner(address, managed.deleter)
     data = (dl.data or 0) + dl.byte_offset
-    return _wrap(data, shape, strides, dtype, dev, owner)
+    t = _wrap(data, shape, strides, dtype, dev, owner)
+    if versioned and managed.flags & FLAG_READ_ONLY and t._storage.host is not None:
+        t._storage.host.flags.writeable = False      # the producer's memory must not be written
+    return t
 
 
 def from_dlpack(obj, *, device=None, copy=None):
