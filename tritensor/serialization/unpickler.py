@@ -314,6 +314,11 @@ _CLASS_VALUES = frozenset((collections.OrderedDict, collections.Counter, set, by
 BLOCKED_MODULES = frozenset(("sys", "os", "posix", "nt"))
 
 
+def _name_of(obj):
+    """The global's name in the file's terms (torch._utils._rebuild_tensor_v2, builtins.set)."""
+    return next((f"{m}.{n}" for (m, n), v in SAFE_GLOBALS.items() if v is obj), repr(obj))
+
+
 def _constructor(func):
     entry = _CONSTRUCTORS.get(id(func))
     return entry[1] if entry is not None and entry[0] is func else None
@@ -439,7 +444,7 @@ class WeightsUnpickler:
         try:
             result = make(*args)
         except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError) as e:
-            raise _refuse(f"{func!r:.60}{args!r:.100} failed: {type(e).__name__}: {e}") from None
+            raise _refuse(f"{_name_of(func)}{args!r:.100} failed: {type(e).__name__}: {e}") from None
         if isinstance(result, Tensor):
             self.tensors.append(result)
         return result
