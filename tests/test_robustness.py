@@ -329,3 +329,69 @@ def test_from_dlpack_of_a_consumed_capsule():
     tt.from_dlpack(capsule)
     with pytest.raises(RuntimeError, match="^from_dlpack received an invalid capsule"):
         tt.from_dlpack(capsule)
+
+
+# ============================================================================ item 7: cost of repr
+_TEN_MILLION_TEXT = ("tensor([0.0000e+00, 1.0000e-07, 2.0000e-07,  ..., 1.0000e+00, 1.0000e+00,\n"
+                     "        1.0000e+00]")       # torch 2.13's repr of arange(10**7) / 10**7
+
+
+@pytest.fixture(scope="module")
+def ten_million():
+    return tt.arange(10 ** 7, dtype=tt.float32) / 10 ** 7
+
+
+def test_repr_of_a_large_cpu_tensor_reads_only_what_it_prints(ten_million):
+    """13.6 s before issue 20 (every element formatted); now the shown elements only: the
+    peak of new memory during repr is a few KiB against the tensor's 40 MB."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        text = repr(ten_million)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert text == _TEN_MILLION_TEXT + ")"
+    assert peak < 256 * 1024, f"repr allocated {peak} bytes"
+
+
+def test_repr_of_a_large_cuda_tensor_copies_only_what_it_prints(ten_million, monkeypatch):
+    """On a device the shown elements are gathered there and only they come to the host:
+    counted at the one door every device-to-host read of the formatter goes through."""
+    x = ten_million.cuda()
+    copied = []
+    original = tt.Tensor._to_host_array
+
+    def counting(self):
+        copied.append(self.numel())
+        return original(self)
+
+    monkeypatch.setattr(tt.Tensor, "_to_host_array", counting)
+    assert repr(x) == _TEN_MILLION_TEXT + ", device='cuda:0')"
+    assert sum(copied) <= 6, copied
+    copied.clear()
+    y = tt.arange(3 * 1001, device="cuda").reshape(3, 1001).t()     # non-contiguous, 2-D
+    assert repr(y) == ("tensor([[   0, 1001, 2002],\n        [   1, 1002, 2003],\n        [   2, 1003, 2004],\n"
+                       "        ...,\n        [ 998, 1999, 3000],\n        [ 999, 2000, 3001],\n"
+                       "        [1000, 2001, 3002]], device='cuda:0')")
+    assert sum(copied) <= 18, copied
+
+
+def test_set_printoptions_as_torch():
+    """Texts recorded from torch 2.13 with the same options."""
+    try:
+        tt.set_printoptions(precision=2, threshold=5, edgeitems=2)
+        assert repr(tt.arange(10.) / 3) == "tensor([0.00, 0.33,  ..., 2.67, 3.00])"
+        # summarized, but no dim is longer than 2 * edgeitems: every element shown
+        assert repr(tt.arange(24).reshape(2, 3, 4)) == (
+            "tensor([[[ 0,  1,  2,  3],\n         [ 4,  5,  6,  7],\n         [ 8,  9, 10, 11]],\n\n"
+            "        [[12, 13, 14, 15],\n         [16, 17, 18, 19],\n         [20, 21, 22, 23]]])")
+        tt.set_printoptions(profile="default")
+        tt.set_printoptions(linewidth=30, sci_mode=True)
+        assert repr(tt.tensor([1.5, 2.0, 3.0, 4.0, 5.0], dtype=tt.float64)) == (
+            "tensor([1.5000e+00,\n        2.0000e+00,\n        3.0000e+00,\n        4.0000e+00,\n"
+            "        5.0000e+00],\n       dtype=tritensor.float64)")
+    finally:
+        tt.set_printoptions(profile="default")
+        tt.set_printoptions()
+    assert repr(tt.tensor([1.5, 2.0, 3.0])) == "tensor([1.5000, 2.0000, 3.0000])"

@@ -29,7 +29,8 @@ NOT_OPS_TT = {
     # the random number state
     "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
     # settings and serialization (files, not tensors)
-    "get_float32_matmul_precision", "set_float32_matmul_precision", "load", "save", "load_file", "save_file",
+    "get_float32_matmul_precision", "set_float32_matmul_precision", "set_printoptions", "load", "save", "load_file",
+    "save_file",
 }
 # tt.nn.functional has no public helper that is not an op
 NOT_OPS_F = set()

@@ -14,6 +14,7 @@ from .dtypes import (  # noqa: F401
 )
 from . import backends  # noqa: F401  (tt.backends.cuda.matmul.allow_tf32)
 from .backends import cuda as _backends_cuda  # noqa: F401  (binds tt.backends.cuda)
+from ._format import set_printoptions  # noqa: F401  (torch.set_printoptions)
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
 from .ops.random import (  # noqa: F401  (random number state: not ops)
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
