@@ -395,3 +395,51 @@ def test_set_printoptions_as_torch():
         tt.set_printoptions(profile="default")
         tt.set_printoptions()
     assert repr(tt.tensor([1.5, 2.0, 3.0])) == "tensor([1.5000, 2.0000, 3.0000])"
+
+
+# ============================================================================ item 7: cost of x[idx] = v
+def _peak_bytes(fn):
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_index_put_on_cpu_costs_the_elements_written():
+    """x[idx] = v on a 64 MiB cpu tensor allocated 3x the tensor before issue 20 (a copy of x
+    and a position for every element); now it writes through NumPy advanced indexing into x's
+    memory: extra memory of the order of the indices, whatever x's size."""
+    x = tt.zeros(16 * 2 ** 20)                 # 64 MiB of float32
+    one, three = tt.tensor([5]), tt.tensor([7, 7, -1])
+    x[one] = 1.0                               # the signature's first call (caches) not measured
+    x.index_put_((three,), tt.tensor(1.5), accumulate=True)
+    writes = {
+        "x[i] = v": lambda: x.__setitem__(one, 2.0),
+        "x[idx] = values": lambda: x.__setitem__(three, tt.tensor([1.0, 3.0, 4.0])),
+        "index_put_ accumulate": lambda: x.index_put_((three,), tt.tensor(1.5), accumulate=True),
+    }
+    for name, write in writes.items():
+        peak = _peak_bytes(write)
+        assert peak < 2 ** 20, f"{name}: {peak} bytes"
+    # torch's values: the last of repeated writes wins; accumulate adds every one, in order
+    assert (x[5].item(), x[-1].item(), x[7].item()) == (2.0, 5.5, 6.0)
+
+
+def test_index_put_in_place_semantics_on_cpu():
+    """The in-place writer against values recorded from torch 2.13: broadcast values, two
+    index tensors (adjacent and not), a slice before the indices, a mask, a transposed target,
+    repeated indices accumulated."""
+    x = tt.zeros(3, 4, 2)
+    x[tt.tensor([0, 2]), :, tt.tensor([1, 1])] = tt.tensor([1.0, 2.0, 3.0, 4.0])
+    x[tt.tensor([[1], [2]]), tt.tensor([0, 3])] = tt.tensor([5.0, 6.0])
+    x[1:, tt.tensor([1, 1])] += 0.5                           # a copy of x[...] + 0.5 written back
+    assert x.tolist() == [[[0.0, 1.0], [0.0, 2.0], [0.0, 3.0], [0.0, 4.0]],
+                          [[5.0, 6.0], [0.5, 0.5], [0.0, 0.0], [5.0, 6.0]],
+                          [[5.0, 6.0], [0.5, 2.5], [0.0, 3.0], [5.0, 6.0]]]
+    t = tt.zeros(3, 2).t()
+    t[t == 0] = 2.0
+    t.index_put_((tt.tensor([1, 1, 0]), tt.tensor([2, 2, 2])), tt.tensor([1.0, 2.0, 3.0]), accumulate=True)
+    assert t.tolist() == [[2.0, 2.0, 5.0], [2.0, 2.0, 5.0]]

@@ -205,6 +205,9 @@ def run_op(op, out, *args, compute, **attrs):
         if attrs:
             if name in ADDMM_OPS and _run_addmm(out, args, compute, attrs):
                 return
+            if name == "index_put":
+                _run_index_put(out, *args, compute=compute, **attrs)
+                return
         elif type(reference) is np.ufunc:
             if _run_ufunc(reference, out, args, compute):
                 return
@@ -224,6 +227,19 @@ def run_op(op, out, *args, compute, **attrs):
         _run_reference(reference, out, args, compute, attrs)
     finally:
         _extobj_contextvar.reset(token)
+
+
+def _run_index_put(out, x, values, compute, key, accumulate, **_):
+    """index_put on host memory, written into the output's memory: in place (out is x) it costs
+    the elements written, never a copy of x (issue 20: a one-element write into a 256 MiB
+    tensor allocated 768 MiB); out of place, one copy of x first."""
+    if 0 in out._shape:
+        return
+    dst = _view(out)
+    if not (x._storage is out._storage and x._offset == out._offset and x._stride == out._stride):
+        np.copyto(dst, x._host_view(), casting="unsafe")
+    with np.errstate(all="ignore"):
+        index_put_into(dst, _as_compute(values, compute), key, accumulate, compute.numpy_dtype)
 
 
 def _run_reference(reference, out, args, compute, attrs):
@@ -656,10 +672,60 @@ def scatter_reduce(x, src, dim, index, reduce, include_self, **_):
 
 def index_put(x, values, key, accumulate, **_):
     out = np.array(x, copy=True, order="C")
-    pos = np.arange(out.size, dtype=np.int64).reshape(out.shape)[key.basic + (Ellipsis,)]
-    pos = pos[key.numpy_key(pos.ndim)]
+    index_put_into(out, values, key, accumulate, out.dtype)
+    return out
+
+
+def _written_positions(shape, key):
+    """Row-major positions, in an array of ``shape`` (the key's view), of the elements
+    ``key``'s index arrays select, laid out as the indexing result (torch's and NumPy's rule: the
+    broadcast index dims in place of adjacent indexed dims, first otherwise). Built from the
+    index arrays and a ramp per dim kept whole, so the cost is the number of elements selected,
+    never ``shape``'s size."""
+    steps = [1] * len(shape)
+    for d in reversed(range(len(shape) - 1)):
+        steps[d] = steps[d + 1] * shape[d + 1]
+    before, after = key.out_axes(len(shape))
+    nb = len(key.bshape)
+    result_ndim = len(before) + nb + len(after)
+
+    def placed(arr, first_axis):      # arr's dims become result axes first_axis, first_axis + 1, ...
+        return arr.reshape((1,) * first_axis + arr.shape + (1,) * (result_ndim - first_axis - arr.ndim))
+
+    pos = np.zeros((), dtype=np.int64)
+    for i, d in enumerate(before):
+        pos = pos + placed(np.arange(shape[d], dtype=np.int64) * steps[d], i)
+    for d, idx in zip(key.dims, key.indices):
+        host = np.asarray(idx.detach()._to_host_array(), dtype=np.int64) % max(shape[d], 1)   # (negatives)
+        pos = pos + placed(np.broadcast_to(host, key.bshape) * steps[d], len(before))
+    for i, d in enumerate(after):
+        pos = pos + placed(np.arange(shape[d], dtype=np.int64) * steps[d], len(before) + nb + i)
+    return np.broadcast_to(pos, tuple(shape[d] for d in before) + key.bshape + tuple(shape[d] for d in after))
+
+
+def index_put_into(dst, values, key, accumulate, acc_dtype):
+    """dst[key] = values, or += with ``accumulate`` (summed in ``acc_dtype``, in index order),
+    written into the NumPy array ``dst`` itself: time and extra memory are those of the elements
+    written. Repeated indices: the last write wins, as torch's cpu loop. A read-only ``dst``
+    (read-only memory) is refused by NumPy on the write."""
+    view = dst[key.basic + (Ellipsis,)]         # basic indexing: a view of dst
+    if view.size == 0:
+        return dst
+    pos = _written_positions(view.shape, key)
     vals = np.broadcast_to(values, pos.shape).reshape(-1)
-    return _put(out, pos.reshape(-1), vals, accumulate)
+    pos = pos.reshape(-1)
+    if not pos.size:
+        return dst
+    if accumulate:
+        targets, slot = np.unique(pos, return_inverse=True)
+        coords = np.unravel_index(targets, view.shape)
+        acc = view[coords].astype(acc_dtype)
+        np.add.at(acc, slot.reshape(-1), vals.astype(acc_dtype, copy=False))     # acc is our own copy
+        view[coords] = acc                       # (rounded back to dst's dtype)
+    else:
+        last = _last_writers(pos)
+        view[np.unravel_index(pos[last], view.shape)] = vals[last]
+    return dst
 
 
 def gather(x, dim, index, **_):
