@@ -127,14 +127,6 @@ PENDING_BY_FAMILY = {
         signal.windows.gaussian signal.windows.general_cosine signal.windows.general_hamming
         signal.windows.hamming signal.windows.hann signal.windows.kaiser signal.windows.nuttall
     """.split(),
-    "linalg_factorizations": """
-        cholesky cholesky_inverse cholesky_solve linalg.cholesky linalg.cholesky_ex linalg.inv
-        linalg.inv_ex linalg.det linalg.slogdet logdet linalg.solve linalg.solve_ex
-        linalg.solve_triangular triangular_solve linalg.lu linalg.lu_factor linalg.lu_factor_ex
-        linalg.lu_solve lu lu_solve lu_unpack linalg.ldl_factor linalg.ldl_factor_ex
-        linalg.ldl_solve linalg.qr qr geqrf ormqr linalg.householder_product linalg.lstsq
-        linalg.tensorinv linalg.tensorsolve
-    """.split(),
     "linalg_spectral_norms": """
         linalg.eigh linalg.eigvalsh linalg.svd linalg.svdvals svd pca_lowrank svd_lowrank
         linalg.pinv pinverse linalg.matrix_rank linalg.cond linalg.norm linalg.vector_norm

@@ -23,7 +23,7 @@ from .ops.reduce import return_types  # noqa: F401  (torch.return_types: the nam
 from .memory_formats import (  # noqa: F401  (torch.memory_format and its four values)
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format)
 from .runtime.device import device  # noqa: F401
-from . import optim, testing, utils  # noqa: F401  (the library layer: optimizers, test helpers, the data pipeline)
+from . import linalg, optim, testing, utils  # noqa: F401  (the library layer: optimizers, test helpers, the data pipeline)
 from .serialization import load, load_file, save, save_file  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
 

@@ -15,9 +15,12 @@ checks that there is no import cycle):
     joining    cat, stack, flip ...
     reduce, scan, softmax    (as kernels/ has reduce.py, scan.py, softmax.py)
     indexing, random (the sampling ops), linalg, nn, pdist
+    factorizations, solvers    (torch.linalg's factorizations and the solvers built on them;
+               _linalg is what they share)
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
 from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F401
 from . import indexing, random, linalg, nn, pdist  # noqa: F401
+from . import factorizations, solvers  # noqa: F401
 from .table import TABLE  # noqa: F401

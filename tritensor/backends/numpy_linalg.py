@@ -1,0 +1,481 @@
+"""NumPy references of the matrix factorizations and solvers (ops/factorizations.py,
+ops/solvers.py): the cpu device runs them, and the emulated kernels are checked against them.
+
+Every function takes batches of matrices (..., m, n), vectorised over the batch, in the op's
+compute dtype, and follows LAPACK's conventions as torch's cpu kernels return them:
+
+    cholesky           potrf: the lower (or upper) factor; info = order of the first leading
+                       minor that is not positive definite (0: success)
+    lu_factor          getrf: partial pivoting, 1-based int32 row interchanges (row i was swapped
+                       with row pivots[i] - 1, in order), info = first exactly-zero pivot (1-based)
+    solve_triangular   trsm: forward/back substitution, no check of the diagonal (a zero gives inf/nan)
+    lu_solve           getrs: the interchanges, then the two triangular solves
+    geqrf              Householder QR in LAPACK's packed (a, tau) form (dlarfg's reflectors)
+    householder_product  orgqr: the product H_1 ... H_k of those reflectors (its first n columns)
+    ldl_factor         sytrf: Bunch-Kaufman symmetric indefinite LDL^T with LAPACK's ipiv (1-based,
+                       negative pairs for 2 x 2 blocks)
+    ldl_solve          sytrs
+
+numpy.linalg serves where it has the function (cholesky, solve, inv, qr's geqrf); the rest is
+written here, blocked so that the O(n^3) work is matrix products (recursive LU as LAPACK's getrf2,
+recursive triangular solves). Extra integer outputs (pivots, info, tau ...) arrive as writable
+arrays in keyword arguments: the op layer passes them as tensor attributes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+LEAF = 16        # columns (rows) of the unblocked leaves of the recursive algorithms
+
+
+def _mT(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def _batched(a):
+    """a as (B, m, n) (a copy when the batch cannot be folded into one dim)."""
+    return a.reshape((-1,) + a.shape[-2:])
+
+
+def _broadcast_pair(a, b):
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+
+
+# --------------------------------------------------------------------------- Cholesky
+def _symmetric_from(a, upper):
+    """The symmetric matrix the factorization reads: a's lower (upper) triangle mirrored."""
+    tri = np.triu(a) if upper else np.tril(a)
+    strict = np.triu(a, 1) if upper else np.tril(a, -1)
+    return tri + _mT(strict)
+
+
+def _cholesky_loop(s):
+    """Right-looking Cholesky of (B, n, n) symmetric matrices; a matrix stops at its first
+    non-positive (or NaN) pivot, which is left in place as LAPACK's potf2 leaves it."""
+    L = s.copy()
+    B, n = L.shape[0], L.shape[-1]
+    info = np.zeros(B, np.int32)
+    alive = np.ones(B, bool)
+    for k in range(n):
+        d = L[:, k, k]
+        bad = alive & ~(d > 0)
+        info[bad] = k + 1
+        alive &= ~bad
+        s_k = np.sqrt(np.where(alive, d, 1))
+        col = L[:, k:, k] / s_k[:, None]
+        L[:, k:, k] = np.where(alive[:, None], col, L[:, k:, k])
+        upd = col[:, 1:, None] * col[:, None, 1:]
+        L[:, k + 1:, k + 1:] -= np.where(alive[:, None, None], upd, 0)
+    return np.tril(L), info
+
+
+def cholesky(a, *, upper, info):
+    """L (lower) or U = L^T (upper) with A = L L^T, from A's lower (upper) triangle; ``info``
+    receives potrf's code per matrix."""
+    s = _symmetric_from(a, upper)
+    try:
+        L = np.linalg.cholesky(s)
+        info[...] = 0
+    except np.linalg.LinAlgError:       # some matrix is not positive definite: find which, and where
+        L, codes = _cholesky_loop(_batched(s))
+        L = L.reshape(s.shape)
+        info[...] = codes.reshape(info.shape)
+    return _mT(L) if upper else L
+
+
+# --------------------------------------------------------------------------- LU
+def _swap_rows(M, j, p):
+    """Swap rows j and p[b] of every matrix b of M (B, m, n), in place."""
+    idx = np.arange(M.shape[0])
+    row = M[idx, j].copy()
+    M[idx, j] = M[idx, p]
+    M[idx, p] = row
+
+
+def _getf2(M, pivot):
+    """Unblocked right-looking LU of M (B, m, n) in place: (0-based pivots (B, k), info (B,))."""
+    B, m, n = M.shape
+    k = min(m, n)
+    piv = np.empty((B, k), np.int64)
+    info = np.zeros(B, np.int32)
+    for j in range(k):
+        if pivot:
+            # idamax: the first largest |a|; a NaN never compares larger, so it is not chosen
+            col = np.abs(M[:, j:, j])
+            col = np.where(np.isnan(col), -1.0, col)
+            p = j + np.argmax(col, axis=-1)
+            _swap_rows(M, j, p)
+        else:
+            p = np.full(B, j)
+        piv[:, j] = p
+        d = M[:, j, j]
+        zero = d == 0
+        info[(info == 0) & zero] = j + 1
+        M[:, j + 1:, j] = np.where(zero[:, None], M[:, j + 1:, j], M[:, j + 1:, j] / np.where(zero, 1, d)[:, None])
+        M[:, j + 1:, j + 1:] -= M[:, j + 1:, j, None] * M[:, j, None, j + 1:]
+    return piv, info
+
+
+def _apply_swaps(M, piv, reverse=False):
+    """Row interchanges row j <-> piv[b, j] (0-based) of M (B, m, n), in order (or reversed)."""
+    order = range(piv.shape[-1] - 1, -1, -1) if reverse else range(piv.shape[-1])
+    for j in order:
+        _swap_rows(M, j, piv[:, j])
+
+
+def _getrf(M, pivot):
+    """LAPACK's recursive getrf2 on M (B, m, n) in place: the left half of the columns is
+    factored, its interchanges applied to the right half, A12 = L11^-1 A12, A22 -= A21 A12, the
+    rest factored, and its interchanges applied back to A21. Same pivots as the unblocked
+    algorithm; the work is in the matrix products."""
+    B, m, n = M.shape
+    k = min(m, n)
+    if k <= LEAF:
+        return _getf2(M, pivot)
+    n1 = k // 2
+    left = M[:, :, :n1]
+    p1, info1 = _getrf(left, pivot)
+    right = M[:, :, n1:]
+    _apply_swaps(right, p1)
+    right[:, :n1] = _trsm_lower(M[:, :n1, :n1], right[:, :n1], unit=True)
+    right[:, n1:] -= M[:, n1:, :n1] @ right[:, :n1]
+    p2, info2 = _getrf(M[:, n1:, n1:], pivot)
+    _apply_swaps(M[:, n1:, :n1], p2)
+    info = np.where(info1 != 0, info1, np.where(info2 != 0, info2 + n1, 0)).astype(np.int32)
+    return np.concatenate([p1, p2 + n1], axis=-1), info
+
+
+def lu_factor(a, *, pivots, info, pivot=True):
+    """The packed LU factorization (L's strict lower part, U's upper part) of each matrix;
+    ``pivots`` receives the 1-based int32 interchanges, ``info`` the first zero pivot."""
+    M = _batched(a).copy()
+    piv, codes = _getrf(M, pivot)
+    pivots[...] = (piv + 1).reshape(pivots.shape)
+    info[...] = codes.reshape(info.shape)
+    return M.reshape(a.shape)
+
+
+def pivots_to_permutation(piv, *, m):
+    """perm with (P^T A)[i] = A[perm[i]]: the interchanges (1-based) applied to range(m)."""
+    batch, k = piv.shape[:-1], piv.shape[-1]
+    p = _batched(piv[..., None]).reshape(-1, k).astype(np.int64) - 1
+    perm = np.broadcast_to(np.arange(m), (p.shape[0], m)).copy()
+    idx = np.arange(p.shape[0])
+    for j in range(k):
+        row = perm[idx, j].copy()
+        perm[idx, j] = perm[idx, p[:, j]]
+        perm[idx, p[:, j]] = row
+    return perm.reshape(batch + (m,))
+
+
+# --------------------------------------------------------------------------- triangular solves
+def _trsm_lower(L, B, unit=False):
+    """X with L X = B, L lower triangular (B, n, n), B (B, n, k): recursive blocks."""
+    n = L.shape[-1]
+    if n <= LEAF:
+        X = np.array(B, copy=True)
+        for i in range(n):
+            if i:
+                X[:, i] -= np.einsum("bj,bjk->bk", L[:, i, :i], X[:, :i])
+            if not unit:
+                X[:, i] /= L[:, i, i, None]
+        return X
+    n1 = n // 2
+    X1 = _trsm_lower(L[:, :n1, :n1], B[:, :n1], unit)
+    X2 = _trsm_lower(L[:, n1:, n1:], B[:, n1:] - L[:, n1:, :n1] @ X1, unit)
+    return np.concatenate([X1, X2], axis=1)
+
+
+def _trsm_upper(U, B, unit=False):
+    """X with U X = B, U upper triangular: the lower solve of the reversed system."""
+    return _trsm_lower(U[:, ::-1, ::-1], B[:, ::-1], unit)[:, ::-1]
+
+
+def _trsm(A, B, upper, unit):
+    return (_trsm_upper if upper else _trsm_lower)(A, B, unit)
+
+
+def solve_triangular(a, b, *, upper, left=True, unitriangular=False):
+    """X with A X = B (left) or X A = B, A triangular (only its triangle is read); batch dims
+    broadcast."""
+    if not left:      # X A = B  <=>  A^T X^T = B^T
+        return _mT(solve_triangular(_mT(a), _mT(b), upper=not upper, left=True, unitriangular=unitriangular))
+    a, b = _broadcast_pair(a, b)
+    shape = b.shape
+    X = _trsm(_batched(a), _batched(b), upper, unitriangular)
+    return X.reshape(shape)
+
+
+# --------------------------------------------------------------------------- solvers on LU
+def _lu_solve_left(LU, piv, B, adjoint):
+    """X with A X = B (or A^T X = B), A = P L U given by (LU, 1-based pivots); (B, n, n) LU,
+    (B, n, k) B."""
+    p = piv.astype(np.int64) - 1
+    if not adjoint:
+        X = np.array(B, copy=True)
+        _apply_swaps(X, p)
+        X = _trsm_lower(LU, X, unit=True)
+        return _trsm_upper(LU, X)
+    # A^T = U^T L^T P^T: solve U^T y = B, L^T z = y, then undo the interchanges
+    X = _trsm_lower(_mT(LU), B)
+    X = _trsm_upper(_mT(LU), X, unit=True)
+    X = np.ascontiguousarray(X)
+    _apply_swaps(X, p, reverse=True)
+    return X
+
+
+def lu_solve(lu, piv, b, *, left=True, adjoint=False):
+    """X with A X = B, A^H X = B, X A = B or X A^H = B (getrs), batch dims broadcast."""
+    if not left:      # X A = B <=> A^T X^T = B^T
+        return _mT(lu_solve(lu, piv, _mT(b), left=True, adjoint=not adjoint))
+    batch = np.broadcast_shapes(lu.shape[:-2], piv.shape[:-1], b.shape[:-2])
+    n = lu.shape[-1]
+    LU = _batched(np.broadcast_to(lu, batch + lu.shape[-2:]))
+    P = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(-1, piv.shape[-1])
+    B = _batched(np.broadcast_to(b, batch + b.shape[-2:]))
+    return _lu_solve_left(LU, P, B, adjoint).reshape(batch + (n, b.shape[-1]))
+
+
+def _lu_info(a):
+    """getrf of (B, n, n): (LU, pivots, info)."""
+    M = np.array(a, copy=True)
+    piv, info = _getrf(M, True)
+    return M, piv + 1, info
+
+
+def solve(a, b, *, info):
+    """X with A X = B for each (broadcast) pair; ``info`` receives getrf's code (a singular
+    matrix's X is whatever the substitutions give: inf/nan, as torch's)."""
+    a, b = _broadcast_pair(a, b)
+    try:
+        x = np.linalg.solve(a, b)
+        info[...] = 0
+        return x
+    except np.linalg.LinAlgError:
+        LU, piv, codes = _lu_info(_batched(a))
+        info[...] = codes.reshape(info.shape)
+        return _lu_solve_left(LU, piv, _batched(b), False).reshape(b.shape)
+
+
+def inv(a, *, info):
+    """A^-1 of each matrix; ``info`` receives getrf's code."""
+    try:
+        x = np.linalg.inv(a)
+        info[...] = 0
+        return x
+    except np.linalg.LinAlgError:
+        LU, piv, codes = _lu_info(_batched(a))
+        info[...] = codes.reshape(info.shape)
+        eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), LU.shape)
+        return _lu_solve_left(LU, piv, eye, False).reshape(a.shape)
+
+
+# --------------------------------------------------------------------------- Householder
+def geqrf(a, *, tau):
+    """LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their
+    leading 1 implicit); ``tau`` receives the scalar factors."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if a.size == 0 or k == 0:
+        tau[...] = 0
+        return np.array(a, copy=True)
+    h, t = np.linalg.qr(a, mode="raw")       # h is the transposed (Fortran-order) result
+    tau[...] = t[..., :k]
+    return _mT(h).astype(a.dtype, copy=False)
+
+
+def _reflectors(a, k):
+    """The Householder vectors v_i (unit leading entry, zeros above) of a's first k columns."""
+    m = a.shape[-2]
+    v = np.tril(a[..., :, :k], -1)
+    idx = np.arange(k)
+    v[..., idx, idx] = 1
+    return v[..., :m, :]
+
+
+def householder_product(a, tau):
+    """orgqr: the first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T (v_i from a's
+    columns), for a of shape (..., m, n) and tau (..., k)."""
+    m, n = a.shape[-2:]
+    k = tau.shape[-1]
+    Q = np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy()
+    v = _reflectors(a, k)
+    for i in range(k - 1, -1, -1):       # Q = H_i Q, innermost reflector first
+        vi = v[..., :, i:i + 1]
+        Q -= tau[..., i, None, None] * (vi @ (_mT(vi) @ Q))
+    return Q
+
+
+# --------------------------------------------------------------------------- LDL^T (Bunch-Kaufman)
+ALPHA = (1 + np.sqrt(17.0)) / 8        # LAPACK's sytf2 pivot threshold
+
+
+def _sytf2_lower(A):
+    """dsytf2 with uplo='L' on one symmetric matrix (its lower triangle), in place: the packed
+    factor and LAPACK's ipiv (1-based, negative pairs for 2 x 2 pivots), info."""
+    n = A.shape[0]
+    ipiv = np.zeros(n, np.int64)
+    info = 0
+    k = 0
+    while k < n:
+        kstep = 1
+        absakk = abs(A[k, k])
+        if k < n - 1:
+            imax = k + 1 + int(np.argmax(np.abs(A[k + 1:, k])))
+            colmax = abs(A[imax, k])
+        else:
+            imax, colmax = k, 0.0
+        if max(absakk, colmax) == 0 or np.isnan(absakk):
+            if info == 0:
+                info = k + 1
+            kp = k
+        else:
+            if absakk >= ALPHA * colmax:
+                kp = k
+            else:
+                # the largest off-diagonal entry in row/column imax
+                rowmax = np.max(np.abs(A[imax, k:imax])) if imax > k else 0.0
+                if imax < n - 1:
+                    rowmax = max(rowmax, np.max(np.abs(A[imax + 1:, imax])))
+                if absakk >= ALPHA * colmax * (colmax / rowmax):
+                    kp = k
+                elif abs(A[imax, imax]) >= ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp = imax
+                    kstep = 2
+            kk = k + kstep - 1
+            if kp != kk:
+                # interchange rows and columns kk and kp in the trailing submatrix
+                if kp < n - 1:
+                    A[kp + 1:, kk], A[kp + 1:, kp] = A[kp + 1:, kp].copy(), A[kp + 1:, kk].copy()
+                t = A[kk + 1:kp, kk].copy()
+                A[kk + 1:kp, kk] = A[kp, kk + 1:kp]
+                A[kp, kk + 1:kp] = t
+                A[kk, kk], A[kp, kp] = A[kp, kp], A[kk, kk]
+                if kstep == 2:
+                    A[k + 1, k], A[kp, k] = A[kp, k], A[k + 1, k]
+            if kstep == 1:
+                if k < n - 1:
+                    r1 = 1.0 / A[k, k]
+                    col = A[k + 1:, k].copy()
+                    A[k + 1:, k + 1:] -= np.tril(r1 * np.outer(col, col))
+                    A[k + 1:, k] *= r1
+            elif k < n - 2:
+                d21 = A[k + 1, k]
+                d11 = A[k + 1, k + 1] / d21
+                d22 = A[k, k] / d21
+                t = 1.0 / (d11 * d22 - 1.0)
+                d21 = t / d21
+                wk = d21 * (d11 * A[k + 2:, k] - A[k + 2:, k + 1])
+                wkp1 = d21 * (d22 * A[k + 2:, k + 1] - A[k + 2:, k])
+                A[k + 2:, k + 2:] -= np.tril(np.outer(A[k + 2:, k], wk) + np.outer(A[k + 2:, k + 1], wkp1))
+                A[k + 2:, k] = wk
+                A[k + 2:, k + 1] = wkp1
+        if kstep == 1:
+            ipiv[k] = kp + 1
+        else:
+            ipiv[k] = ipiv[k + 1] = -(kp + 1)
+        k += kstep
+    return ipiv, info
+
+
+def ldl_factor(a, *, pivots, info, hermitian=False):
+    """sytrf (lower): L D L^T with D block diagonal (1 x 1 and 2 x 2 blocks), packed in the
+    lower triangle (the upper is zero, as torch returns it); ``pivots`` gets LAPACK's ipiv,
+    ``info`` the first zero diagonal block. For real matrices ``hermitian`` changes nothing."""
+    M = _batched(a).astype(a.dtype, copy=True)
+    P = pivots.reshape(-1, a.shape[-1])
+    I = info.reshape(-1)
+    for b in range(M.shape[0]):
+        ipiv, code = _sytf2_lower(M[b])
+        P[b] = ipiv
+        I[b] = code
+    return np.tril(M).reshape(a.shape)
+
+
+def _ldl_solve_one(LD, ipiv, B):
+    """dsytrs (lower) for one matrix: X with A X = B from (LD, ipiv)."""
+    n = LD.shape[0]
+    X = np.array(B, copy=True)
+    # solve L D Y = P^T B, moving forward through the blocks
+    k = 0
+    while k < n:
+        if ipiv[k] > 0:
+            kp = ipiv[k] - 1
+            if kp != k:
+                X[[k, kp]] = X[[kp, k]]
+            X[k + 1:] -= np.outer(LD[k + 1:, k], X[k])
+            X[k] /= LD[k, k]
+            k += 1
+        else:
+            kp = -ipiv[k] - 1
+            if kp != k + 1:
+                X[[k + 1, kp]] = X[[kp, k + 1]]
+            if k < n - 2:
+                X[k + 2:] -= np.outer(LD[k + 2:, k], X[k]) + np.outer(LD[k + 2:, k + 1], X[k + 1])
+            akm1k = LD[k + 1, k]
+            akm1 = LD[k, k] / akm1k
+            ak = LD[k + 1, k + 1] / akm1k
+            denom = akm1 * ak - 1.0
+            bkm1 = X[k] / akm1k
+            bk = X[k + 1] / akm1k
+            X[k] = (ak * bkm1 - bk) / denom
+            X[k + 1] = (akm1 * bk - bkm1) / denom
+            k += 2
+    # solve L^T X = Y, moving backward
+    k = n - 1
+    while k >= 0:
+        if ipiv[k] > 0:
+            if k < n - 1:
+                X[k] -= LD[k + 1:, k] @ X[k + 1:]
+            kp = ipiv[k] - 1
+            if kp != k:
+                X[[k, kp]] = X[[kp, k]]
+            k -= 1
+        else:
+            if k < n - 1:
+                X[k] -= LD[k + 1:, k] @ X[k + 1:]
+                X[k - 1] -= LD[k + 1:, k - 1] @ X[k + 1:]
+            kp = -ipiv[k] - 1
+            if kp != k:
+                X[[k, kp]] = X[[kp, k]]
+            k -= 2
+    return X
+
+
+def ldl_solve(ld, piv, b, *, hermitian=False):
+    """sytrs: X with A X = B from ldl_factor's (LD, pivots); batch dims broadcast."""
+    batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
+    LD = _batched(np.broadcast_to(ld, batch + ld.shape[-2:]))
+    P = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(-1, piv.shape[-1]).astype(np.int64)
+    B = _batched(np.broadcast_to(b, batch + b.shape[-2:]))
+    X = np.stack([_ldl_solve_one(LD[i], P[i], B[i]) for i in range(B.shape[0])]) if B.shape[0] else \
+        np.zeros(B.shape, B.dtype)
+    return X.reshape(batch + b.shape[-2:])
+
+
+# --------------------------------------------------------------------------- least squares (SVD drivers)
+def lstsq_svd(a, b, *, rcond, rank, singular_values):
+    """The minimum-norm least-squares solution through the SVD (gelsd / gelss; gelsy's
+    complete orthogonal factorization gives the same solution), singular values below
+    rcond * s_max counted as zero. ``rank`` receives the numerical rank, ``singular_values``
+    (when not None) the singular values."""
+    a, b = _broadcast_pair(a, b)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    out_shape = a.shape[:-2] + (n, b.shape[-1])
+    if a.size == 0 or k == 0:
+        rank[...] = 0
+        if singular_values is not None:
+            singular_values[...] = 0
+        return np.zeros(out_shape, a.dtype)
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    cut = rcond * s[..., :1]
+    keep = s > cut
+    rank[...] = keep.sum(-1).reshape(rank.shape)
+    if singular_values is not None:
+        singular_values[...] = s.reshape(singular_values.shape)
+    inv_s = np.where(keep, 1 / np.where(keep, s, 1), 0)
+    return (_mT(vt) * inv_s[..., None, :]) @ (_mT(u) @ b)
