@@ -1051,6 +1051,36 @@ tpd.pdist(T((300 * 299 // 2,), "float32"), T((300, 70), "float32"), 2.0, "float3
 assert compiled_last[0] is None or "wgmma.mma_async" in compiled_last[0].asm["ptx"]
 backends_cuda.set_float32_matmul_precision("highest")
 tpd.pair_index_probe(T((64,), "int64"), T((64,), "int64"), T((64,), "int64"), T((64,), "int64"), 2 ** 32)
+from tritensor.backends.triton import linalg as tla   # factorizations: registers (small) and panels + matmul (blocked)
+from tritensor.backends.triton import matmul as tmm_linalg
+
+
+class _ConfiguredMatmul:    # the blocked paths' trailing updates, with a fixed configuration (no autotuning here)
+    def matmul(self, *args, **kwargs):
+        return tmm_linalg.matmul(*args, config=tmm_linalg.Config(64, 64, 32, 8, 4, 3), **kwargs)
+
+
+tla.tmm = _ConfiguredMatmul()
+for name in ("float32", "float64"):
+    for small, panel in ((64, 32), (16, 16)):       # one program per matrix; then the blocked paths
+        tla.GPU.update(small_n=small, panel=panel)
+        tla.cholesky(T((3, 40, 40), name), T((3, 40, 40), name, True), compute=name, upper=small > 16,
+                     info=T((3,), "int32"))
+        tla.lu_factor(T((3, 40, 50), name), T((3, 40, 50), name, True), compute=name, pivot=True,
+                      pivots=T((3, 40), "int32"), info=T((3,), "int32"))
+        tla.solve_triangular(T((3, 40, 8), name), T((40, 40), name, True), T((3, 40, 8), name), compute=name,
+                             upper=True, left=True, unitriangular=False)
+        for adjoint in (False, True):
+            tla.lu_solve(T((3, 40, 8), name), T((3, 40, 40), name), T((3, 40), "int32"), T((3, 40, 8), name, True),
+                         compute=name, left=True, adjoint=adjoint)
+    tla.GPU.update(small_n=64, panel=32)
+    tla.lu_factor(T((40, 40), name), T((40, 40), name), compute=name, pivot=False, pivots=T((40,), "int32"),
+                  info=T((), "int32"))
+    tla.solve(T((3, 40, 8), name), T((40, 40), name), T((3, 40, 8), name), compute=name, info=T((), "int32"))
+    tla.inv(T((3, 40, 40), name), T((3, 40, 40), name), compute=name, info=T((3,), "int32"))
+    tla.geqrf(T((3, 70, 40), name), T((3, 70, 40), name, True), compute=name, tau=T((3, 40), name))
+    tla.householder_product(T((3, 70, 40), name), T((3, 70, 40), name, True), T((3, 30), name), compute=name)
+tla.lu_pivots_to_permutation(T((3, 70), "int64"), T((3, 40), "int32"), compute="int64", m=70)
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -460,22 +460,21 @@ def ldl_solve(ld, piv, b, *, hermitian=False):
 def lstsq_svd(a, b, *, rcond, rank, singular_values):
     """The minimum-norm least-squares solution through the SVD (gelsd / gelss; gelsy's
     complete orthogonal factorization gives the same solution), singular values below
-    rcond * s_max counted as zero. ``rank`` receives the numerical rank, ``singular_values``
-    (when not None) the singular values."""
-    a, b = _broadcast_pair(a, b)
+    rcond * s_max counted as zero. ``rank`` receives the numerical rank of each matrix of a (its
+    own batch, as torch's), ``singular_values`` (when not None) their singular values; the
+    solution has the broadcast batch."""
     m, n = a.shape[-2:]
-    k = min(m, n)
-    out_shape = a.shape[:-2] + (n, b.shape[-1])
-    if a.size == 0 or k == 0:
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    out_shape = batch + (n, b.shape[-1])
+    if a.size == 0 or min(m, n) == 0:
         rank[...] = 0
         if singular_values is not None:
             singular_values[...] = 0
         return np.zeros(out_shape, a.dtype)
     u, s, vt = np.linalg.svd(a, full_matrices=False)
-    cut = rcond * s[..., :1]
-    keep = s > cut
+    keep = s > rcond * s[..., :1]
     rank[...] = keep.sum(-1).reshape(rank.shape)
     if singular_values is not None:
         singular_values[...] = s.reshape(singular_values.shape)
     inv_s = np.where(keep, 1 / np.where(keep, s, 1), 0)
-    return (_mT(vt) * inv_s[..., None, :]) @ (_mT(u) @ b)
+    return np.broadcast_to((_mT(vt) * inv_s[..., None, :]) @ _mT(u) @ b, out_shape)

@@ -705,10 +705,10 @@ def ormqr(input, input2, input3, left=True, transpose=False):
     if C.dim() < 2:
         raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
     side = -2 if left else -1
-    if tau.dim() and C.shape[side] < tau.shape[-1]:
-        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be greater than or equal to tau.shape[-1]")
     if C.shape[side] != A.shape[-2]:
         raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.dim() and C.shape[side] < tau.shape[-1]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be greater than or equal to tau.shape[-1]")
     if tau.dim() and tau.shape[-1] > A.shape[-1]:
         raise RuntimeError("torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]")
     if A.dim() - tau.dim() != 1:
