@@ -19,7 +19,7 @@ from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_prec
 from .ops.random import (  # noqa: F401  (random number state: not ops)
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
-from .ops.reduce import return_types  # noqa: F401  (torch.return_types: the named tuples)
+from .ops._return_types import return_types  # noqa: F401  (torch.return_types: the named tuples)
 from .memory_formats import (  # noqa: F401  (torch.memory_format and its four values)
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format)
 from .runtime.device import device  # noqa: F401

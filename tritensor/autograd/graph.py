@@ -276,6 +276,9 @@ class OpNode(Node):
 
     __init__ = object.__init__
 
+    def _num_outputs(self) -> int:
+        return self.op.n_outputs      # several for an entry with several outputs (sort ...)
+
     def __getattr__(self, attr):
         # torch's node._saved_<name>: a saved tensor read back (self/other/result name the
         # entry's first two arguments and its output)

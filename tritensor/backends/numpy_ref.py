@@ -201,6 +201,8 @@ def run_op(op, out, *args, compute, **attrs):
     to one op, to dispatch's signature cache."""
     reference = op.reference
     name = op.name
+    if type(out) is tuple:       # several outputs (ops/table.py): the reference returns one array each
+        return _run_outputs(reference, out, args, compute, attrs)
     if out._storage.host is not None:
         if attrs:
             if name in ADDMM_OPS and _run_addmm(out, args, compute, attrs):
@@ -264,6 +266,17 @@ def _run_reference(reference, out, args, compute, attrs):
 
 
 _ARRAY_TYPES = (np.ndarray, np.generic)
+
+
+def _run_outputs(reference, outs, args, compute, attrs):
+    """The reference of an op with several outputs: its arrays written into ``outs`` in order."""
+    arrays = [_as_compute(a, compute) for a in args]
+    attrs = {k: v._host_view() if isinstance(v, Tensor) else v for k, v in attrs.items()}
+    with np.errstate(all="ignore"):
+        results = reference(*arrays, **attrs)
+    for out, result in zip(outs, results):
+        if 0 not in out._shape:
+            np.copyto(_view(out), _cast(np.asarray(result), out.dtype), casting="unsafe")
 
 
 def _cast(result, dtype):

@@ -4,7 +4,7 @@ Importing ``tritensor.ops`` imports every op module, so the whole table is regis
 modules form layers, each importing only lower ones at module level (tests/test_ops_layering.py
 checks that there is no import cycle):
 
-    leaves     table, _shapes, _checks, _scalars, _overlap, _layout (import no op module)
+    leaves     table, _shapes, _checks, _scalars, _overlap, _layout, _return_types (import no op module)
     dispatch   the one road every op takes
     copy       clone, casts, transfers, copy_/fill_
     generators the random generators and the in-place fills
@@ -14,13 +14,13 @@ checks that there is no import cycle):
     elementwise, pointwise
     joining    cat, stack, flip ...
     reduce, scan, softmax    (as kernels/ has reduce.py, scan.py, softmax.py)
-    indexing, random (the sampling ops), linalg, nn, pdist
+    indexing, random (the sampling ops), linalg, nn, pdist, sorting
     factorizations, solvers    (torch.linalg's factorizations and the solvers built on them;
                _linalg is what they share)
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
 from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F401
-from . import indexing, random, linalg, nn, pdist  # noqa: F401
+from . import indexing, random, linalg, nn, pdist, sorting  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
 from .table import TABLE  # noqa: F401

@@ -251,6 +251,8 @@ def dispatch(op: OpDef, *args, **attrs):
         return _dispatch_view(op, args[0], attrs)
     tensors = [a for a in args if isinstance(a, Tensor)]
     dev = common_device(tensors)
+    if op.outputs:                   # several outputs (table.py): a tuple of them
+        return _dispatch_outputs(op, args, attrs, dev)
     meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
     strides = output_strides(op, meta.shape, args, attrs)
     if key is not None:
@@ -261,6 +263,21 @@ def dispatch(op: OpDef, *args, **attrs):
     if _grad_state.enabled:         # record() would return at once otherwise
         record(op, out, args, attrs)
     return out
+
+
+def _dispatch_outputs(op, args, attrs, dev):
+    """dispatch() of an entry with several outputs (table.py): the rule gives one Meta per
+    output, each output is allocated by the entry's layout, the backend computes them all in one
+    run (nothing runs when every output is empty), and one node records the floating ones."""
+    metas = op.rule(*args, **attrs)
+    args = _cpu_scalars_to_values(args, dev)
+    outs = tuple(empty(m.shape, m.dtype, dev, output_strides(op, m.shape, args, attrs)) for m in metas)
+    if any(0 not in o._shape for o in outs):
+        meta = metas[0]
+        backend_for(dev).run(op, outs, args, attrs, meta.compute or meta.dtype)
+    if _grad_state.enabled:
+        record(op, outs, args, attrs)
+    return outs
 
 
 # View ops whose layout function reads only the input's shape, strides and offset (and the
@@ -309,7 +326,9 @@ def _dispatch_view(op, x, attrs):
 
 
 def record(op: OpDef, out: Tensor, args, attrs):
-    """Attach the backward node of ``op`` to ``out`` when some input requires grad.
+    """Attach the backward node of ``op`` to ``out`` when some input requires grad (``out`` a
+    tuple for an entry with several outputs: each floating one becomes the node's output at its
+    position).
 
     Every recorded op pays this (issue 14): grad mode is one attribute read, the operands are
     walked once for their metadata and edges (gradient_edge inlined), and each saved tensor
@@ -323,7 +342,14 @@ def record(op: OpDef, out: Tensor, args, attrs):
             a._requires_grad or (a._grad_fn is not None if a._view_version is None else a.requires_grad)))
     if True not in needs:
         return
-    if not out.dtype.is_floating_point:
+    several = type(out) is tuple
+    if several:
+        for o in out:
+            if o.dtype.is_floating_point:
+                break
+        else:
+            return
+    elif not out.dtype.is_floating_point:
         return  # integer and bool results never require grad
     if not op.differentiable:
         raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
@@ -352,13 +378,21 @@ def record(op: OpDef, out: Tensor, args, attrs):
                        grad_name if type(grad_name) is str else op.node_name(args, attrs))
     ctx = node.ctx
     node.next_functions = tuple(edges)
-    out._grad_fn = node       # before saving: a saved output remembers that it requires grad
-    out._output_nr = 0
+    if several:
+        for i, o in enumerate(out):
+            o._output_nr = i      # (an integer output keeps its position for saved-tensor errors)
+            if o.dtype.is_floating_point:
+                o._grad_fn = node
+    else:
+        out._grad_fn = node       # before saving: a saved output remembers that it requires grad
+        out._output_nr = 0
     if op.saves:
         saved = ctx._saved
         for name in op.saves:
             if name == "out":
                 saved["out"] = SavedTensor(out, True)
+            elif several and name in op.outputs:
+                saved[name] = SavedTensor(out[op.outputs.index(name)], True)
             else:
                 a = args[names.index(name)]
                 if isinstance(a, Tensor):

@@ -4,7 +4,6 @@ Scans live in scan.py, the softmax family in softmax.py (as in kernels/)."""
 from __future__ import annotations
 
 import builtins as _builtins
-import collections as _collections
 import math as _math
 import warnings
 
@@ -23,6 +22,7 @@ from ..tensor import Tensor
 from . import elementwise as _ew
 from . import pointwise as _pw
 from ._checks import check_int_dim, check_tensor
+from ._return_types import return_types
 from ._shapes import contiguous_strides, normalize_dims, reduced_shape, wrap_dim
 from .copy import copy_into
 from .creation import arange, ones, tensor, zeros
@@ -323,25 +323,6 @@ def argmin(input, dim=None, keepdim=False):
 
 
 # ------------------------------------------------------------------ max / min
-def _return_type(name):
-    base = _collections.namedtuple(name, ["values", "indices"])
-
-    def __repr__(self):            # torch's layout: one field a line
-        return f"tritensor.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
-    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
-    cls.__module__ = "tritensor.return_types"
-    return cls
-
-
-class _ReturnTypes:
-    """torch.return_types: named tuples (values, indices)."""
-    max = _return_type("max")
-    min = _return_type("min")
-
-
-return_types = _ReturnTypes
-
-
 def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry):
     check_tensor(name, input)
     if other is not None and dim is None:

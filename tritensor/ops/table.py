@@ -10,7 +10,20 @@ An entry names
   saves      which tensors the backward needs: names of positional args ("x", "y" ...) in order
              of the signature, and/or "out"
   view       for view ops only: view(tensor, **attrs) -> (shape, strides, offset); no kernel
+  outputs    an op with several outputs names them (sort: ("values", "indices")); see below
 Adding an op is one entry (plus its kernel and tests); dispatch needs no change.
+
+Several outputs (torch's multi-output ops: sort, topk, kthvalue, median, mode ...) are one entry
+whose ``outputs`` names them, in order. Then every part of the entry speaks in tuples: the rule
+returns one Meta per output; the reference returns one array per output; the kernel gets a tuple
+of outputs, ``kernel((values, indices), *args, compute=, **attrs)``; dispatch() returns the tuple
+(the public function wraps it in its return_types named tuple, ops/_return_types.py). The
+autograd node is recorded once, and every floating output is one of its outputs (output_nr = its
+position; integer outputs such as indices never require grad): the backward is
+``backward(ctx, *grads)``, one gradient per output (None where none arrived), and ``saves`` may
+name outputs, which come back as ``ctx.<name>`` (sort saves "indices"). Every output is laid out
+by the entry's ``layout``; a kernel runs unless every output is empty; such entries take
+dispatch's first-time path on every call (their rules are not in the per-signature cache).
 
 Its public forms are DECLARED next to the entry (ops/surface.py), never listed elsewhere: tt.<name>,
 Tensor.<name>, the in-place <name>_, operators, aliases, nn.functional and out= are generated from
@@ -62,11 +75,13 @@ class OpDef:
     attrs_defaults: dict = field(default_factory=dict)
     layout: str = "contiguous"            # "contiguous", "iterator" or "preserve" (see above)
     numbers_are_operands: bool = True
+    outputs: tuple = ()                   # names of several outputs (see above); () is one output
 
     def node_name(self, args, attrs):
         return self.grad_name(args, attrs) if callable(self.grad_name) else self.grad_name
 
     def __post_init__(self):
+        self.n_outputs = max(len(self.outputs), 1)     # (the autograd node's number of outputs)
         if self.layout not in LAYOUTS:
             raise ValueError(f"op {self.name!r}: layout must be one of {LAYOUTS}, not {self.layout!r}")
         if self.grad_name is None:
