@@ -391,8 +391,9 @@ def record(op: OpDef, out: Tensor, args, attrs):
         for name in op.saves:
             if name == "out":
                 saved["out"] = SavedTensor(out, True)
-            elif several and name in op.outputs:
-                saved[name] = SavedTensor(out[op.outputs.index(name)], True)
+            elif several and name in op.outputs:    # (an integer output has no node: kept as is)
+                o = out[op.outputs.index(name)]
+                saved[name] = SavedTensor(o, o._grad_fn is node)
             else:
                 a = args[names.index(name)]
                 if isinstance(a, Tensor):
