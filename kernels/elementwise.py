@@ -577,6 +577,496 @@ def clamp(x, lo, hi):
     return minimum(maximum(x, lo), hi)
 
 
+# ------------------------------------------------------------------ pointwise math (issue 21.2)
+# Inverse and hyperbolic trigonometry, and the rest of torch's pointwise library, without
+# libdevice: rational approximations (Cephes) and the expm1/log1p FNs above, so that values near
+# 0 keep their relative accuracy. Compute dtypes are float32 (16-bit floats included) or float64.
+@triton.jit
+def _log1p(x):
+    """log1p to about an ulp: the series FN log1p below |x| = 1/4; above, log(1 + x) corrected
+    for the rounding of 1 + x (x - ((1 + x) - 1), divided by 1 + x)."""
+    u = 1.0 + x
+    fix = tl.where((u > 0) & (u < float("inf")), _div(x - (u - 1.0), u), 0.0)
+    return tl.where(tl.abs(x) < 0.25, log1p(x), tl.log(u) + fix)
+
+
+@triton.jit
+def _atan_pos(a):
+    """atan(a) for a >= 0 (inf and NaN too), Cephes' atan / atanf: range reduction to |t| <= 0.66
+    (float64: t + t^3 P(t^2) / Q(t^2)) or to |t| <= tan(pi/8) (float32: a degree-4 polynomial)."""
+    if a.dtype == tl.float64:
+        big = a > 2.41421356237309504880                 # tan(3 pi/8): atan(a) = pi/2 - atan(1/a)
+        mid = (a > 0.66) & ~big                          # atan(a) = pi/4 + atan((a - 1) / (a + 1))
+        t = tl.where(big, _div(-1.0, a), tl.where(mid, _div(a - 1.0, a + 1.0), a))
+        z = t * t
+        p = (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z
+              - 7.500855792314704667340e1) * z - 1.228866684490136173410e2) * z - 6.485021904942025371773e1
+        q = ((((z + 2.485846490142306297962e1) * z + 1.650270098316988542046e2) * z
+              + 4.328810604912902668951e2) * z + 4.853903996359136964868e2) * z + 1.945506571482613964425e2
+        r = t + t * _div(z * p, q)
+        # pi/2 and pi/4 in two parts (the rounded value and what rounding dropped), as Cephes
+        # (each constant added to a tensor: tl.where of two Python floats would make them float32)
+        r = tl.where(big, (r + 6.123233995736765886130e-17) + 1.57079632679489661923,
+                     tl.where(mid, (r + 3.061616997868382943065e-17) + 0.78539816339744830962, r))
+    else:
+        big = a > 2.414213562373095
+        mid = (a > 0.4142135623730950) & ~big
+        t = tl.where(big, _div(-1.0, a), tl.where(mid, _div(a - 1.0, a + 1.0), a))
+        z = t * t
+        r = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t
+        r = tl.where(big, r + 1.57079632679489661923, tl.where(mid, r + 0.78539816339744830962, r))
+    return r
+
+
+@triton.jit
+def _with_sign_of(r, x):
+    """r (>= 0) carrying the sign bit of x (odd functions: f(-0.0) = -0.0)."""
+    return tl.where(_signbit(x), _negate(r), r)
+
+
+@triton.jit
+def atan(x):
+    return _with_sign_of(_atan_pos(tl.abs(x)), x)
+
+
+@triton.jit
+def atan2(y, x):
+    # the angle of (x, y): atan of min(|x|, |y|) / max(|x|, |y|) <= 1, then reflected into its
+    # octant; C99's special values (signed zeros, infinities) come out of the same steps
+    ax = tl.abs(x)
+    ay = tl.abs(y)
+    swap = ay > ax
+    hi = tl.where(swap, ay, ax)
+    lo = tl.where(swap, ax, ay)
+    ratio = _div(lo, tl.where(hi == 0, 1.0, hi))             # atan2(+-0, +-0): ratio 0
+    ratio = tl.where((ax == float("inf")) & (ay == float("inf")), 1.0, ratio)   # +-pi/4, +-3pi/4
+    r = _atan_pos(ratio)
+    # pi/2 - r and pi - r, each constant in two parts (float64: the rounding of pi/2 restored)
+    r = tl.where(swap, (1.57079632679489661923 - r) + 6.123233995736765886130e-17, r)
+    r = tl.where(_signbit(x), (3.14159265358979323846 - r) + 1.2246467991473532e-16, r)
+    r = _with_sign_of(r, y)
+    return tl.where((x != x) | (y != y), x + y, r)
+
+
+@triton.jit
+def _sqrt_one_minus_square(x):
+    """sqrt(1 - x^2) as sqrt((1 - x)(1 + x)): 1 - x is exact near |x| = 1, where 1 - x*x is not."""
+    return sqrt((1.0 - x) * (1.0 + x))
+
+
+@triton.jit
+def asin(x):
+    # asin(x) = atan2(x, sqrt(1 - x^2)); |x| > 1 gives NaN through the square root
+    return atan2(x, _sqrt_one_minus_square(x))
+
+
+@triton.jit
+def acos(x):
+    return atan2(_sqrt_one_minus_square(x), x)
+
+
+@triton.jit
+def asinh(x):
+    # glibc's forms: log1p keeps the accuracy near 0; past 2**28, 1 + x^2 rounds to x^2
+    a = tl.abs(x)
+    a2 = a * a
+    small = _log1p(a + _div(a2, 1.0 + sqrt(1.0 + a2)))
+    mid = tl.log(2.0 * a + _div(1.0, sqrt(a2 + 1.0) + a))
+    big = tl.log(a) + 0.69314718055994530942
+    r = tl.where(a > 268435456.0, big, tl.where(a > 2.0, mid, small))
+    return _with_sign_of(r, x)
+
+
+@triton.jit
+def acosh(x):
+    t = x - 1.0                                            # exact for x in [1, 2]
+    small = _log1p(t + sqrt(2.0 * t + t * t))
+    mid = tl.log(2.0 * x - _div(1.0, x + sqrt(x * x - 1.0)))
+    big = tl.log(x) + 0.69314718055994530942
+    r = tl.where(x > 268435456.0, big, tl.where(x > 2.0, mid, small))
+    return tl.where(x < 1.0, float("nan"), r)
+
+
+@triton.jit
+def atanh(x):
+    # atanh(a) = log1p(2a / (1 - a)) / 2; below 1/2 as log1p(2a + 2a^2 / (1 - a)) / 2 (glibc)
+    a = tl.abs(x)
+    small = 0.5 * _log1p(2.0 * a + _div(2.0 * a * a, 1.0 - a))
+    big = 0.5 * _log1p(_div(2.0 * a, 1.0 - a))
+    return _with_sign_of(tl.where(a < 0.5, small, big), x)
+
+
+@triton.jit
+def _exp_limit(x):
+    """Just below where exp overflows in x's dtype."""
+    if x.dtype == tl.float64:
+        r = 709.0
+    else:
+        r = 88.0
+    return r
+
+
+@triton.jit
+def sinh(x):
+    # (e^a - e^-a) / 2 = (E + E / (E + 1)) / 2 with E = expm1(a): no cancellation near 0;
+    # where e^a would overflow, e^a / 2 is (e^(a/2) / 2) e^(a/2): it overflows only where sinh does
+    a = tl.abs(x)
+    e = expm1(a)
+    small = 0.5 * (e + _div(e, e + 1.0))
+    h = tl.exp(0.5 * a)
+    r = tl.where(a < _exp_limit(a), small, (0.5 * h) * h)
+    return _with_sign_of(r, x)
+
+
+@triton.jit
+def cosh(x):
+    a = tl.abs(x)
+    e = tl.exp(a)
+    h = tl.exp(0.5 * a)
+    return tl.where(a < _exp_limit(a), 0.5 * (e + _div(1.0, e)), (0.5 * h) * h)
+
+
+@triton.jit
+def sinc(x):
+    # torch's formula: sin(pi x) / (pi x), and 1 at x = 0
+    p = x * 3.14159265358979323846
+    return tl.where(x == 0, 1.0, _div(tl.sin(p), p))
+
+
+@triton.jit
+def deg2rad(x):
+    return x * 0.017453292519943295769236907684886127134428718885417      # pi / 180
+
+
+@triton.jit
+def rad2deg(x):
+    return x * 57.295779513082320876798154814105170332405472466564         # 180 / pi
+
+
+@triton.jit
+def frac(x):
+    return x - _trunc(x)
+
+
+@triton.jit
+def logit(x):
+    return tl.log(_div(x, 1.0 - x))
+
+
+@triton.jit
+def logit_eps(x, eps):
+    # torch: x clamped to [eps, 1 - eps] as x < lo ? lo : (x > hi ? hi : x) (NaN stays NaN)
+    hi = 1.0 - eps
+    z = tl.where(x < eps, eps, tl.where(x > hi, hi, x))
+    return tl.log(_div(z, 1.0 - z))
+
+
+@triton.jit
+def signbit(x):
+    if x.dtype.is_floating():
+        r = _signbit(x)
+    elif x.dtype.is_int_signed():
+        r = x < 0
+    else:
+        r = x != x       # unsigned and bool: never negative
+    return r
+
+
+@triton.jit
+def isposinf(x):
+    if x.dtype.is_floating():
+        r = x == float("inf")
+    else:
+        r = x != x
+    return r
+
+
+@triton.jit
+def isneginf(x):
+    if x.dtype.is_floating():
+        r = x == float("-inf")
+    else:
+        r = x != x
+    return r
+
+
+@triton.jit
+def nan_to_num_inf(x, posinf, neginf):
+    """nan_to_num's first pass (the kernel has three operands: NaN goes in nan_to_num_nan)."""
+    if x.dtype.is_floating():
+        r = tl.where(x == float("inf"), posinf, tl.where(x == float("-inf"), neginf, x))
+    else:
+        r = x
+    return r
+
+
+@triton.jit
+def nan_to_num_nan(x, nan):
+    if x.dtype.is_floating():
+        r = tl.where(x != x, nan, x)
+    else:
+        r = x
+    return r
+
+
+@triton.jit
+def _frexp_parts(x):
+    """(mantissa in [0.5, 1) with x's sign, exponent) with x = mantissa * 2**exponent, from the
+    exponent bits; zero, inf and NaN give (x, 0) as C's frexp. Subnormals are scaled up first."""
+    if x.dtype == tl.float64:
+        sub = (x.to(tl.int64, bitcast=True) & 0x7FF0000000000000) == 0
+        xs = tl.where(sub, x * 18014398509481984.0, x)                     # 2**54
+        bits = xs.to(tl.int64, bitcast=True)
+        e = ((bits >> 52) & 0x7FF) - 1022 - tl.where(sub, 54, 0)
+        m = ((bits & -9218868437227405313) | 0x3FE0000000000000).to(tl.float64, bitcast=True)
+    else:
+        sub = (x.to(tl.int32, bitcast=True) & 0x7F800000) == 0
+        xs = tl.where(sub, x * 16777216.0, x)                              # 2**24
+        bits = xs.to(tl.int32, bitcast=True)
+        e = ((bits >> 23) & 0xFF) - 126 - tl.where(sub, 24, 0)
+        m = ((bits & -2139095041) | 0x3F000000).to(tl.float32, bitcast=True)   # 0x807FFFFF
+    special = (x == 0) | (x != x) | (tl.abs(x) == float("inf"))
+    return tl.where(special, x, m), tl.where(special, 0, e).to(tl.int32)
+
+
+@triton.jit
+def frexp_mantissa(x):
+    m, _ = _frexp_parts(x)
+    return m
+
+
+@triton.jit
+def frexp_exponent(x):
+    _, e = _frexp_parts(x)
+    return e
+
+
+@triton.jit
+def hypot(a, b):
+    if a.dtype == tl.float32:
+        # in float64 neither square overflows: one rounding at the end
+        a64 = a.to(tl.float64)
+        b64 = b.to(tl.float64)
+        r = tl.sqrt(a64 * a64 + b64 * b64).to(tl.float32)
+    else:
+        # max * sqrt(1 + (min / max)^2): no overflow or underflow of the squares
+        ax = tl.abs(a)
+        ay = tl.abs(b)
+        hi = tl.where(ax > ay, ax, ay)
+        lo = tl.where(ax > ay, ay, ax)
+        t = lo / tl.where(hi == 0, 1.0, hi)
+        r = hi * tl.sqrt(1.0 + t * t)
+    # C99: an infinite side gives inf even with a NaN on the other
+    return tl.where((tl.abs(a) == float("inf")) | (tl.abs(b) == float("inf")), float("inf"), r)
+
+
+@triton.jit
+def copysign(a, b):
+    # |a| with the sign bit of b, on the bits (so NaN and -0.0 are exact)
+    if a.dtype == tl.float64:
+        bits = (a.to(tl.int64, bitcast=True) & 0x7FFFFFFFFFFFFFFF) | (b.to(tl.int64, bitcast=True) & (-9223372036854775807 - 1))
+        r = bits.to(tl.float64, bitcast=True)
+    else:
+        bits = (a.to(tl.int32, bitcast=True) & 0x7FFFFFFF) | (b.to(tl.int32, bitcast=True) & (-2147483647 - 1))
+        r = bits.to(tl.float32, bitcast=True)
+    return r
+
+
+@triton.jit
+def fmax(a, b):
+    # NaN only where both are NaN; a tie keeps a (fmax(-0.0, 0.0) is -0.0, as torch's)
+    if a.dtype.is_floating():
+        r = tl.where((a >= b) | (b != b), a, b)
+    else:
+        r = tl.maximum(a, b)
+    return r
+
+
+@triton.jit
+def fmin(a, b):
+    if a.dtype.is_floating():
+        r = tl.where((a <= b) | (b != b), a, b)
+    else:
+        r = tl.minimum(a, b)
+    return r
+
+
+@triton.jit
+def heaviside(x, values):
+    # torch: x == 0 ? values : x > 0 (so NaN gives 0)
+    return tl.where(x == 0, values, (x > 0).to(values.dtype))
+
+
+@triton.jit
+def _pow2(k, F: tl.constexpr):
+    """2**k exactly from the exponent bits, for integer tensors k in the normal range of F."""
+    if F == tl.float64:
+        r = ((k.to(tl.int64) + 1023) << 52).to(tl.float64, bitcast=True)
+    else:
+        r = ((k.to(tl.int32) + 127) << 23).to(tl.float32, bitcast=True)
+    return r
+
+
+@triton.jit
+def ldexp(x, e):
+    # x * 2**e. An integral e scales exactly: 2**e as three powers of two in the normal range
+    # (e is clamped where the result is 0 or inf anyway), so only the last product rounds;
+    # any other e is x * exp2(e), as torch's x * pow(2, e).
+    if x.dtype == tl.float64:
+        lim_lo = -3066.0
+        lim_hi = 3069.0
+    else:
+        lim_lo = -378.0
+        lim_hi = 381.0
+    integral = (e == tl.floor(e)) & (tl.abs(e) != float("inf"))
+    k = tl.minimum(tl.maximum(tl.where(integral, e, 0.0), lim_lo), lim_hi).to(tl.int32)
+    k1 = k // 3                # C division: each part within the normal exponents
+    k2 = (k - k1) // 2
+    k3 = k - k1 - k2
+    exact = x * _pow2(k1, x.dtype) * _pow2(k2, x.dtype) * _pow2(k3, x.dtype)
+    return tl.where(integral, exact, x * tl.exp2(e))
+
+
+@triton.jit
+def logaddexp(a, b):
+    # max + log1p(exp(-|a - b|)); equal infinities give themselves (inf - inf would be NaN)
+    m = tl.where(a > b, a, b)
+    r = m + _log1p(tl.exp(_negate(tl.abs(a - b))))
+    return tl.where((a == b) & (tl.abs(a) == float("inf")), a, r)
+
+
+@triton.jit
+def logaddexp2(a, b):
+    m = tl.where(a > b, a, b)
+    r = m + _log1p(tl.exp2(_negate(tl.abs(a - b)))) * 1.44269504088896340736      # 1 / ln 2
+    return tl.where((a == b) & (tl.abs(a) == float("inf")), a, r)
+
+
+@triton.jit
+def xlogy(x, y):
+    # torch: NaN if y is NaN, else 0 where x == 0 (even for y = 0 or inf), else x log y
+    r = tl.where(x == 0, 0.0, x * tl.log(y))
+    return tl.where(y != y, y, r)
+
+
+@triton.jit
+def _next_after_bits(bits, a, b, unit, neg_smallest):
+    """The bit pattern next to ``bits`` (a's) toward b, in a sign-magnitude format whose ulp is
+    ``unit`` in these bits: a step away from 0 adds a unit, a step toward 0 subtracts one; from
+    0, the smallest subnormal of b's sign (``unit``, or ``neg_smallest``: it with the sign bit)."""
+    away = (b > a) == (a > 0)
+    r = tl.where(away, bits + unit, bits - unit)
+    return tl.where(a == 0, tl.where(b > 0, unit, neg_smallest), r).to(bits.dtype)
+
+
+@triton.jit
+def _next_after_special(r, a, b):
+    """C's nextafter: b itself where a == b, NaN where either is NaN."""
+    r = tl.where(a == b, b, r)
+    return tl.where((a != a) | (b != b), a + b, r)
+
+
+@triton.jit
+def nextafter(a, b):
+    if a.dtype == tl.float64:
+        r = _next_after_bits(a.to(tl.int64, bitcast=True), a, b, 1, -9223372036854775807).to(tl.float64, bitcast=True)
+    else:
+        r = _next_after_bits(a.to(tl.int32, bitcast=True), a, b, 1, -2147483647).to(tl.float32, bitcast=True)
+    return _next_after_special(r, a, b)
+
+
+@triton.jit
+def nextafter_bfloat16(a, b):
+    # the next bfloat16 value (its operands arrive widened to float32): a bfloat16 is the top
+    # half of the float32 with its value, so one bfloat16 ulp is 1 << 16 in those bits
+    bits = _next_after_bits(a.to(tl.int32, bitcast=True), a, b, 65536, -2147418112)
+    return _next_after_special(bits.to(tl.float32, bitcast=True), a, b)
+
+
+@triton.jit
+def nextafter_float16(a, b):
+    # the next float16 value (its operands arrive widened to float32, exactly)
+    bits = _next_after_bits(a.to(tl.float16).to(tl.int16, bitcast=True), a, b, 1, -32767)
+    return _next_after_special(bits.to(tl.float16, bitcast=True).to(tl.float32), a, b)
+
+
+@triton.jit
+def _gcd(a, b):
+    """Euclid's algorithm on |a| and |b|, as torch's calc_gcd (whose abs wraps the most negative
+    value: gcd(-128, 0) is -128 in int8). Loops as often as the block's slowest pair needs."""
+    if a.dtype.is_int_signed():
+        a = tl.abs(a)
+        b = tl.abs(b)
+    zero = tl.zeros_like(a)
+    one = tl.full(a.shape, 1, a.dtype)
+    while tl.max(tl.reshape((a != 0).to(tl.int32), [a.numel]), 0) > 0:   # 1-D or 2-D (tiled) blocks
+        nonzero = a != 0
+        rem = b % tl.where(nonzero, a, one)
+        b = tl.where(nonzero, a, b)
+        a = tl.where(nonzero, rem, zero)
+    return b
+
+
+@triton.jit
+def gcd(a, b):
+    return _gcd(a, b)
+
+
+@triton.jit
+def lcm(a, b):
+    # torch: g == 0 ? 0 : abs(a / g * b), where C++ computes int8/int16/uint8 in int
+    g = _gcd(a, b)
+    if a.dtype.primitive_bitwidth < 32:
+        a = a.to(tl.int32)
+        b = b.to(tl.int32)
+        g = g.to(tl.int32)
+    zero = tl.zeros_like(g)
+    r = (a // tl.where(g == 0, tl.full(g.shape, 1, g.dtype), g)) * b
+    if r.dtype.is_int_signed():
+        r = tl.abs(r)
+    return tl.where(g == 0, zero, r)
+
+
+@triton.jit
+def bitwise_left_shift(a, b):
+    # torch: 0 for a shift below 0 or of at least the width (undefined in C, and in LLVM)
+    bad = (b < 0) | (b >= a.dtype.primitive_bitwidth)
+    zero = tl.zeros_like(a)
+    return tl.where(bad, zero, a << tl.where(bad, zero, b))
+
+
+@triton.jit
+def bitwise_right_shift(a, b):
+    # torch: such a shift gives the sign (a >> (width - 1)) for signed types, 0 for unsigned
+    width: tl.constexpr = a.dtype.primitive_bitwidth
+    bad = (b < 0) | (b >= width)
+    if a.dtype.is_int_signed():
+        r = a >> tl.where(bad, tl.full(b.shape, width - 1, b.dtype), b)
+    else:
+        zero = tl.zeros_like(a)
+        r = tl.where(bad, zero, a >> tl.where(bad, zero, b))
+    return r
+
+
+@triton.jit
+def lerp(a, b, w):
+    # torch's two-sided form: exact at w = 0 and at w = 1
+    d = b - a
+    return tl.where(tl.abs(w) < 0.5, a + w * d, b - d * (1.0 - w))
+
+
+@triton.jit
+def addcmul(x, a, b):
+    # torch's addcmul(x, t1, t2, value=v) is x + (v * t1) * t2: the launcher passes v * t1 as a
+    return x + a * b
+
+
+@triton.jit
+def addcdiv(x, a, b):
+    # x + (v * t1) / t2, a = v * t1 as for addcmul
+    return x + _div(a, b)
+
+
 from . import special as _special  # noqa: E402  (the special functions' FNs: their own file)
 
 
@@ -604,7 +1094,8 @@ def mul_backward(grad, x, y):
 # FNs of three operands returning two results (ternary_2out_kernel)
 TERNARY_2OUT = {"mul_backward": mul_backward}
 # FNs defined for integer (and bool) compute dtypes only: bitwise operations have no float form
-INTEGER_ONLY = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor"}
+INTEGER_ONLY = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm", "bitwise_left_shift",
+                "bitwise_right_shift"}
 
 
 # ------------------------------------------------------------------ the kernels

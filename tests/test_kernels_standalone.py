@@ -969,6 +969,15 @@ tb.elementwise("bitwise_and", T((5, 40), "bool"), [T((5, 40), "bool"), True], "b
 tb.elementwise("round_decimals", T((5, 40), "float16"), [T((5, 40), "float16"), -100.0], "float32")
 tb.elementwise("clamp", T((5, 40), "float32"), [T((5, 40), "float32", True), -1.0, 2.5], "float32")
 tb.elementwise("clamp", T((5, 40), "int64"), [T((5, 40), "int64"), T((40,), "int64"), 7], "int64")
+# pointwise math (issue 21.2; float32 launches come from the records above): the float64 branches
+# (Cephes' atan core, the exponent bits of frexp/ldexp/nextafter/copysign), lcm's widening of
+# narrow integers, the unsigned right shift, the ternary FNs
+for fn in ("atan2", "frexp_mantissa", "copysign", "nextafter", "ldexp"):
+    elementwise_once(fn, "float64", "float64", ["float64"] * (2 if fn in k.elementwise.BINARY else 1))
+elementwise_once("lcm", "int8", "int8", ["int8", "int8"])
+elementwise_once("bitwise_right_shift", "uint8", "uint8", ["uint8", "uint8"])
+tb.elementwise("lerp", T((5, 40), "bfloat16"), [T((5, 40), "bfloat16", True), T((40,), "bfloat16"), 0.25], "float32")
+tb.elementwise("nan_to_num_inf", T((5, 40), "float16"), [T((5, 40), "float16"), 65504.0, -65504.0], "float32")
 tb.elementwise("mul_backward", (T((5, 40), "float32"), T((5, 40), "float32", True)),
                [T((5, 40), "float32"), T((40,), "float32"), T((5, 1), "float32")], "float32")
 tb.elementwise("mul_backward", (T((5, 40), "bfloat16"), T((5, 40), "bfloat16")),

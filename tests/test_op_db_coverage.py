@@ -89,10 +89,6 @@ PENDING_BY_FAMILY = {
         nanmedian nanquantile quantile searchsorted unique unique_consecutive
     """.split(),
     "pointwise": """
-        acos acosh asin asinh atan atan2 atanh cosh sinh addcdiv addcmul bitwise_left_shift
-        bitwise_right_shift copysign deg2rad rad2deg float_power fmax fmin frac frexp gcd lcm
-        heaviside hypot isneginf isposinf isreal ldexp lerp logaddexp logaddexp2 logit nan_to_num
-        nextafter positive rsub sgn signbit sinc xlogy fill
     """.split(),
     "special": """
         digamma erfc erfinv i0 igamma igammac lgamma mvlgamma polygamma special.airy_ai

@@ -465,6 +465,173 @@ UFUNCS = {
 }
 
 
+# ------------------------------------------------------------------ pointwise math (issue 21.2)
+# The references of ops/pointwise_math.py. NumPy's own ufunc where it is torch's function (the
+# kernels there are approximations checked against them); torch's formula where they differ
+# (heaviside of NaN, fmax of signed zeros, nextafter of equal values, integer gcd of INT_MIN ...).
+UFUNCS.update({
+    "acos": np.arccos, "asin": np.arcsin, "atan": np.arctan, "asinh": np.arcsinh,
+    "acosh": np.arccosh, "atanh": np.arctanh, "sinh": np.sinh, "cosh": np.cosh,
+    "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign, "logaddexp": np.logaddexp,
+    "logaddexp2": np.logaddexp2,
+})
+
+
+def deg2rad(x):
+    return x * np.asarray(np.pi / 180).astype(x.dtype)     # torch: one product with the rounded constant
+
+
+def rad2deg(x):
+    return x * np.asarray(180 / np.pi).astype(x.dtype)     # (np.rad2deg rounds differently in float32)
+
+
+def sinc(x):
+    return np.sinc(x)         # sin(pi x) / (pi x), 1 at 0: torch's formula (np.sinc is no ufunc)
+
+
+def _scalar_as(value, like):
+    """A Python number in the compute dtype of ``like`` (torch converts Scalar arguments so:
+    addcmul's value 2.5 is 2 for integers)."""
+    return np.asarray(value).astype(like.dtype)
+
+
+def frac(x):
+    return x - np.trunc(x)
+
+
+def logit(x, eps=None):
+    if eps is not None and eps >= 0:
+        lo, hi = _scalar_as(eps, x), _scalar_as(1 - eps, x)   # torch: x < lo ? lo : (x > hi ? hi : x)
+        x = np.where(x < lo, lo, np.where(x > hi, hi, x))
+    return np.log(x / (1 - x))
+
+
+def _is_float(x):
+    return x.dtype.kind not in "biu"          # (bfloat16, from ml_dtypes, is of kind "V")
+
+
+def signbit(x):
+    if _is_float(x):
+        return np.signbit(x.astype(np.float32) if x.dtype.kind == "V" else x)
+    return x < 0 if x.dtype.kind == "i" else np.zeros(x.shape, bool)
+
+
+def isposinf(x):
+    return x == np.inf if _is_float(x) else np.zeros(x.shape, bool)
+
+
+def isneginf(x):
+    return x == -np.inf if _is_float(x) else np.zeros(x.shape, bool)
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    if not _is_float(x):
+        return x.copy()
+    return np.where(np.isnan(x), _scalar_as(nan, x), np.where(x == np.inf, _scalar_as(posinf, x),
+                                                             np.where(x == -np.inf, _scalar_as(neginf, x), x)))
+
+
+def frexp_mantissa(x):
+    return np.frexp(x)[0]
+
+
+def frexp_exponent(x):
+    return np.frexp(x)[1].astype(np.int32)
+
+
+def fmax(a, b):
+    # a where a >= b or b is NaN (fmax(-0.0, 0.0) is -0.0 in torch; NumPy's SIMD loop gives 0.0)
+    return np.where((a >= b) | (b != b), a, b) if np.result_type(a, b).kind == "f" else np.maximum(a, b)
+
+
+def fmin(a, b):
+    return np.where((a <= b) | (b != b), a, b) if np.result_type(a, b).kind == "f" else np.minimum(a, b)
+
+
+def heaviside(x, values):
+    return np.where(x == 0, values, (x > 0).astype(np.result_type(x, values)))   # NaN gives 0, as torch
+
+
+def ldexp(x, e):
+    # x * 2**e, exact for integral e (np.ldexp's exponent is an int: clamped past any finite result)
+    x, e = np.broadcast_arrays(x, e)
+    integral = np.isfinite(e) & (e == np.floor(e))
+    k = np.clip(np.where(integral, e, 0), -3000, 3000).astype(np.int32)
+    return np.where(integral, np.ldexp(x, k), x * np.exp2(e)).astype(x.dtype, copy=False)
+
+
+def xlogy(x, y):
+    # torch: NaN where y is NaN, else 0 where x == 0 (even for y <= 0), else x log y
+    with np.errstate(all="ignore"):
+        return np.where(np.isnan(y), y, np.where(x == 0, 0, x * np.log(y))).astype(np.result_type(x, y))
+
+
+def nextafter(a, b):
+    return np.where(a == b, b, np.nextafter(a, b))    # C returns b itself (signed zeros); NumPy's float16 a
+
+
+def gcd(a, b):
+    """torch's calc_gcd: Euclid on abs(a), abs(b) with C's remainder, in the integer type (so the
+    most negative value's abs wraps: gcd(-128, 0) is -128 in int8, gcd(-128, -49) is -1)."""
+    a, b = np.broadcast_arrays(np.abs(a), np.abs(b))
+    a, b = a.copy(), b.copy()
+    while np.any(a != 0):
+        nonzero = a != 0
+        rem = np.fmod(b, np.where(nonzero, a, 1))     # C's remainder (the dividend's sign)
+        b = np.where(nonzero, a, b)
+        a = np.where(nonzero, rem, 0).astype(a.dtype)
+    return b
+
+
+def lcm(a, b):
+    # torch: g == 0 ? 0 : abs(a / g * b), which C++ computes in int for the narrow types
+    g = gcd(a, b)
+    wide = np.int64 if a.dtype.itemsize == 8 else np.int32
+    safe = np.where(g == 0, 1, g).astype(wide)
+    with np.errstate(all="ignore"):
+        r = np.abs((a.astype(wide) // safe) * np.asarray(b).astype(wide))   # a / g is exact
+    return np.where(g == 0, 0, r).astype(a.dtype)
+
+
+def _as_operands(a, b):
+    """Two integer operands in one dtype (a Python number takes the other's)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype:
+        a, b = (a.astype(b.dtype), b) if a.ndim == 0 else (a, b.astype(a.dtype))
+    return a, b
+
+
+def bitwise_left_shift(a, b):
+    # torch: 0 for a shift below 0 or of at least the width
+    a, b = _as_operands(a, b)
+    bad = (b < 0) | (b >= 8 * a.dtype.itemsize)
+    return np.where(bad, 0, np.left_shift(a, np.where(bad, 0, b).astype(a.dtype))).astype(a.dtype)
+
+
+def bitwise_right_shift(a, b):
+    # torch: such a shift gives the sign bits (a >> (width - 1)) for signed types, 0 for unsigned
+    a, b = _as_operands(a, b)
+    width = 8 * a.dtype.itemsize
+    bad = (b < 0) | (b >= width)
+    if a.dtype.kind == "i":
+        return np.right_shift(a, np.where(bad, width - 1, b).astype(a.dtype))
+    return np.where(bad, 0, np.right_shift(a, np.where(bad, 0, b).astype(a.dtype))).astype(a.dtype)
+
+
+def lerp(x, end, weight):
+    # torch's two-sided form: x + w (end - x) for |w| < 1/2, else end - (end - x)(1 - w)
+    d = end - x
+    return np.where(np.abs(weight) < 0.5, x + weight * d, end - d * (1 - weight))
+
+
+def addcmul(x, t1, t2, value=1):
+    return x + (_scalar_as(value, x) * t1) * t2        # torch's order: (value * t1) * t2
+
+
+def addcdiv(x, t1, t2, value=1):
+    return x + (_scalar_as(value, x) * t1) / t2
+
+
 def elementwise(name):
     """The reference of elementwise op ``name``: a UFUNCS entry, a function here named as the op,
     or one of backends/numpy_special.py (the special functions' references, their own file)."""

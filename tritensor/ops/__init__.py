@@ -14,6 +14,7 @@ checks that there is no import cycle):
     elementwise, pointwise
     joining    cat, stack, flip ...
     reduce, scan, softmax    (as kernels/ has reduce.py, scan.py, softmax.py)
+    pointwise_math   the rest of torch's pointwise library (trigonometry, lerp, gcd, shifts ...)
     indexing, random (the sampling ops), linalg, nn, pdist, sorting
     factorizations, solvers    (torch.linalg's factorizations and the solvers built on them;
                _linalg is what they share)
@@ -21,6 +22,7 @@ checks that there is no import cycle):
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
 from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F401
+from . import pointwise_math  # noqa: F401
 from . import indexing, random, linalg, nn, pdist, sorting  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
 from .table import TABLE  # noqa: F401

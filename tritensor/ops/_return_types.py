@@ -37,3 +37,4 @@ class return_types:
     aminmax = structseq("aminmax", ("min", "max"))
     histogram = structseq("histogram", ("hist", "bin_edges"))
     histogramdd = structseq("histogramdd", ("hist", "bin_edges"))
+    frexp = structseq("frexp", ("mantissa", "exponent"))

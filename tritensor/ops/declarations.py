@@ -17,6 +17,7 @@ from . import joining as _join
 from . import linalg as _linalg
 from . import pdist as _pdist
 from . import pointwise as _pw  # noqa: F401  (declares the rest of the pointwise ops)
+from . import pointwise_math as _pm
 from . import random as _random
 from . import reduce as _reduce
 from . import scan as _scan
@@ -66,7 +67,7 @@ declare("mT", method=read_only(lambda self: _views.transpose(self, -2, -1), "mT"
 declare("clone", _copy.clone)
 declare("to", method=_copy.to)
 declare("copy", method=False, inplace=_copy.copy_)
-declare("fill", method=False, inplace=_copy.fill_)
+declare("fill", _pm.fill, method=False, inplace=_copy.fill_, inplace_function=True)   # tt.fill: ops/pointwise_math.py
 declare("zero", method=False, inplace=_copy.zero_)
 declare("resize", method=False, inplace=resize_)
 declare("contiguous", method=_copy.contiguous)     # memory_format= (ops/copy.py)
