@@ -70,7 +70,8 @@ def scatter_kernel(out_ptr, val_ptr, targets_ptr, pairs_ptr, starts_ptr, n_seg, 
         start = tl.load(starts_ptr + u, mask=mask, other=0)
         end = tl.load(starts_ptr + u + 1, mask=mask, other=0)
         acc = convert(tl.load(out_ptr + t, mask=mask, other=0), COMPUTE)
-        for j in range(0, max_len):
+        for j_ in range(0, max_len):
+            j = tl.cast(j_, tl.int64)     # int64 loop index (kernels/__init__.py)
             m = mask & (start + j < end)
             p = tl.load(pairs_ptr + start + j, mask=m, other=0)
             v = convert(tl.load(val_ptr + strided_offset(p, vshape, vstrides, RANK), mask=m, other=0), COMPUTE)
@@ -145,7 +146,8 @@ def scatter_reduce_kernel(out_ptr, val_ptr, targets_ptr, pairs_ptr, starts_ptr, 
     end = tl.load(starts_ptr + u + 1, mask=mask, other=0)
     acc = convert(tl.load(out_ptr + t, mask=mask, other=0), COMPUTE)
     have = tl.full(acc.shape, INCLUDE_SELF, tl.int1)     # acc holds a value already
-    for j in range(0, max_len):
+    for j_ in range(0, max_len):
+        j = tl.cast(j_, tl.int64)     # int64 loop index (kernels/__init__.py)
         m = mask & (start + j < end)
         p = tl.load(pairs_ptr + start + j, mask=m, other=0)
         v = convert(tl.load(val_ptr + strided_offset(p, vshape, vstrides, RANK), mask=m, other=0), COMPUTE)

@@ -45,7 +45,8 @@ def _row_stats(x_ptr, w_ptr, x_row, row_mask, cols0, N, x_cstride, HAS_W: tl.con
         ref = tl.zeros([BLOCK_M], COMPUTE)
         wx = tl.zeros([BLOCK_M], COMPUTE)
         wsum = tl.zeros([BLOCK_N], COMPUTE)
-        for n0 in range(0, N, BLOCK_N):
+        for n0_ in range(0, N, BLOCK_N):
+            n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             cols = n0 + cols0
             mask = row_mask[:, None] & (cols < N)[None, :]
             x = convert(tl.load(x_ptr + (x_row[:, None] + cols[None, :] * x_cstride), mask=mask, other=0), COMPUTE)
@@ -126,7 +127,8 @@ def cross_entropy_bwd_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, M, N, kshape, g
     g1 = tl.where(valid, convert(tl.load(g_ptr + (g_row + G_PART), mask=row_mask, other=0), COMPUTE), 0.0)
     a = g0 * wt
     scale = a + g1 * wsum
-    for n0 in range(0, N, BLOCK_N):
+    for n0_ in range(0, N, BLOCK_N):
+        n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
         cols = n0 + cols0
         col_mask = cols < N
         mask = row_mask[:, None] & col_mask[None, :]

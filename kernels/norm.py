@@ -53,7 +53,8 @@ def layer_norm_fwd_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, M, N, 
         mean = tl.zeros([BLOCK_M], COMPUTE)
         m2 = tl.zeros([BLOCK_M], COMPUTE)
         n_a = tl.zeros([BLOCK_M], COMPUTE)      # values merged so far (the same for every row)
-        for n0 in range(0, N, BLOCK_N):
+        for n0_ in range(0, N, BLOCK_N):
+            n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             cols = n0 + cols0
             mask = row_mask[:, None] & (cols < N)[None, :]
             x = convert(tl.load(x_ptr + (rows[:, None] * x_rstride + cols[None, :] * x_cstride), mask=mask,
@@ -68,7 +69,8 @@ def layer_norm_fwd_kernel(x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, M, N, 
             m2 = m2 + m2_b + delta * delta * (n_a * n_b / n_ab)
             n_a = n_ab
         rstd = 1.0 / tl.sqrt(m2 / n_total + eps)
-        for n0 in range(0, N, BLOCK_N):
+        for n0_ in range(0, N, BLOCK_N):
+            n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             cols = n0 + cols0
             col_mask = cols < N
             mask = row_mask[:, None] & col_mask[None, :]
@@ -117,7 +119,8 @@ def layer_norm_bwd_kernel(g_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_pa
         col_mask = cols0 < N
         dw_acc = tl.zeros([BLOCK_N], COMPUTE)
         db_acc = tl.zeros([BLOCK_N], COMPUTE)
-        for r0 in range(0, ROWS, BLOCK_M):
+        for r0_ in range(0, ROWS, BLOCK_M):
+            r0 = tl.cast(r0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             rows = first + r0 + tl.arange(0, BLOCK_M)
             row_mask = rows < M
             mask = row_mask[:, None] & col_mask[None, :]
@@ -138,14 +141,16 @@ def layer_norm_bwd_kernel(g_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_pa
         if NEED_DB:
             tl.store(db_part_ptr + pid * N + cols0, db_acc, mask=col_mask)
     else:
-        for r0 in range(0, ROWS, BLOCK_M):
+        for r0_ in range(0, ROWS, BLOCK_M):
+            r0 = tl.cast(r0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             rows = first + r0 + tl.arange(0, BLOCK_M)
             row_mask = rows < M
             mean = tl.load(mean_ptr + rows, mask=row_mask, other=0)
             rstd = tl.load(rstd_ptr + rows, mask=row_mask, other=0)
             acc1 = tl.zeros([BLOCK_M, BLOCK_N], COMPUTE)
             acc2 = tl.zeros([BLOCK_M, BLOCK_N], COMPUTE)
-            for n0 in range(0, N, BLOCK_N):
+            for n0_ in range(0, N, BLOCK_N):
+                n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
                 cols = n0 + cols0
                 col_mask = cols < N
                 mask = row_mask[:, None] & col_mask[None, :]
@@ -155,7 +160,8 @@ def layer_norm_bwd_kernel(g_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_pa
                 acc2 += gh
             c1 = tl.sum(acc1, 1) / n_total
             c2 = tl.sum(acc2, 1) / n_total
-            for n0 in range(0, N, BLOCK_N):
+            for n0_ in range(0, N, BLOCK_N):
+                n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
                 cols = n0 + cols0
                 col_mask = cols < N
                 mask = row_mask[:, None] & col_mask[None, :]

@@ -101,7 +101,8 @@ def _direct_tile(a_base, b_base, ri, rj, mi, mj, D, s_ai, s_ak, s_bj, s_bk, p,
     """The reduced sum (max for inf, count for 0) of |a_i - b_j| over the features, before the
     final root: a [BLOCK_I, BLOCK_J] tile built from [BLOCK_I, BLOCK_J, BLOCK_K] slabs."""
     acc = tl.zeros((BLOCK_I, BLOCK_J), dtype=ACC)
-    for k0 in range(0, D, BLOCK_K):
+    for k0_ in range(0, D, BLOCK_K):
+        k0 = tl.cast(k0_, tl.int64)     # int64 loop index (kernels/__init__.py)
         rk = k0 + tl.arange(0, BLOCK_K).to(tl.int64)
         mk = rk < D
         a = tl.load(a_base + ri[:, None] * s_ai + rk[None, :] * s_ak, mask=mi[:, None] & mk[None, :],
@@ -170,7 +171,8 @@ def dist_forward_kernel(a_ptr, b_ptr, out_ptr, n_a, n_b, D,
         gram = tl.zeros((BLOCK_I, BLOCK_J), dtype=ACC)
         norm_a = tl.zeros((BLOCK_I,), dtype=ACC)
         norm_b = tl.zeros((BLOCK_J,), dtype=ACC)
-        for k0 in range(0, D, BLOCK_K):
+        for k0_ in range(0, D, BLOCK_K):
+            k0 = tl.cast(k0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             rk = k0 + tl.arange(0, BLOCK_K).to(tl.int64)
             mk = rk < D
             a = tl.load(a_base + ri[:, None] * s_ai + rk[None, :] * s_ak, mask=mi[:, None] & mk[None, :],
@@ -247,7 +249,8 @@ def dist_backward_kernel(g_ptr, d_ptr, a_ptr, b_ptr, res_ptr, n_a, n_b, D,
                 other=0.0).to(ACC)
     acc = tl.zeros((BLOCK_I, BLOCK_D), dtype=ACC)
     wsum = tl.zeros((BLOCK_I,), dtype=ACC)
-    for j0 in range(0, n_b, BLOCK_J):
+    for j0_ in range(0, n_b, BLOCK_J):
+        j0 = tl.cast(j0_, tl.int64)     # int64 loop index (kernels/__init__.py)
         rj = j0 + tl.arange(0, BLOCK_J).to(tl.int64)
         mj = rj < n_b
         pair = mi[:, None] & mj[None, :]

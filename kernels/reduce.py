@@ -74,7 +74,8 @@ def reduce_kernel(x_ptr, out_ptr, n_out, R, CHUNK, kshape, kstrides, rshape, rst
     r_start = chunk * CHUNK
     r_end = tl.minimum(r_start + CHUNK, R)
     acc = tl.full([BLOCK_OUT, BLOCK_RED], IDENTITY, COMPUTE)
-    for r0 in range(r_start, r_end, BLOCK_RED):
+    for r0_ in range(r_start, r_end, BLOCK_RED):
+        r0 = tl.cast(r0_, tl.int64)     # int64 loop index (kernels/__init__.py)
         ridx = r0 + tl.arange(0, BLOCK_RED)
         rmask = ridx < r_end
         roff = strided_offset(ridx, rshape, rstrides, RRANK)
@@ -135,7 +136,8 @@ def arg_reduce_kernel(x_ptr, idx_ptr, out_val_ptr, out_idx_ptr, n_out, R, CHUNK,
     NONE: tl.constexpr = 0x3FFFFFFFFFFFFFFF     # index of a lane that has seen nothing: loses ties
     best_v = tl.full([BLOCK_OUT, BLOCK_RED], IDENTITY, COMPUTE)
     best_i = tl.full([BLOCK_OUT, BLOCK_RED], NONE, tl.int64)
-    for r0 in range(r_start, r_end, BLOCK_RED):
+    for r0_ in range(r_start, r_end, BLOCK_RED):
+        r0 = tl.cast(r0_, tl.int64)     # int64 loop index (kernels/__init__.py)
         ridx = r0 + tl.arange(0, BLOCK_RED).to(tl.int64)
         rmask = ridx < r_end
         roff = strided_offset(ridx, rshape, rstrides, RRANK)

@@ -24,7 +24,8 @@ def scan_kernel(x_ptr, out_ptr, M, N, kshape, x_kstrides, o_kstrides, x_nstride,
     j = tl.arange(0, BLOCK_N).to(tl.int64)
     last = (j == BLOCK_N - 1)[None, :]
     carry = tl.full([BLOCK_M], IDENTITY, COMPUTE)
-    for n0 in range(0, N, BLOCK_N):
+    for n0_ in range(0, N, BLOCK_N):
+        n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
         if REVERSE:
             cols = N - 1 - (n0 + j)
         else:

@@ -65,7 +65,8 @@ def softmax_kernel(x_ptr, g_ptr, out_ptr, M, N, kshape, x_kstrides, g_kstrides, 
     elif MODE < 2:
         m = tl.full([BLOCK_M], float("-inf"), COMPUTE)
         s = tl.zeros([BLOCK_M], COMPUTE)
-        for n0 in range(0, N, BLOCK_N):
+        for n0_ in range(0, N, BLOCK_N):
+            n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             cols = n0 + cols0
             mask = row_mask[:, None] & (cols < N)[None, :]
             v = convert(tl.load(x_ptr + (x_row[:, None] + cols[None, :] * x_nstride), mask=mask, other=0), COMPUTE)
@@ -77,7 +78,8 @@ def softmax_kernel(x_ptr, g_ptr, out_ptr, M, N, kshape, x_kstrides, g_kstrides, 
             s = s * alpha + tl.sum(p, 1)            # NaN anywhere in the row reaches s
             m = m_new
         log_s = tl.log(s)
-        for n0 in range(0, N, BLOCK_N):
+        for n0_ in range(0, N, BLOCK_N):
+            n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             cols = n0 + cols0
             mask = row_mask[:, None] & (cols < N)[None, :]
             v = convert(tl.load(x_ptr + (x_row[:, None] + cols[None, :] * x_nstride), mask=mask, other=0), COMPUTE)
@@ -88,7 +90,8 @@ def softmax_kernel(x_ptr, g_ptr, out_ptr, M, N, kshape, x_kstrides, g_kstrides, 
             store_cast(out_ptr + (o_row[:, None] + cols[None, :] * o_nstride), r, mask)
     else:
         acc = tl.zeros([BLOCK_M, BLOCK_N], COMPUTE)
-        for n0 in range(0, N, BLOCK_N):
+        for n0_ in range(0, N, BLOCK_N):
+            n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             cols = n0 + cols0
             mask = row_mask[:, None] & (cols < N)[None, :]
             g = convert(tl.load(g_ptr + (g_row[:, None] + cols[None, :] * g_nstride), mask=mask, other=0), COMPUTE)
@@ -98,7 +101,8 @@ def softmax_kernel(x_ptr, g_ptr, out_ptr, M, N, kshape, x_kstrides, g_kstrides, 
             else:
                 acc += tl.where(mask, g, 0.0).to(COMPUTE)
         total = tl.sum(acc, 1)
-        for n0 in range(0, N, BLOCK_N):
+        for n0_ in range(0, N, BLOCK_N):
+            n0 = tl.cast(n0_, tl.int64)     # int64 loop index (kernels/__init__.py)
             cols = n0 + cols0
             mask = row_mask[:, None] & (cols < N)[None, :]
             g = convert(tl.load(g_ptr + (g_row[:, None] + cols[None, :] * g_nstride), mask=mask, other=0), COMPUTE)

@@ -1,9 +1,15 @@
 """Kernels index in int32 when everything fits and in int64 otherwise (backends/triton/_plan.py
-needs_int64): both paths give the same results."""
+needs_int64): both paths give the same results. Loop indices are int64 in every kernel
+(kernels/__init__.py): checked statically, and probed on views whose offsets pass 2**31."""
+import ast
+import importlib
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tritensor as tt
+import tritensor.nn.functional as F
 from conftest import to_numpy
 from tritensor.backends import triton as tb
 
@@ -49,3 +55,235 @@ def test_both_index_widths_agree(limit, launches, monkeypatch):
     for g, e in zip(got, expected):
         np.testing.assert_allclose(to_numpy(g), e, rtol=1e-6)
     assert launches and all(w is (limit == "int64") for w in launches)
+
+
+# --------------------------------------------------------------------------- loop indices (issue 20.5)
+KERNEL_DIR = Path(importlib.import_module("tritensor.kernels").__file__).parent
+
+
+def _range_loops(tree):
+    """The `for` loops over ``range(...)`` / ``tl.range(...)`` (tl.static_range is unrolled over
+    constexprs: exempt)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            f = node.iter.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name == "range":
+                yield node
+
+
+def _is_int64_cast_of(stmt, raw):
+    """``<name> = tl.cast(<raw>, tl.int64)``: the name bound, or None."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and ast.unparse(call.func) == "tl.cast" and len(call.args) == 2):
+        return None
+    if ast.unparse(call.args[0]) != raw or ast.unparse(call.args[1]) != "tl.int64":
+        return None
+    return stmt.targets[0].id
+
+
+def test_every_kernel_loop_index_is_cast_to_int64():
+    """kernels/__init__.py's rule, checked on every kernel file (new ones included): a `range`
+    loop's raw index is used once, first thing in the body, to bind its int64 cast. Under the
+    interpreter the raw index is a Python int that Triton types int32, so ``r0 * stride`` wrapped
+    past 2**31 (a segfault reading as_strided views of large storages)."""
+    files = sorted(KERNEL_DIR.glob("*.py"))
+    assert len(files) > 5, KERNEL_DIR
+    bad, loops = [], 0
+    for path in files:
+        tree = ast.parse(path.read_text(), str(path))
+        for loop in _range_loops(tree):
+            loops += 1
+            where = f"{path.name}:{loop.lineno}"
+            if not isinstance(loop.target, ast.Name):
+                bad.append(f"{where}: the loop index is not a plain name")
+                continue
+            raw = loop.target.id
+            bound = _is_int64_cast_of(loop.body[0], raw)
+            if bound is None:
+                bad.append(f"{where}: the body does not start with `<name> = tl.cast({raw}, tl.int64)`")
+                continue
+            rest = [n for stmt in loop.body[1:] + loop.orelse for n in ast.walk(stmt)]
+            if any(isinstance(n, ast.Name) and n.id == raw for n in rest):
+                bad.append(f"{where}: the raw index {raw!r} is used besides its cast")
+    assert loops >= 20
+    assert not bad, "kernel loops that may index in int32 (see kernels/__init__.py):\n" + "\n".join(bad)
+
+
+def test_the_loop_rule_check_catches_an_uncast_index():
+    loop = ast.parse("for r0 in range(a, b, 4):\n    ridx = r0 + tl.arange(0, 4)\n").body[0]
+    assert _is_int64_cast_of(loop.body[0], "r0") is None
+    cast = ast.parse("for r0_ in range(a, b, 4):\n    r0 = tl.cast(r0_, tl.int64)\n").body[0]
+    assert _is_int64_cast_of(cast.body[0], "r0_") == "r0"
+    assert [n.lineno for n in _range_loops(ast.parse("for i in tl.static_range(3):\n    pass\n"))] == []
+
+
+# Probes: views of large storages whose element offsets pass 2**31 (int32 would wrap), for every
+# kernel family that loops. A storage of 2**31 + 64 elements of each dtype the probes use (uint8:
+# 2 GiB, float16: 4 GiB, float32 for pdist: 8 GiB), allocated once for the module and never
+# touched but for the few elements each probe writes: the emulated device's memory is host memory
+# mapped lazily, and the allocator does not clear it. Each probe runs once (not per dtype); the
+# expected values come from NumPy on the same few numbers.
+BIG = 2 ** 31 + 64          # elements of each storage
+S = 2 ** 26 + 1             # a stride such that element 32 of a view lies past 2**31
+
+
+class Big:
+    """The probes' storages, made on first use, behind a short repr: pytest shows a failing
+    test's arguments, and the repr of a tensor of 2**31 elements would read all of them."""
+
+    def __init__(self):
+        self.storages = {}
+
+    def view(self, dtype, shape, strides, offset=0):
+        """A view of the ``dtype`` storage; its last element lies past 2**31 elements."""
+        if dtype not in self.storages:
+            try:
+                self.storages[dtype] = tt.empty(BIG, dtype=dtype, device="cuda")
+            except tt.cuda.OutOfMemoryError:
+                pytest.skip(f"the cuda device cannot hold {BIG} elements of {dtype}")
+        last = offset + sum((n - 1) * st for n, st in zip(shape, strides))
+        assert 2 ** 31 < last < BIG
+        return self.storages[dtype].as_strided(shape, strides, offset)
+
+    def __repr__(self):
+        return f"<storages of {BIG} elements: {sorted(map(str, self.storages))}>"
+
+
+@pytest.fixture(scope="module")
+def big():
+    holder = Big()
+    yield holder
+    holder.storages.clear()
+    tt.cuda.empty_cache()
+
+
+def _view(big, dtype, shape, strides, offset=0):
+    return big.view(dtype, shape, strides, offset)
+
+
+def _put(view, values):
+    view.copy_(tt.tensor(values, device="cuda").to(view.dtype))
+    return view
+
+
+def test_issue_probe_sum_max_amax_of_a_uint8_view_past_2_31(big):
+    """The issue's probe: x = tt.empty(2**31 + 16, dtype=tt.uint8); x.as_strided((3,), (2**30 + 1,))
+    filled with 5 segfaulted in sum, max and amax."""
+    v = _view(big, tt.uint8, (3,), (2 ** 30 + 1,))
+    v.fill_(5)
+    assert v.sum().item() == 15 and v.max().item() == 5 and v.amax().item() == 5
+
+
+def test_reductions_past_2_31(big):
+    rng = np.random.default_rng(0)
+    u = rng.integers(1, 3, 33).astype(np.uint8)
+    a = _put(_view(big, tt.uint8, (33,), (S,)), u)
+    assert a.sum().item() == u.sum() and a.amax().item() == u.max() and a.amin().item() == u.min()
+    assert a.argmax().item() == np.argmax(u) and a.prod().item() == np.prod(u.astype(np.int64))
+    f = rng.standard_normal(33).astype(np.float16)
+    x = _put(_view(big, tt.float16, (33,), (S,), offset=7), f)
+    w = f.astype(np.float64)
+    got = [x.mean(), x.var(), x.std(), x.norm(), x.logsumexp(0), x.max(), x.argmin()]
+    want = [w.mean(), w.var(ddof=1), w.std(ddof=1), np.sqrt((w * w).sum()), np.log(np.exp(w).sum()), w.max(),
+            np.argmin(w)]
+    np.testing.assert_allclose([g.float().item() for g in got], want, rtol=4e-3, atol=2e-3)
+    m = _view(big, tt.float16, (3, 11), (11 * S, S), offset=3)       # a matrix: rows and columns
+    np.testing.assert_allclose(to_numpy(m.sum(1)), to_numpy(m.float()).sum(1), rtol=4e-3, atol=2e-3)
+    np.testing.assert_array_equal(to_numpy(m.amax(0)), to_numpy(m.float()).max(0))
+
+
+def test_scans_past_2_31(big):
+    u = np.arange(33, dtype=np.uint8) % 7
+    a = _put(_view(big, tt.uint8, (33,), (S,), offset=1), u)
+    np.testing.assert_array_equal(to_numpy(a.cumsum(0)), np.cumsum(u.astype(np.int64)))
+    f = (1 + (np.arange(33) % 3) / 8).astype(np.float16)
+    x = _put(_view(big, tt.float16, (33,), (S,), offset=5), f)
+    np.testing.assert_allclose(to_numpy(x.cumprod(0)), np.cumprod(f.astype(np.float64)), rtol=1e-2)
+
+
+def _softmax(w):
+    e = np.exp(w - w.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_softmax_and_log_softmax_past_2_31(big):
+    """33 > the interpreter's row chunk: the streaming (looping) path, forward and backward."""
+    f = np.random.default_rng(1).standard_normal(33).astype(np.float16)
+    x = _put(_view(big, tt.float16, (33,), (S,), offset=9), f)
+    w = f.astype(np.float64)
+    np.testing.assert_allclose(to_numpy(x.softmax(0)), _softmax(w), rtol=1e-2, atol=1e-4)
+    np.testing.assert_allclose(to_numpy(x.log_softmax(0)), np.log(_softmax(w)), rtol=1e-2, atol=1e-3)
+    leaf = x.detach().requires_grad_()
+    g = _put(_view(big, tt.float16, (33,), (S,), offset=11), np.linspace(-1, 1, 33))
+    leaf.softmax(0).backward(g)
+    gw, y = np.linspace(-1, 1, 33).astype(np.float16).astype(np.float64), _softmax(w)
+    np.testing.assert_allclose(to_numpy(leaf.grad), y * (gw - (gw * y).sum()), rtol=2e-2, atol=1e-3)
+
+
+def test_layer_norm_past_2_31(big):
+    f = np.random.default_rng(2).standard_normal((2, 33)).astype(np.float16)
+    x = _put(_view(big, tt.float16, (2, 33), (1, S), offset=13), f)
+    g = _put(_view(big, tt.float16, (2, 33), (1, S), offset=15), np.ones((2, 33)))   # (before x is saved)
+    leaf = x.detach().requires_grad_()
+    out = F.layer_norm(leaf, (33,))
+    w = f.astype(np.float64)
+    want = (w - w.mean(1, keepdims=True)) / np.sqrt(w.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(to_numpy(out), want, rtol=1e-2, atol=1e-2)
+    out.backward(g)
+    np.testing.assert_allclose(to_numpy(leaf.grad), np.zeros((2, 33)), atol=1e-2)   # d/dx sum(norm(x)) = 0
+
+
+def test_cross_entropy_past_2_31(big):
+    f = np.random.default_rng(3).standard_normal((2, 33)).astype(np.float16)
+    x = _put(_view(big, tt.float16, (2, 33), (1, S), offset=17), f)
+    leaf = x.detach().requires_grad_()
+    target = np.array([3, 32])
+    loss = F.cross_entropy(leaf, tt.tensor(target, device="cuda"))
+    w = f.astype(np.float64)
+    logp = np.log(_softmax(w))
+    np.testing.assert_allclose(loss.float().item(), -logp[[0, 1], target].mean(), rtol=1e-2)
+    loss.backward()
+    onehot = np.zeros((2, 33))
+    onehot[[0, 1], target] = 1
+    np.testing.assert_allclose(to_numpy(leaf.grad), (_softmax(w) - onehot) / 2, atol=2e-3)
+
+
+def test_matmul_k_loop_past_2_31(big):
+    """(1, K) @ (K, 1) with K past the interpreter's BLOCK_K: the K loop steps a huge stride."""
+    a = np.random.default_rng(4).standard_normal(33).astype(np.float16)
+    b = np.random.default_rng(5).standard_normal(33).astype(np.float16)
+    x = _put(_view(big, tt.float16, (1, 33), (1, S), offset=19), a[None, :])
+    y = _put(_view(big, tt.float16, (33, 1), (S, 1), offset=21), b[:, None])
+    np.testing.assert_allclose((x @ y).float().item(), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2,
+                               atol=1e-2)
+
+
+def test_pdist_and_cdist_past_2_31(big):
+    f = np.random.default_rng(6).standard_normal((3, 33)).astype(np.float32)
+    x = _put(_view(big, tt.float32, (3, 33), (1, S), offset=23), f)
+    d = np.sqrt(((f[:, None, :].astype(np.float64) - f[None, :, :]) ** 2).sum(-1))
+    np.testing.assert_allclose(to_numpy(F.pdist(x)), d[np.triu_indices(3, 1)], rtol=1e-5)
+    np.testing.assert_allclose(to_numpy(tt.cdist(x, x)), d, rtol=1e-5, atol=1e-5)
+    leaf = x.detach().requires_grad_()
+    F.pdist(leaf).sum().backward()            # d/dx_i of sum_{i<j} |x_i - x_j| = sum_j (x_i - x_j) / d_ij
+    diff = f[:, None, :].astype(np.float64) - f[None, :, :]
+    want = (diff / np.where(d > 0, d, 1)[:, :, None]).sum(1)
+    np.testing.assert_allclose(to_numpy(leaf.grad), want, rtol=1e-4, atol=1e-5)
+    rows = _put(_view(big, tt.float32, (3, 4), (2 ** 30 + 8, 1), offset=25), f[:, :4])    # rows apart
+    d4 = np.sqrt(((f[:, None, :4].astype(np.float64) - f[None, :, :4]) ** 2).sum(-1))
+    np.testing.assert_allclose(to_numpy(F.pdist(rows)), d4[np.triu_indices(3, 1)], rtol=1e-5)
+
+
+def test_accumulating_scatter_past_2_31(big):
+    """The scatter kernels loop over each target's segment of pairs, reading values at offsets
+    past 2**31."""
+    f = np.arange(33, dtype=np.float32)
+    values = _put(_view(big, tt.float32, (33,), (S,), offset=27), f)
+    index = np.arange(33) % 4
+    out = tt.zeros(4, device="cuda").index_put_((tt.tensor(index, device="cuda"),), values, accumulate=True)
+    np.testing.assert_array_equal(to_numpy(out), np.bincount(index, f))
+    red = tt.zeros(4, device="cuda").scatter_reduce(0, tt.tensor(index, device="cuda"), values, "amax")
+    np.testing.assert_array_equal(to_numpy(red), [f[index == i].max() for i in range(4)])
