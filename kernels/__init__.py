@@ -16,7 +16,9 @@ it without a warning:
 
   (``tl.cast`` works on both the Python int and the compiled index, ``.to`` only on the latter;
   a fresh name keeps the index out of Triton's loop-carried variables on every version.)
-  ``tl.static_range`` loops unroll over constexprs and are exempt. tests/test_index_width.py
-  checks this rule statically and runs each looping kernel family on a view whose offsets pass
-  2**31.
+  ``tl.static_range`` loops unroll over constexprs and are exempt, and so is a loop that never
+  reads its index (``for _ in range(n_search)``). tests/test_index_width.py checks this rule
+  statically on every file here (linalg.py documents its own convention, a cast wherever an
+  index multiplies a stride, and is listed there) and runs each looping kernel family on a
+  view whose offsets pass 2**31.
 """

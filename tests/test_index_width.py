@@ -84,15 +84,25 @@ def _is_int64_cast_of(stmt, raw):
     return stmt.targets[0].id
 
 
+# Files that follow another documented convention instead, checked by hand: linalg.py casts an
+# index where it multiplies a stride (``tl.cast(i, tl.int64) * s_ac``, ``(r0 + rb).to(tl.int64)``);
+# its loop indices are row and column numbers below a matrix dimension, so they never pass 2**31
+# themselves, and some feed int32 loop-carried values (info codes, pivots). Take a file out of
+# this set once it uses the form above.
+CAST_ON_USE = {"linalg.py"}
+
+
 def test_every_kernel_loop_index_is_cast_to_int64():
     """kernels/__init__.py's rule, checked on every kernel file (new ones included): a `range`
-    loop's raw index is used once, first thing in the body, to bind its int64 cast. Under the
-    interpreter the raw index is a Python int that Triton types int32, so ``r0 * stride`` wrapped
-    past 2**31 (a segfault reading as_strided views of large storages)."""
+    loop's raw index is used once, first thing in the body, to bind its int64 cast (or not at
+    all). Under the interpreter the raw index is a Python int that Triton types int32, so
+    ``r0 * stride`` wrapped past 2**31 (a segfault reading as_strided views of large storages)."""
     files = sorted(KERNEL_DIR.glob("*.py"))
     assert len(files) > 5, KERNEL_DIR
     bad, loops = [], 0
     for path in files:
+        if path.name in CAST_ON_USE:
+            continue
         tree = ast.parse(path.read_text(), str(path))
         for loop in _range_loops(tree):
             loops += 1
@@ -101,6 +111,9 @@ def test_every_kernel_loop_index_is_cast_to_int64():
                 bad.append(f"{where}: the loop index is not a plain name")
                 continue
             raw = loop.target.id
+            body = [n for stmt in loop.body + loop.orelse for n in ast.walk(stmt)]
+            if not any(isinstance(n, ast.Name) and n.id == raw for n in body):
+                continue                                     # the index is never read: nothing to wrap
             bound = _is_int64_cast_of(loop.body[0], raw)
             if bound is None:
                 bad.append(f"{where}: the body does not start with `<name> = tl.cast({raw}, tl.int64)`")
@@ -287,3 +300,25 @@ def test_accumulating_scatter_past_2_31(big):
     np.testing.assert_array_equal(to_numpy(out), np.bincount(index, f))
     red = tt.zeros(4, device="cuda").scatter_reduce(0, tt.tensor(index, device="cuda"), values, "amax")
     np.testing.assert_array_equal(to_numpy(red), [f[index == i].max() for i in range(4)])
+
+
+def test_sort_and_topk_past_2_31(big):
+    """The merge-sort kernels read a row of a view with a huge stride in place."""
+    f = np.random.default_rng(7).permutation(33).astype(np.float16)
+    x = _put(_view(big, tt.float16, (33,), (S,), offset=29), f)
+    values, indices = x.sort(descending=True)
+    np.testing.assert_array_equal(to_numpy(values), np.sort(f)[::-1])
+    np.testing.assert_array_equal(to_numpy(indices), np.argsort(-f, kind="stable"))
+    np.testing.assert_array_equal(to_numpy(x.topk(3).values), np.sort(f)[::-1][:3])
+
+
+def test_linalg_past_2_31(big):
+    """Factorizations and solves of a matrix whose rows lie 2**30 elements apart."""
+    m = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], np.float32)
+    a = _put(_view(big, tt.float32, (3, 3), (2 ** 30 + 3, 1), offset=31), m)
+    rhs = np.array([[1.0], [2.0], [3.0]], np.float32)
+    b = _put(_view(big, tt.float32, (3, 1), (2 ** 30 + 3, 1), offset=35), rhs)
+    low = np.linalg.cholesky(m.astype(np.float64))
+    np.testing.assert_allclose(to_numpy(tt.linalg.cholesky(a)), low, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_numpy(tt.linalg.solve(a, b)), np.linalg.solve(m, rhs), rtol=1e-5)
+    np.testing.assert_allclose(to_numpy(tt.linalg.det(a)).item(), np.linalg.det(m.astype(np.float64)), rtol=1e-5)
