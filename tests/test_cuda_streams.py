@@ -63,6 +63,43 @@ def test_stream_priorities_clamp_to_the_device_range():
         tt.cuda.Stream(priority=0.5)
 
 
+def test_streams_come_from_a_pool_of_32_per_priority_level():
+    """torch's stream pools: tt.cuda.Stream() hands out 32 streams per priority level per device,
+    round-robin, so the 1st and the 33rd are the same stream; each level has its own streams."""
+    taken = [tt.cuda.Stream() for _ in range(2 * 32)]
+    assert len({s.cuda_stream for s in taken}) == 32
+    assert all(taken[i] == taken[i + 32] and taken[i] != taken[i + 1] for i in range(31))
+    least, greatest = tt.cuda.Stream.priority_range()
+    assert least == 0 and -3 <= greatest < 0          # at most 4 levels (0, -1, -2, -3), as torch
+    levels = [{tt.cuda.Stream(priority=p).cuda_stream for _ in range(32)} for p in range(least, greatest - 1, -1)]
+    assert [len(level) for level in levels] == [32] * len(levels)
+    assert levels[0] == {s.cuda_stream for s in taken}
+    assert all(a.isdisjoint(b) for i, a in enumerate(levels) for b in levels[i + 1:])
+    assert {tt.cuda.Stream(priority=greatest).priority, tt.cuda.Stream(priority=-100).priority} == {greatest}
+    on_1 = tt.cuda.Stream(device=tt.cuda.device_count() - 1)
+    assert on_1.device_index == tt.cuda.device_count() - 1
+
+
+def test_a_new_stream_per_iteration_keeps_reserved_memory_bounded():
+    """Issue 20.7: a new stream per iteration with an allocation on it grew reserved memory by a
+    segment each time (each stream keeps its own cached blocks). With the pool, the 33rd stream is
+    the 1st again and reuses the block cached there."""
+    def step():
+        with tt.cuda.stream(tt.cuda.Stream()):
+            return tt.empty(3 * 2 ** 20, dtype=tt.uint8, device="cuda")     # a 20 MiB segment, untouched
+
+    start = tt.cuda.memory_reserved()
+    held = None
+    reserved = []
+    for _ in range(100):
+        held = step()
+        reserved.append(tt.cuda.memory_reserved())
+    del held
+    assert reserved[-1] == reserved[32]                  # after one turn of the pool: no growth
+    assert reserved[-1] - start <= 32 * (20 * 2 ** 20 + 2 * 2 ** 20)
+    tt.cuda.empty_cache()
+
+
 def test_stream_context_sets_and_restores():
     s1, s2 = tt.cuda.Stream(), tt.cuda.Stream()
     with tt.cuda.stream(s1) as entered:

@@ -5,9 +5,19 @@ Every device has a legacy default stream (handle 0) and a *current* stream per h
 Every kernel tritensor launches goes to the current stream of its tensors' device
 (runtime/launch.py hands it to Triton), and so do copies.
 
-On a real GPU a ``Stream`` owns a CUDA stream made with ``cudaStreamCreateWithPriority``
-(non-blocking, as torch's pool streams) and an ``Event`` a CUDA event, both through CuPy's
-runtime bindings. On the emulated device the interpreter runs each kernel to completion when it
+``Stream()`` does not create a stream: as torch does, it hands out the streams of a pool, 32 per
+priority level per device (``STREAMS_PER_POOL``), round-robin, made on the device's first
+``Stream()`` and never destroyed. So a program that makes a new stream per iteration uses at most
+32 streams a level, and the caching allocator, which keeps the blocks freed on a stream for that
+stream, keeps at most that many per-stream caches (a new CUDA stream per iteration grew reserved
+memory by a segment each time). Like torch, the 1st and 33rd streams of a level are the same
+stream (equal, one queue). Levels: priorities 0, -1, ... down to the device's greatest priority
+but at most ``MAX_STREAM_PRIORITIES`` of them (torch's max_compile_time_stream_priorities), which
+is the range ``Stream.priority_range()`` reports; a priority outside it is clamped.
+
+On a real GPU the pool's streams are CUDA streams made with ``cudaStreamCreateWithPriority``
+(non-blocking, as torch's) and an ``Event`` is a CUDA event, both through CuPy's runtime
+bindings. On the emulated device the interpreter runs each kernel to completion when it
 is launched, so all recorded work is always done: ``query()`` is true, ``synchronize()`` returns
 at once, and ``Event.elapsed_time`` is the host time between the two ``record`` calls. The API,
 its argument checks and its errors are the same on both.
@@ -61,11 +71,11 @@ def _check(status, what):
 class Stream:
     """A queue of work on one device (torch.cuda.Stream).
 
-    ``Stream(device=None, priority=0)`` makes a new stream on ``device`` (default: the current
-    device). Lower priority numbers run first; values outside the device's range are clamped
-    to it, as CUDA does.
+    ``Stream(device=None, priority=0)`` is the next stream of ``device``'s pool (default: the
+    current device) for that priority (see the module docstring). Lower priority numbers run
+    first; values outside ``priority_range()`` are clamped to it, as torch does.
     """
-    __slots__ = ("device", "device_index", "cuda_stream", "priority", "_owned", "__weakref__")
+    __slots__ = ("device", "device_index", "cuda_stream", "priority", "__weakref__")
 
     def __init__(self, device=None, priority=0, **kwargs):
         stream_ptr = kwargs.pop("_stream_ptr", None)
@@ -74,7 +84,6 @@ class Stream:
         idx = _index_of(device)
         self.device_index = idx
         self.device = _device.device("cuda", idx)
-        self._owned = False
         if stream_ptr is not None:              # the default stream, or an external one
             self.cuda_stream = int(stream_ptr)
             self.priority = 0
@@ -85,25 +94,14 @@ class Stream:
             return
         if not isinstance(priority, int) or isinstance(priority, bool):
             raise TypeError(f"Stream(): argument 'priority' must be int, not {type(priority).__name__}")
-        if _real():
-            import cupy
-            with cupy.cuda.Device(idx):
-                handle = cupy.cuda.runtime.streamCreateWithPriority(_STREAM_NON_BLOCKING, priority)
-                self.priority = cupy.cuda.runtime.streamGetPriority(handle)
-            self.cuda_stream = handle
-            self._owned = True
-            weakref.finalize(self, _destroy_stream, idx, handle)
-        else:
-            least, greatest = _EMULATED_PRIORITY_RANGE
-            self.priority = min(least, max(greatest, priority))
-            self.cuda_stream = next(_emulated_handles)
+        self.cuda_stream, self.priority = _pool_of(idx).take(priority)
 
     @staticmethod
     def priority_range():
-        """(least, greatest) priority of the current device's streams (torch's order)."""
-        if _real():
-            return _real_priority_range(_device.current_device())
-        return _EMULATED_PRIORITY_RANGE
+        """(least, greatest) priority of the current device's pool streams (torch's order): the
+        device's range, cut to MAX_STREAM_PRIORITIES levels as torch cuts it."""
+        least, greatest = _device_priority_range(_device.current_device())
+        return least, max(least - MAX_STREAM_PRIORITIES + 1, greatest)
 
     # ------------------------------------------------------------------ ordering
     def wait_event(self, event):
@@ -166,6 +164,63 @@ class ExternalStream(Stream):
         super().__init__(device, _stream_ptr=stream_ptr)
 
 
+# ---------------------------------------------------------------------- the stream pool
+STREAMS_PER_POOL = 32        # torch's kStreamsPerPool
+MAX_STREAM_PRIORITIES = 4    # torch's max_compile_time_stream_priorities: pools 0, -1, -2, -3
+
+
+class _StreamPool:
+    """One device's pool streams: ``STREAMS_PER_POOL`` per priority level (level i holds streams
+    of priority -i), handed out round-robin by a counter per level (torch's getStreamFromPool).
+    ``next`` on an itertools.count is atomic, so threads taking streams at once need no lock."""
+    __slots__ = ("handles", "priorities", "counters")
+
+    def __init__(self, idx):
+        least, greatest = _device_priority_range(idx)
+        levels = min(least - greatest + 1, MAX_STREAM_PRIORITIES)
+        self.handles, self.priorities = [], []
+        for level in range(levels):
+            made = [_new_stream(idx, least - level) for _ in range(STREAMS_PER_POOL)]
+            self.handles.append(tuple(h for h, _ in made))
+            self.priorities.append(made[0][1])
+        self.counters = [itertools.count() for _ in range(levels)]
+
+    def take(self, priority):
+        """(handle, priority) of the next stream of the level ``priority`` falls in (clamped)."""
+        level = min(max(-priority, 0), len(self.handles) - 1)
+        return self.handles[level][next(self.counters[level]) % STREAMS_PER_POOL], self.priorities[level]
+
+
+_pools: dict = {}
+_pools_lock = threading.Lock()
+
+
+def _pool_of(idx) -> _StreamPool:
+    pool = _pools.get(idx)
+    if pool is None:
+        with _pools_lock:        # one pool per device, whichever thread asks first
+            pool = _pools.get(idx)
+            if pool is None:
+                pool = _pools[idx] = _StreamPool(idx)
+    return pool
+
+
+def _new_stream(idx, priority):
+    """A pool stream: (cudaStream_t handle, its priority), never destroyed."""
+    if _real():
+        import cupy
+        with cupy.cuda.Device(idx):
+            handle = cupy.cuda.runtime.streamCreateWithPriority(_STREAM_NON_BLOCKING, priority)
+            return handle, cupy.cuda.runtime.streamGetPriority(handle)
+    least, greatest = _EMULATED_PRIORITY_RANGE
+    return next(_emulated_handles), min(least, max(greatest, priority))
+
+
+def _device_priority_range(idx):
+    """The device's own (least, greatest) stream priorities (cudaDeviceGetStreamPriorityRange)."""
+    return _real_priority_range(idx) if _real() else _EMULATED_PRIORITY_RANGE
+
+
 @functools.lru_cache(maxsize=None)
 def _real_priority_range(idx):
     """CUDA clamps a priority to the device's range, so two streams made with far-out
@@ -179,15 +234,6 @@ def _real_priority_range(idx):
             ends.append(rt.streamGetPriority(handle))
             rt.streamDestroy(handle)
     return tuple(ends)
-
-
-def _destroy_stream(idx, handle):
-    try:
-        import cupy
-        with cupy.cuda.Device(idx):
-            cupy.cuda.runtime.streamDestroy(handle)
-    except Exception:   # interpreter shutdown, or the context is gone: nothing left to free
-        pass
 
 
 def _ctx_stack():
@@ -205,8 +251,8 @@ def default_stream(device=None) -> Stream:
     """The device's legacy default stream (``cuda_stream == 0``)."""
     idx = _index_of(device)
     s = _defaults.get(idx)
-    if s is None:
-        s = _defaults[idx] = Stream(idx, _stream_ptr=0)
+    if s is None:     # setdefault: threads racing here all get one object
+        s = _defaults.setdefault(idx, Stream(idx, _stream_ptr=0))
     return s
 
 
