@@ -90,20 +90,6 @@ PENDING_BY_FAMILY = {
     """.split(),
     "pointwise": """
     """.split(),
-    "special": """
-        digamma erfc erfinv i0 igamma igammac lgamma mvlgamma polygamma special.airy_ai
-        special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
-        special.chebyshev_polynomial_t special.chebyshev_polynomial_u
-        special.chebyshev_polynomial_v special.chebyshev_polynomial_w special.entr special.erfcx
-        special.hermite_polynomial_h special.hermite_polynomial_he special.i0e special.i1
-        special.i1e special.laguerre_polynomial_l special.legendre_polynomial_p special.log_ndtr
-        special.modified_bessel_i0 special.modified_bessel_i1 special.modified_bessel_k0
-        special.modified_bessel_k1 special.ndtr special.ndtri special.polygamma
-        special.scaled_modified_bessel_k0 special.scaled_modified_bessel_k1
-        special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
-        special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w
-        special.spherical_bessel_j0 special.xlog1py special.zeta
-    """.split(),
     "reductions_indexing": """
         aminmax allclose corrcoef cov cummax cummin cumulative_trapezoid diff dist equal gradient
         isclose logcumsumexp nanmean nansum renorm std_mean var_mean trace trapezoid trapz

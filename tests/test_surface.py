@@ -60,13 +60,21 @@ def _names(decl):
     return (decl.name,) + tuple(decl.aliases)
 
 
+def _resolve(name):
+    """tt.<name>, a dotted name in a submodule: "special.ndtr" is tt.special.ndtr."""
+    obj = tt
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 # --------------------------------------------------------------------------- declared -> exists
 @pytest.mark.parametrize("name", sorted(SURFACE))
 def test_every_declared_variant_exists(name):
     decl = SURFACE[name]
     for n in _names(decl):
         if decl.function is not None:
-            fn = getattr(tt, n)
+            fn = _resolve(n)
             assert fn is decl.function or getattr(fn, "_out_impl", None) is decl.function, n
             if decl.out is not None:
                 assert "out" in inspect.signature(fn).parameters, f"tt.{n} lacks out="
@@ -94,6 +102,21 @@ def test_nothing_public_in_tt_is_undeclared():
     assert not undeclared, f"tt names that no declaration makes: {sorted(undeclared)}"
     for n in generated:         # and tt holds what the declarations made, not an older binding
         assert getattr(tt, n) is surface.namespace()[n], n
+
+
+@pytest.mark.parametrize("prefix", ["special"])
+def test_nothing_public_in_a_submodule_namespace_is_undeclared(prefix):
+    module = _resolve(prefix)
+    generated = surface.namespace(prefix)
+    undeclared = {n for n in _public(module) - set(generated) if not isinstance(getattr(module, n), types.ModuleType)}
+    assert not undeclared, f"tt.{prefix} names that no declaration makes: {sorted(undeclared)}"
+    for n, fn in generated.items():
+        assert getattr(module, n) is fn, n
+
+
+def test_a_submodule_function_has_no_method_or_inplace_form():
+    with pytest.raises(ValueError, match="submodule"):
+        surface.declare("special.not_an_op", abs)
 
 
 def test_nothing_public_on_tensor_is_undeclared():

@@ -36,3 +36,4 @@ globals().update(_surface.namespace())
 for _name, _fn in _surface.functional().items():
     setattr(nn.functional, _name, _fn)
 del _name, _fn
+from . import special  # noqa: E402,F401  (tt.special, torch.special's namespace)

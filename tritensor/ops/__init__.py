@@ -18,6 +18,7 @@ checks that there is no import cycle):
     indexing, random (the sampling ops), linalg, nn, pdist, sorting
     factorizations, solvers    (torch.linalg's factorizations and the solvers built on them;
                _linalg is what they share)
+    special    lgamma, digamma, erfc, i0, igamma ... and torch.special's functions
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
@@ -25,4 +26,5 @@ from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F4
 from . import pointwise_math  # noqa: F401
 from . import indexing, random, linalg, nn, pdist, sorting  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
+from . import special  # noqa: F401
 from .table import TABLE  # noqa: F401

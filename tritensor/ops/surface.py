@@ -71,9 +71,16 @@ SURFACE: dict[str, Variants] = {}
 
 
 def declare(name, function=None, **variants) -> Variants:
-    """Declare op ``name``'s public variants (see the module docstring)."""
+    """Declare op ``name``'s public variants (see the module docstring). A dotted name is a
+    function of a submodule: "special.ndtr" is tt.special.ndtr (namespace("special")); such a
+    function has no method, in-place form, operator or nn.functional alias (torch.special's
+    have none)."""
     if name in SURFACE:
         raise ValueError(f"public op {name!r} declared twice")
+    if "." in name and (variants.get("method", True) is not False or variants.get("inplace") is not None
+                        or variants.get("operators") or variants.get("functional")):
+        raise ValueError(f"{name!r}: a submodule's function is declared with method=False and no "
+                         "in-place form, operator or nn.functional alias")
     frame = inspect.currentframe().f_back
     module = frame.f_globals.get("__name__", "") if frame is not None else ""
     decl = SURFACE[name] = Variants(name, function, module=module, **variants)
@@ -356,17 +363,22 @@ def public_function(decl):
         return decl.function
     fn = decl.__dict__.get("_public_function")
     if fn is None:      # made once: tt.<name> and every later namespace() are the same object
-        fn = decl._public_function = with_out(decl.name, decl.function, decl.out)
+        # errors name the function as torch's C++ does: special_ndtr for torch.special.ndtr
+        fn = decl._public_function = with_out(decl.name.replace(".", "_"), decl.function, decl.out)
     return fn
 
 
-def namespace() -> dict:
-    """Every tt.* op, generated from the declarations: name -> function."""
+def namespace(prefix="") -> dict:
+    """Every tt.* op (or, with ``prefix``, every function of that submodule: namespace("special")
+    is tt.special), generated from the declarations: name -> function."""
     names = {}
     for decl in SURFACE.values():
+        space, _, short = decl.name.rpartition(".")
+        if space != prefix:
+            continue
         if decl.function is not None:
             fn = public_function(decl)
-            for n in _names(decl):
+            for n in (short,) + tuple(decl.aliases):
                 names[n] = fn
         if decl.inplace is not None and decl.inplace_function:
             inplace_names = _names(decl) if decl.inplace_function is True else decl.inplace_function
