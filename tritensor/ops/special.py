@@ -28,6 +28,7 @@ from ..backends import triton as tb
 from ..backends.base import backend_for
 from ..tensor import Tensor
 from . import pointwise as _pw
+from . import pointwise_math as _pm
 from . import reduce as _reduce
 from . import softmax as _softmax
 from ._checks import check_tensor
@@ -483,5 +484,8 @@ declare("special.logsumexp", special_logsumexp, method=False, out="floating")
 # torch.special's aliases of tt ops (the same functions)
 for _alias, _fn in (("gammaln", lgamma), ("psi", digamma), ("digamma", digamma), ("erf", _pw.erf),
                     ("erfc", erfc), ("erfinv", erfinv), ("i0", i0), ("expit", sigmoid), ("exp2", _pw.exp2),
-                    ("expm1", _pw.expm1), ("log1p", _pw.log1p)):
+                    ("expm1", _pw.expm1), ("log1p", _pw.log1p), ("sinc", _pm.sinc)):
     declare(f"special.{_alias}", _fn, method=False, out="cast")
+# logit and xlogy: hand-written functions (logit's eps, xlogy's Scalar overloads)
+declare("special.logit", _pm.logit, method=False, out="cast")
+declare("special.xlogy", _pm.xlogy, method=False, out="cast")
