@@ -24,20 +24,21 @@ SORT_DTYPES = (tt.bool, tt.uint8, tt.int8, tt.int16, tt.int32, tt.int64, tt.floa
 TOPK_DTYPES = tuple(d for d in SORT_DTYPES if d is not tt.bool)     # torch's topk refuses bool
 
 
-def tied_values(shape, dtype, rng):
-    """Values with many ties: small integers; floats add NaN, -0.0, +-inf and halves."""
+def tied_values(shape, dtype, rng, infinite=True):
+    """Values with many ties: small integers; floats add NaN, -0.0, halves and +-inf (unless not
+    ``infinite``)."""
     if dtype is tt.bool:
         return rng.integers(0, 2, size=shape).astype(bool)
     if not dtype.is_floating_point:
         lo = 0 if dtype is tt.uint8 else -4
         return rng.integers(lo, lo + 8, size=shape)
-    pool = np.array([-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, math.nan, math.inf, -math.inf])
-    return rng.choice(pool, size=shape)
+    pool = [-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, math.nan] + ([math.inf, -math.inf] if infinite else [])
+    return rng.choice(np.array(pool), size=shape)
 
 
-def tied(dtype, device, rng):
+def tied(dtype, device, rng, infinite=True):
     def make(shape):
-        return tt.tensor(tied_values(shape, dtype, rng), dtype=dtype, device=device)
+        return tt.tensor(tied_values(shape, dtype, rng, infinite), dtype=dtype, device=device)
     return make
 
 
@@ -108,11 +109,158 @@ record("msort", tt.msort, (tt.float32, tt.int64, tt.bool), lambda device, dtype:
 record("topk", lambda x, **kw: tt.topk(x, **kw), TOPK_DTYPES,
        _sort_samples("topk", {tt.float32: {"k": 7, "dim": 0}, tt.int32: {"k": 100, "dim": 0, "largest": False}},
                      ({"k": 4, "dim": 1}, {"k": 9, "dim": 0, "largest": False}, {"k": 5, "dim": -1})),
-       lambda x, k, dim=-1, largest=True, sorted=True: sorted_reference(x, dim, largest, k))
+       lambda x, k, dim=-1, largest=True, sorted=True: sorted_reference(x, dim, largest, k),
+       gradgradcheck=False)     # the sort's backward (_select_backward): its second derivative is checked there
 
 
 GRAD_CASES.update({
     # a permutation of the input: gradient 1 at each position, moved; twice differentiable
     "sort": lambda d: (lambda x: x.sort(descending=True)[0] * tt.arange(3, device=d), (_randn((3,), d),), {}),
     "topk": lambda d: (lambda x: x.topk(2, 0, largest=False)[0], (_randn((3,), d),), {}),
+})
+
+
+# --------------------------------------------------------------------------- selections
+# The keys of every dtype are the sort's (checked by its records); a selection's cuda launcher is a
+# dozen launches (~0.1-0.3 s emulated), so these records take a few dtypes. Their backward is the
+# sort's (_select_backward: a scatter, linear in the gradient), whose second derivative the sort's
+# case checks: these check the first.
+SELECT_DTYPES = (tt.int64, tt.bfloat16, tt.float32)
+SAME_BACKWARD_AS_SORT = {"gradgradcheck": False}
+
+
+def _rows_of(x, dim):
+    return np.moveaxis(x.reshape(1) if x.ndim == 0 else x, 0 if x.ndim == 0 else dim, -1)
+
+
+def _reduced(x, dim, keepdim, pick):
+    """(values, indices) with ``pick(row) -> index`` applied to each row along ``dim``."""
+    rows = _rows_of(x, dim)
+    idx = np.zeros(rows.shape[:-1], np.int64)
+    for pos in np.ndindex(rows.shape[:-1]):
+        idx[pos] = pick(list(rows[pos]))
+    values = np.take_along_axis(rows, idx[..., None], -1)[..., 0]
+    if keepdim and x.ndim:
+        values, idx = np.expand_dims(values, dim), np.expand_dims(idx, dim)
+    return values, idx
+
+
+def _isnan(v):
+    return isinstance(v, (float, np.floating)) and math.isnan(v)
+
+
+def median_pick(row, ignore_nan=False):
+    """torch's median index: the first NaN if any (median); else the lower middle of the stable
+    order of the (non-NaN) values."""
+    nans = [i for i, v in enumerate(row) if _isnan(v)]
+    if nans and not ignore_nan:
+        return nans[0]
+    order = row_order(row, False)
+    return order[max((len(row) - len(nans) - 1) // 2, 0)]
+
+
+def mode_pick(row):
+    """The smallest of the most frequent values (each NaN a value of its own), its last index."""
+    counts = {}
+    for i, v in enumerate(row):
+        key = ("nan", i) if _isnan(v) else float(v)
+        counts.setdefault(key, []).append(i)
+    most = max(len(at) for at in counts.values())
+    best = min((k for k, at in counts.items() if len(at) == most),
+               key=lambda k: (1, k[1]) if isinstance(k, tuple) else (0, k))
+    return counts[best][-1]
+
+
+def _selection_samples(name, kwargs, extra=()):
+    """Tied values: a 2-d row dim, a transposed one with keepdim, 0-d, an empty row set (every
+    dtype on cpu; on the emulated cuda all in float32, the first in the other dtypes)."""
+    def samples(device, dtype):
+        make = tied(dtype, device, rng_for(name, dtype))
+        every_layout = device == "cpu" or dtype is tt.float32
+        cases = [("2d-dim1", make((5, 37)), dict(kwargs, dim=1)),
+                 ("transposed-keepdim", make((9, 13)).t(), dict(kwargs, dim=0, keepdim=True)),
+                 ("0d", make(()), dict(kwargs, dim=0, **({"k": 1} if "k" in kwargs else {}))),
+                 ("empty", make((0, 3)), dict(kwargs, dim=1))] + [(d, build(make), kw) for d, build, kw in extra]
+        for desc, x, kw in cases[:None if every_layout else 1]:
+            yield SampleInput((x,), kw, desc=desc)
+    return samples
+
+
+record("kthvalue", lambda x, **kw: tt.kthvalue(x, **kw), SELECT_DTYPES, _selection_samples("kthvalue", {"k": 2}),
+       lambda x, k, dim=-1, keepdim=False: _reduced(x, dim, keepdim, lambda row: row_order(row, False)[k - 1]),
+       **SAME_BACKWARD_AS_SORT)
+record("median", lambda x, **kw: tt.median(x, **kw), SELECT_DTYPES, _selection_samples("median", {}),
+       lambda x, dim, keepdim=False: _reduced(x, dim, keepdim, median_pick), **SAME_BACKWARD_AS_SORT)
+_ALL_NAN = ("all-nan-row", lambda make: tt.tensor([[math.nan] * 3, [1.0, math.nan, 2.0]], device=make(()).device), {"dim": 1})
+record("nanmedian", lambda x, **kw: tt.nanmedian(x, **kw), (tt.float32, tt.float64),
+       _selection_samples("nanmedian", {}, (_ALL_NAN,)),
+       lambda x, dim, keepdim=False: _reduced(x, dim, keepdim, lambda row: median_pick(row, True)))
+record("mode", lambda x, **kw: tt.mode(x, **kw), (tt.bool, tt.int32, tt.float32), _selection_samples("mode", {}),
+       lambda x, dim, keepdim=False: _reduced(x, dim, keepdim, mode_pick), **SAME_BACKWARD_AS_SORT)
+
+
+def _median_all_reference(x, ignore_nan=False):
+    flat = list(x.reshape(-1))
+    if not flat:
+        return np.array(math.nan)
+    return np.array(flat[median_pick(flat, ignore_nan)])
+
+
+record("median_all", lambda x, ignore_nan: (tt.nanmedian if ignore_nan else tt.median)(x),
+       (tt.int64, tt.float32, tt.float64), lambda device, dtype: (
+           SampleInput((tied(dtype, device, rng_for("median_all", dtype, d))(shape),), {"ignore_nan": nan}, desc=d)
+           for d, shape, nan in (("2d", (7, 9), False), ("transposed", (4, 5), True), ("0d", (), False))),
+       _median_all_reference, gradgradcheck=False)     # second derivative: tests/test_sorting.py (cpu)
+
+
+# --------------------------------------------------------------------------- quantiles
+def _quantile_reference(ignore_nan):
+    def ref(x, q, dim=None, keepdim=False, interpolation="linear"):
+        fn = np.nanquantile if ignore_nan else np.quantile
+        x64 = x.astype(np.float64)
+        with np.errstate(all="ignore"):
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)      # all-NaN rows
+                r = fn(x64, np.asarray(q, np.float64), axis=dim, keepdims=keepdim, method=interpolation)
+        return r
+    return ref
+
+
+def _quantile_samples(name):
+    """Ties and NaN, no infinities: NumPy interpolates towards the next rank even at a whole rank
+    (lerp(3, inf, 0) = NaN) where torch takes the rank itself; tests/test_sorting.py pins those."""
+    def samples(device, dtype):
+        make = tied(dtype, device, rng_for(name, dtype), infinite=False)
+        qs = tt.tensor([0.0, 0.3, 0.5, 0.75, 1.0], dtype=dtype, device=device)
+        cases = [("dim1-linear", (make((4, 9)), qs), {"dim": 1}),
+                 ("transposed-nearest-keepdim", (make((5, 6)).t(), qs), {"dim": 0, "keepdim": True,
+                                                                       "interpolation": "nearest"})]
+        if device == "cpu" or dtype is tt.float64:
+            cases += [(f"all-{how}", (make((3, 4)), 0.4), {"interpolation": how})
+                      for how in ("lower", "higher", "midpoint")]
+            cases += [("0d-keepdim", (make(()), qs[1:3]), {"keepdim": True})]
+        for desc, args, kw in cases:
+            yield SampleInput(args, kw, desc=desc)
+    return samples
+
+
+record("quantile", lambda x, q, **kw: tt.quantile(x, q, **kw), (tt.float32, tt.float64),
+       _quantile_samples("quantile"), _quantile_reference(False),
+       gradgradcheck=False)     # second derivative: tests/test_sorting.py (cpu)
+record("nanquantile", lambda x, q, **kw: tt.nanquantile(x, q, **kw), (tt.float32, tt.float64),
+       _quantile_samples("nanquantile"), _quantile_reference(True))
+
+
+# The smallest cases: every emulated launch costs, and a selection's cuda launcher is a dozen of
+# them. The second derivatives of median_all's own rule and of quantile (a composite of ops whose
+# second derivatives their records check) are checked on cpu in tests/test_sorting.py: on the
+# emulated device a gradgradcheck of either is ~10 s.
+GRAD_CASES.update({
+    "kthvalue": lambda d: (lambda x: x.kthvalue(2, 0, keepdim=True)[0], (_randn((3,), d),), {}),
+    "median": lambda d: (lambda x: x.median(0)[0], (_randn((3,), d),), {}),
+    "median_all": lambda d: (lambda x: tt.median(x), (_randn((3,), d),), {}),
+    # distinct values: every count is 1, the mode is the smallest value
+    "mode": lambda d: (lambda x: x.mode(0)[0], (_randn((2,), d),), {}),
+    "quantile": lambda d: (lambda x: tt.quantile(x, 0.3), (_randn((3,), d),), {}),
 })

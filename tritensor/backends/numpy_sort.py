@@ -47,3 +47,80 @@ def argsort(x, dim, descending, **_):
 def topk(x, k, dim, largest, **_):
     """(values, indices) of the k largest (smallest) along ``dim``, in sorted order."""
     return sort(x, dim, largest, k)
+
+
+# ------------------------------------------------------------------ selections along one dim
+def _rows(x, dim):
+    """x with ``dim`` moved last (a 0-d x: one row of one element)."""
+    return np.moveaxis(x.reshape(1) if x.ndim == 0 else x, 0 if x.ndim == 0 else dim, -1)
+
+
+def _pick(x, dim, keepdim, positions, order):
+    """(values, indices) at ``positions`` (one per row) of each row's stable order, shaped as a
+    reduction over ``dim``."""
+    rows = _rows(x, dim)
+    at = np.expand_dims(positions, -1)
+    idx = np.take_along_axis(order, at, -1)
+    values = np.take_along_axis(rows, idx, -1)
+    if x.ndim == 0:
+        return values.reshape(()), idx.reshape(())
+    if keepdim:
+        return np.moveaxis(values, -1, dim), np.moveaxis(idx, -1, dim).astype(np.int64)
+    return values[..., 0], idx[..., 0].astype(np.int64)
+
+
+def kthvalue(x, k, dim, keepdim, **_):
+    """The k-th smallest along ``dim`` and its index (ties: the stable order's)."""
+    order = stable_order(_rows(x, dim), -1)
+    return _pick(x, dim, keepdim, np.full(order.shape[:-1], k - 1), order)
+
+
+def _nan_count(rows):
+    return np.isnan(_keys(rows)).sum(-1) if rows.dtype.kind not in "biu" else np.zeros(rows.shape[:-1], np.int64)
+
+
+def median_position(n, nan_count, ignore_nan):
+    """torch's median position in a row's stable order: the lower of the two middle values; with
+    NaN, median() takes the first NaN (NaN sorts last) and nanmedian() the median of the rest
+    (position 0 when every value is NaN)."""
+    if ignore_nan:
+        return np.maximum((n - nan_count - 1) // 2, 0)
+    return np.where(nan_count > 0, n - nan_count, (n - 1) // 2)
+
+
+def median(x, dim, keepdim, ignore_nan, **_):
+    rows = _rows(x, dim)
+    order = stable_order(rows, -1)
+    return _pick(x, dim, keepdim, median_position(rows.shape[-1], _nan_count(rows), ignore_nan), order)
+
+
+def median_all(x, ignore_nan, **_):
+    """The median of every element (0-d); NaN when there are none."""
+    flat = x.reshape(-1)
+    if flat.size == 0:
+        return np.array(np.nan)
+    return median(flat, 0, False, ignore_nan)[0]
+
+
+def mode(x, dim, keepdim, **_):
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the index
+    of its last occurrence, as torch's cpu kernel gives them (each NaN counts once: NaN != NaN)."""
+    rows = _rows(x, dim)
+    order = stable_order(rows, -1)
+    s = np.take_along_axis(rows, order, -1)
+    start = np.ones(s.shape, bool)
+    start[..., 1:] = s[..., 1:] != s[..., :-1]
+    run = np.cumsum(start, -1) - 1                                   # each element's run
+    flat_run = run.reshape(-1, run.shape[-1])
+    offsets = np.arange(flat_run.shape[0])[:, None] * run.shape[-1]
+    counts = np.bincount((flat_run + offsets).reshape(-1), minlength=flat_run.size)
+    freq = counts[(flat_run + offsets)].reshape(run.shape)            # the length of its run
+    most = freq.max(-1)
+    first = np.argmax(freq == most[..., None], -1)                   # the smallest such value
+    values = np.take_along_axis(s, first[..., None], -1)
+    idx = np.take_along_axis(order, (first + most - 1)[..., None], -1)     # the run's last position
+    if x.ndim == 0:
+        return values.reshape(()), idx.reshape(()).astype(np.int64)
+    if keepdim:
+        return np.moveaxis(values, -1, dim), np.moveaxis(idx, -1, dim).astype(np.int64)
+    return values[..., 0], idx[..., 0].astype(np.int64)
