@@ -364,3 +364,22 @@ def test_blocked_lu_and_solves(blocked):
     assert np.allclose(to_numpy(tt.linalg.inv(T(A, "cuda"))) @ A, np.eye(10))
     X = tt.linalg.solve_triangular(T(np.triu(A) + 5 * np.eye(10), "cuda"), T(B, "cuda"), upper=True)
     assert np.allclose((np.triu(A) + 5 * np.eye(10)) @ to_numpy(X), B)
+
+
+def test_inputs_are_left_unchanged(device):
+    """The factorizations work on copies: a single matrix, or a batch of one, whose batch-last
+    working layout is a view of the input's memory, must not be written through."""
+    for shape in ((3, 3), (1, 3, 3), (3, 1, 1)):
+        A = T(spd(shape[-1], shape[:-2]), device)
+        B = T(RNG.standard_normal(shape[:-1] + (2,)), device)
+        before, b_before = to_numpy(A).copy(), to_numpy(B).copy()
+        LU, piv = tt.linalg.lu_factor(A)
+        tt.linalg.cholesky(A)
+        tt.linalg.solve(A, B)
+        tt.linalg.inv(A)
+        tt.linalg.det(A)
+        tt.linalg.solve_triangular(A, B, upper=False)
+        tt.linalg.lu_solve(LU, piv, B)
+        tt.linalg.qr(A)
+        tt.linalg.ldl_factor(A)
+        assert np.array_equal(to_numpy(A), before) and np.array_equal(to_numpy(B), b_before), shape

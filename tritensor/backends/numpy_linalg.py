@@ -20,6 +20,11 @@ numpy.linalg serves where it has the function (cholesky, solve, inv, qr's geqrf)
 written here, blocked so that the O(n^3) work is matrix products (recursive LU as LAPACK's getrf2,
 recursive triangular solves). Extra integer outputs (pivots, info, tau ...) arrive as writable
 arrays in keyword arguments: the op layer passes them as tensor attributes.
+
+The unblocked loops (Cholesky, getf2, substitution) run with the batch as the LAST, contiguous
+axis: each step is a handful of NumPy operations over every matrix of the batch at once, on
+contiguous rows, which for many small matrices (4096 of 8 x 8) is several times faster than
+numpy.linalg's per-matrix LAPACK calls. numpy.linalg serves the larger ones.
 """
 from __future__ import annotations
 
@@ -37,6 +42,17 @@ def _batched(a):
     return a.reshape((-1,) + a.shape[-2:])
 
 
+def _last(M):
+    """(B, m, n) -> a contiguous (m, n, B) copy (always a copy: the loops work in place), the
+    batch-last working layout."""
+    return np.array(np.moveaxis(M, 0, -1), order="C", copy=True)
+
+
+def _first(W):
+    """(m, n, B) -> (B, m, n) (a view)."""
+    return np.moveaxis(W, -1, 0)
+
+
 def _broadcast_pair(a, b):
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     return np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
@@ -44,43 +60,100 @@ def _broadcast_pair(a, b):
 
 # --------------------------------------------------------------------------- Cholesky
 def _symmetric_from(a, upper):
-    """The symmetric matrix the factorization reads: a's lower (upper) triangle mirrored."""
-    tri = np.triu(a) if upper else np.tril(a)
-    strict = np.triu(a, 1) if upper else np.tril(a, -1)
-    return tri + _mT(strict)
+    """The symmetric matrix the factorization reads: a's lower (upper) triangle mirrored (a
+    C-contiguous array: numpy.linalg's batched loops are several times slower on other layouts)."""
+    if upper:
+        s = np.triu(a)
+        s += _mT(np.triu(a, 1))
+    else:
+        s = np.tril(a)
+        s += _mT(np.tril(a, -1))
+    return s
 
 
-def _cholesky_loop(s):
-    """Right-looking Cholesky of (B, n, n) symmetric matrices; a matrix stops at its first
-    non-positive (or NaN) pivot, which is left in place as LAPACK's potf2 leaves it."""
-    L = s.copy()
-    B, n = L.shape[0], L.shape[-1]
+def _cholesky_last(W):
+    """Right-looking Cholesky of W (n, n, B), symmetric matrices batch last, in place (the
+    factor in the lower triangle, the upper one left as updated); a matrix stops at its first
+    non-positive (or NaN) pivot, which is left in place as LAPACK's potf2 leaves it. Returns
+    info (B,)."""
+    n, B = W.shape[0], W.shape[-1]
     info = np.zeros(B, np.int32)
-    alive = np.ones(B, bool)
+    alive = None                        # all alive until a pivot fails
     for k in range(n):
-        d = L[:, k, k]
-        bad = alive & ~(d > 0)
-        info[bad] = k + 1
-        alive &= ~bad
-        s_k = np.sqrt(np.where(alive, d, 1))
-        col = L[:, k:, k] / s_k[:, None]
-        L[:, k:, k] = np.where(alive[:, None], col, L[:, k:, k])
-        upd = col[:, 1:, None] * col[:, None, 1:]
-        L[:, k + 1:, k + 1:] -= np.where(alive[:, None, None], upd, 0)
-    return np.tril(L), info
+        d = W[k, k]
+        if alive is None and not (d > 0).all():
+            alive = np.ones(B, bool)
+        if alive is not None:
+            bad = alive & ~(d > 0)
+            info[bad] = k + 1
+            alive &= ~bad
+            col = W[k:, k] / np.sqrt(np.where(alive, d, 1))
+            W[k:, k] = np.where(alive, col, W[k:, k])
+            c = np.where(alive, col[1:], 0)
+        else:
+            col = W[k:, k] / np.sqrt(d)
+            W[k:, k] = col
+            c = col[1:]
+        W[k + 1:, k + 1:] -= c[:, None, :] * c[None, :, :]
+    return info
+
+
+def _potrf(S):
+    """LAPACK's recursive potrf2 on symmetric S (B, n, n): L11 of the leading half, L21 =
+    A21 L11^-T, the trailing half's Cholesky of A22 - L21 L21^T; the leaves (<= LEAF) run
+    batch last. Returns (L with a zero upper triangle, info)."""
+    n = S.shape[-1]
+    if n <= LEAF:
+        W = _last(S)
+        info = _cholesky_last(W)
+        r, c = np.triu_indices(n, 1)
+        W[r, c] = 0
+        return _first(W), info
+    n1 = n // 2
+    L11, info1 = _potrf(S[:, :n1, :n1])
+    L21 = _mT(_trsm_lower(L11, _mT(S[:, n1:, :n1])))
+    L22, info2 = _potrf(S[:, n1:, n1:] - L21 @ _mT(L21))
+    L = np.zeros(S.shape, S.dtype)
+    L[:, :n1, :n1] = L11
+    L[:, n1:, :n1] = L21
+    L[:, n1:, n1:] = L22
+    info = np.where(info1 != 0, info1, np.where(info2 != 0, info2 + n1, 0)).astype(np.int32)
+    return L, info
+
+
+def _many(a, per_size):
+    """A batch large against the matrix size (count >= per_size * n): the batch-last loops and
+    recursive blocks beat numpy.linalg's per-matrix LAPACK calls there."""
+    count = int(np.prod(a.shape[:-2])) if a.ndim > 2 else 1
+    return count >= per_size * a.shape[-1]
 
 
 def cholesky(a, *, upper, info):
     """L (lower) or U = L^T (upper) with A = L L^T, from A's lower (upper) triangle; ``info``
     receives potrf's code per matrix."""
+    n = a.shape[-1]
+    if n <= LEAF and _many(a, 4):       # one leaf: batch last from the input to the output
+        W = _last(_batched(a))
+        r, c = np.triu_indices(n, 1)
+        if upper:
+            W[c, r] = W[r, c]           # the symmetric matrix the upper triangle defines
+        else:
+            W[r, c] = W[c, r]
+        info[...] = _cholesky_last(W).reshape(info.shape)
+        W[r, c] = 0
+        L = _first(W).reshape(a.shape)
+        return _mT(L) if upper else L
     s = _symmetric_from(a, upper)
-    try:
-        L = np.linalg.cholesky(s)
-        info[...] = 0
-    except np.linalg.LinAlgError:       # some matrix is not positive definite: find which, and where
-        L, codes = _cholesky_loop(_batched(s))
-        L = L.reshape(s.shape)
-        info[...] = codes.reshape(info.shape)
+    if not _many(a, 4):
+        try:
+            L = np.linalg.cholesky(s)
+            info[...] = 0
+            return _mT(L) if upper else L
+        except np.linalg.LinAlgError:   # some matrix is not positive definite: find which, and where
+            pass
+    L, codes = _potrf(_batched(s))
+    info[...] = codes.reshape(info.shape)
+    L = L.reshape(a.shape)
     return _mT(L) if upper else L
 
 
@@ -93,28 +166,74 @@ def _swap_rows(M, j, p):
     M[idx, p] = row
 
 
-def _getf2(M, pivot):
-    """Unblocked right-looking LU of M (B, m, n) in place: (0-based pivots (B, k), info (B,))."""
-    B, m, n = M.shape
+def _swap_last(W, j, p):
+    """Swap rows j and p[b] of every matrix b of W (m, n, B) (batch last), in place."""
+    idx = np.broadcast_to(p.reshape((1,) * (W.ndim - 1) + (-1,)), (1,) + W.shape[1:])
+    row_p = np.take_along_axis(W, idx, axis=0)
+    row_j = W[j].copy()
+    W[j] = row_p[0]
+    np.put_along_axis(W, idx, row_j[None], axis=0)
+
+
+def _getf2_last(W, pivot):
+    """Unblocked right-looking LU of W (m, n, B) in place, batch last: (0-based pivots (k, B),
+    info (B,))."""
+    m, n, B = W.shape
     k = min(m, n)
-    piv = np.empty((B, k), np.int64)
+    piv = np.empty((k, B), np.int64)
     info = np.zeros(B, np.int32)
     for j in range(k):
         if pivot:
             # idamax: the first largest |a|; a NaN never compares larger, so it is not chosen
-            col = np.abs(M[:, j:, j])
-            col = np.where(np.isnan(col), -1.0, col)
-            p = j + np.argmax(col, axis=-1)
-            _swap_rows(M, j, p)
+            col = np.abs(W[j:, j])
+            if np.isnan(col).any():
+                col = np.where(np.isnan(col), -1.0, col)
+            p = j + np.argmax(np.ascontiguousarray(col.T), axis=1)    # (along contiguous rows: faster)
+            if (p != j).any():
+                _swap_last(W, j, p)
         else:
             p = np.full(B, j)
-        piv[:, j] = p
-        d = M[:, j, j]
+        piv[j] = p
+        d = W[j, j]
         zero = d == 0
-        info[(info == 0) & zero] = j + 1
-        M[:, j + 1:, j] = np.where(zero[:, None], M[:, j + 1:, j], M[:, j + 1:, j] / np.where(zero, 1, d)[:, None])
-        M[:, j + 1:, j + 1:] -= M[:, j + 1:, j, None] * M[:, j, None, j + 1:]
+        if zero.any():
+            info[(info == 0) & zero] = j + 1
+            W[j + 1:, j] = np.where(zero, W[j + 1:, j], W[j + 1:, j] / np.where(zero, 1, d))
+        else:
+            W[j + 1:, j] /= d
+        W[j + 1:, j + 1:] -= W[j + 1:, j, None] * W[j, None, j + 1:]
     return piv, info
+
+
+def _getf2(M, pivot):
+    """_getf2_last on M (B, m, n) in place: (0-based pivots (B, k), info (B,))."""
+    W = _last(M)
+    piv, info = _getf2_last(W, pivot)
+    M[...] = _first(W)
+    return piv.T, info
+
+
+def _lu_solve_last(W, piv, X, adjoint=False):
+    """getrs in the batch-last layout, in place on X (n, k, B): W (n, n, B) the packed LU,
+    piv (n, B) its 0-based exchanges."""
+    n = W.shape[0]
+    if not adjoint:
+        for j in range(n):
+            _swap_last(X, j, piv[j])
+        for i in range(n - 1):                      # L y = P^T b: unit diagonal
+            X[i + 1:] -= W[i + 1:, i, None] * X[i, None]
+        for i in range(n - 1, -1, -1):              # U x = y
+            X[i] /= W[i, i]
+            X[:i] -= W[:i, i, None] * X[i, None]
+        return X
+    for i in range(n):                              # U^T y = b
+        X[i] /= W[i, i]
+        X[i + 1:] -= W[i, i + 1:, None] * X[i, None]
+    for i in range(n - 1, 0, -1):                   # L^T z = y
+        X[:i] -= W[i, :i, None] * X[i, None]
+    for j in range(n - 1, -1, -1):                  # x = P z
+        _swap_last(X, j, piv[j])
+    return X
 
 
 def _apply_swaps(M, piv, reverse=False):
@@ -149,6 +268,12 @@ def _getrf(M, pivot):
 def lu_factor(a, *, pivots, info, pivot=True):
     """The packed LU factorization (L's strict lower part, U's upper part) of each matrix;
     ``pivots`` receives the 1-based int32 interchanges, ``info`` the first zero pivot."""
+    if min(a.shape[-2:]) <= LEAF:            # one unblocked leaf: batch last throughout
+        W = _last(_batched(a))
+        piv, codes = _getf2_last(W, pivot)
+        pivots[...] = (piv.T + 1).reshape(pivots.shape)
+        info[...] = codes.reshape(info.shape)
+        return _first(W).reshape(a.shape)
     M = _batched(a).copy()
     piv, codes = _getrf(M, pivot)
     pivots[...] = (piv + 1).reshape(pivots.shape)
@@ -171,16 +296,16 @@ def pivots_to_permutation(piv, *, m):
 
 # --------------------------------------------------------------------------- triangular solves
 def _trsm_lower(L, B, unit=False):
-    """X with L X = B, L lower triangular (B, n, n), B (B, n, k): recursive blocks."""
+    """X with L X = B, L lower triangular (B, n, n), B (B, n, k): recursive blocks, the leaves
+    forward substitution in the batch-last layout."""
     n = L.shape[-1]
     if n <= LEAF:
-        X = np.array(B, copy=True)
+        Lw, X = _last(L), _last(B)           # (n, n, B), (n, k, B)
         for i in range(n):
-            if i:
-                X[:, i] -= np.einsum("bj,bjk->bk", L[:, i, :i], X[:, :i])
             if not unit:
-                X[:, i] /= L[:, i, i, None]
-        return X
+                X[i] /= Lw[i, i]
+            X[i + 1:] -= Lw[i + 1:, i, None] * X[i, None]
+        return _first(X)
     n1 = n // 2
     X1 = _trsm_lower(L[:, :n1, :n1], B[:, :n1], unit)
     X2 = _trsm_lower(L[:, n1:, n1:], B[:, n1:] - L[:, n1:, :n1] @ X1, unit)
@@ -244,10 +369,27 @@ def _lu_info(a):
     return M, piv + 1, info
 
 
+def _small_batch(a):
+    """Many small matrices (one unblocked leaf each): LU and its solve batch last."""
+    return a.shape[-1] <= LEAF and _many(a, 16)
+
+
+def _solve_small(a, b, info):
+    """solve for a batch of small matrices, batch last throughout (b broadcast to a's batch)."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a_full = np.broadcast_to(a, batch + a.shape[-2:])
+    W = _last(_batched(a_full))
+    piv, codes = _getf2_last(W, True)
+    info[...] = codes.reshape(info.shape)          # (callers pass a with the broadcast batch)
+    X = _last(_batched(np.broadcast_to(b, batch + b.shape[-2:])))
+    return _first(_lu_solve_last(W, piv, X)).reshape(batch + b.shape[-2:])
+
+
 def solve(a, b, *, info):
-    """X with A X = B for each (broadcast) pair; ``info`` receives getrf's code (a singular
-    matrix's X is whatever the substitutions give: inf/nan, as torch's)."""
-    a, b = _broadcast_pair(a, b)
+    """X with A X = B for each (broadcast) pair; ``info`` receives getrf's code for each matrix
+    of A (a singular matrix's X is whatever the substitutions give: inf/nan, as torch's)."""
+    if _small_batch(a) and a.shape[:-2] == np.broadcast_shapes(a.shape[:-2], b.shape[:-2]):
+        return _solve_small(a, b, info)
     try:
         x = np.linalg.solve(a, b)
         info[...] = 0
@@ -255,11 +397,14 @@ def solve(a, b, *, info):
     except np.linalg.LinAlgError:
         LU, piv, codes = _lu_info(_batched(a))
         info[...] = codes.reshape(info.shape)
-        return _lu_solve_left(LU, piv, _batched(b), False).reshape(b.shape)
+        return lu_solve(LU.reshape(a.shape), piv.reshape(a.shape[:-1]).astype(np.int32), b)
 
 
 def inv(a, *, info):
     """A^-1 of each matrix; ``info`` receives getrf's code."""
+    eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    if _small_batch(a):
+        return _solve_small(a, eye, info)
     try:
         x = np.linalg.inv(a)
         info[...] = 0
@@ -267,8 +412,7 @@ def inv(a, *, info):
     except np.linalg.LinAlgError:
         LU, piv, codes = _lu_info(_batched(a))
         info[...] = codes.reshape(info.shape)
-        eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), LU.shape)
-        return _lu_solve_left(LU, piv, eye, False).reshape(a.shape)
+        return _lu_solve_left(LU, piv, _batched(eye), False).reshape(a.shape)
 
 
 # --------------------------------------------------------------------------- Householder
