@@ -1070,34 +1070,27 @@ class _ConfiguredMatmul:    # the blocked paths' trailing updates, with a fixed 
 
 
 tla.tmm = _ConfiguredMatmul()
-for name in ("float32", "float64"):
-    for small, panel in ((64, 32), (16, 16)):       # one program per matrix; then the blocked paths
-        tla.GPU.update(small_n=small, panel=panel)
-        tla.cholesky(T((3, 40, 40), name), T((3, 40, 40), name, True), compute=name, upper=small > 16,
-                     info=T((3,), "int32"))
-        tla.lu_factor(T((3, 40, 50), name), T((3, 40, 50), name, True), compute=name, pivot=True,
-                      pivots=T((3, 40), "int32"), info=T((3,), "int32"))
-        tla.solve_triangular(T((3, 40, 8), name), T((40, 40), name, True), T((3, 40, 8), name), compute=name,
-                             upper=True, left=True, unitriangular=False)
-        for adjoint in (False, True):
-            tla.lu_solve(T((3, 40, 8), name), T((3, 40, 40), name), T((3, 40), "int32"), T((3, 40, 8), name, True),
-                         compute=name, left=True, adjoint=adjoint)
-    tla.GPU.update(small_n=64, panel=32)
-    tla.lu_factor(T((40, 40), name), T((40, 40), name), compute=name, pivot=False, pivots=T((40,), "int32"),
-                  info=T((), "int32"))
-    tla.solve(T((3, 40, 8), name), T((40, 40), name), T((3, 40, 8), name), compute=name, info=T((), "int32"))
-    tla.inv(T((3, 40, 40), name), T((3, 40, 40), name), compute=name, info=T((3,), "int32"))
+for name in ("float32", "float64"):        # one program per matrix, in registers
+    tla.cholesky(T((3, 40, 40), name), T((3, 40, 40), name, True), compute=name, upper=True, info=T((3,), "int32"))
+    tla.lu_factor(T((3, 40, 50), name), T((3, 40, 50), name, True), compute=name, pivot=name == "float32",
+                  pivots=T((3, 40), "int32"), info=T((3,), "int32"))
+    tla.solve_triangular(T((3, 40, 8), name), T((40, 40), name, True), T((3, 40, 8), name), compute=name,
+                         upper=True, left=True, unitriangular=False)
+    for adjoint in (False, True):
+        tla.lu_solve(T((3, 40, 8), name), T((3, 40, 40), name), T((3, 40), "int32"), T((3, 40, 8), name, True),
+                     compute=name, left=True, adjoint=adjoint)
+tla.GPU.update(small_n=16, panel=16)       # the blocked paths: panels, trsm blocks, laswp, matmul updates
+tla.cholesky(T((3, 40, 40), "float32"), T((3, 40, 40), "float32"), compute="float32", upper=False,
+             info=T((3,), "int32"))
+tla.lu_factor(T((3, 40, 50), "float32"), T((3, 40, 50), "float32"), compute="float32", pivot=True,
+              pivots=T((3, 40), "int32"), info=T((3,), "int32"))
+tla.lu_solve(T((3, 40, 8), "float32"), T((3, 40, 40), "float32"), T((3, 40), "int32"), T((3, 40, 8), "float32"),
+             compute="float32", left=True, adjoint=True)
+tla.GPU.update(small_n=64, panel=32)
+for name in ("float32", "float64"):        # Householder QR and its Q, in memory
     tla.geqrf(T((3, 70, 40), name), T((3, 70, 40), name, True), compute=name, tau=T((3, 40), name))
     tla.householder_product(T((3, 70, 40), name), T((3, 70, 40), name, True), T((3, 30), name), compute=name)
 tla.lu_pivots_to_permutation(T((3, 70), "int64"), T((3, 40), "int32"), compute="int64", m=70)
-from tritensor.backends.triton import sort as tsort   # sort/argsort/topk: tile sorts, merges, 64-bit keys
-_SORT_GPU = dict(tsort.GPU_SETTINGS)
-tsort.GPU_SETTINGS.update(tile_n=64, tile=256, merge_block=64)   # the same code, a smaller unrolled network
-for name, descending in [("float32", False), ("int64", True), ("bfloat16", True)]:
-    tsort.sort(T((5, 300), name), T((5, 300), "int64"), T((5, 300), name, True), 1, descending)   # tiles + merges
-tsort.sort(None, T((5, 40), "int64"), T((5, 40), "bool"), 1, False)                # argsort, one tile
-tsort.sort(T((3, 7), "float64"), T((3, 7), "int64"), T((300, 3), "float64", True), 0, True, 7)   # topk
-tsort.GPU_SETTINGS.update(_SORT_GPU)
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -11,8 +11,6 @@ backward written in tritensor ops, so that create_graph differentiates it again.
 """
 from __future__ import annotations
 
-import collections as _collections
-
 from .. import dtypes as _dt
 from ..autograd import anomaly as _anomaly
 from ..autograd.grad_mode import _state as _grad_state
@@ -22,7 +20,7 @@ from ..tensor import Tensor
 from ._checks import not_tensor_error
 from .creation import empty, zeros
 from ._shapes import broadcast_shapes
-from .reduce import return_types
+from ._return_types import return_types, structseq
 
 
 class LinAlgError(RuntimeError):
@@ -134,14 +132,8 @@ def check_errors(info, api, kind, matrix_input):
 
 # --------------------------------------------------------------------------- torch.return_types
 def _return_type(name, fields):
-    base = _collections.namedtuple(name, fields)
-
-    def __repr__(self):            # torch's layout: one field a line
-        body = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
-        return f"tritensor.return_types.{name}(\n{body})"
-    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
-    cls.__module__ = "tritensor.return_types"
-    setattr(return_types, name, cls)      # tt.return_types.<name>, next to max/min's
+    cls = structseq(name, tuple(fields))
+    setattr(return_types, name, cls)      # tt.return_types.<name> (ops/_return_types.py's namespace)
     return cls
 
 
