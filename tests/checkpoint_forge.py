@@ -67,20 +67,24 @@ def pickle_of(body):
 
 
 # ------------------------------------------------------------------------------ zip
+def _raw(name):
+    return name if isinstance(name, bytes) else name.encode("utf-8")
+
+
 def zip_records(records, entries_delta=0, cd_offset_delta=0, zip64=False, comment=b""):
-    """records: dicts with name and data, and optionally what the central directory should claim
+    """records: dicts with name (str, or raw bytes) and data, and optionally what the central directory should claim
     instead of the truth: method (8 = deflate the data), csize, usize, crc, flags, offset,
     local_name. Stored records are written as torch writes them (no data descriptor). ``zip64``
     writes the zip64 forms (sizes and offsets in the extra field, the zip64 end records)."""
     out, cd = bytearray(), bytearray()
     for r in records:
-        name, data, method = r["name"].encode(), r["data"], r.get("method", 0)
+        name, data, method = _raw(r["name"]), r["data"], r.get("method", 0)
         payload = r.get("payload", zlib.compress(data, 9)[2:-4] if method == 8 else data)
         crc = r.get("crc", zlib.crc32(data))
         csize, usize = r.get("csize", len(payload)), r.get("usize", len(data))
         flags = r.get("flags", 0x800)
         offset = r.get("offset", len(out))
-        local_name = r.get("local_name", r["name"]).encode()
+        local_name = _raw(r.get("local_name", r["name"]))
         out += struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, flags, method, 0, 0x21, crc, len(payload),
                            len(data), len(local_name), 0) + local_name + payload
         extra = b""

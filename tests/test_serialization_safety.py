@@ -285,7 +285,7 @@ def test_parameter_state_sets_new_attributes_only():
     assert type(p) is Parameter and p.note == "hi" and p.requires_grad
     p = _load_pickle(with_state(forge.tup(forge.NONE, forge.dict_of(tag=forge.num(3)))))   # (dict, slots)
     assert p.tag == 3
-    for name in ("data", "grad", "shape", "_storage", "_host_array", "requires_grad_", "__class__"):
+    for name in ("data", "grad", "shape", "mT", "T", "_storage", "_host_array", "requires_grad_", "__class__"):
         with pytest.raises(pickle.UnpicklingError, match=rf"refused to set attribute '{name}' on Parameter"):
             _load_pickle(with_state(forge.dict_of(**{name: forge.num(1)})))
     with pytest.raises(NotImplementedError, match="bare storage"):

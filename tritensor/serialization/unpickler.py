@@ -191,7 +191,8 @@ def _check_new_attribute(obj, key):
     if type(key) is not str:
         raise _refuse(f"an attribute name of a {what} must be a str, got {type(key).__name__}")
     private = key.startswith("__") or (key.startswith("_") and isinstance(obj, Tensor))
-    if private or hasattr(obj, key):
+    # looked up, not evaluated: a property (``mT`` ...) is never run by a file's state
+    if private or key in obj.__dict__ or any(key in vars(c) for c in type(obj).__mro__):
         raise _refuse(f"refused to set attribute {key!r} on {what}: only new attributes can be "
                       "restored from a file")
     return key

@@ -46,6 +46,11 @@ def archive_error(reason):
     return RuntimeError(f"PytorchStreamReader failed reading zip archive: {reason}{_CORRUPTED}")
 
 
+def corrupted(what):
+    """miniz's MZ_ZIP_INVALID_HEADER_OR_CORRUPTED, torch's message, with what was found."""
+    return archive_error(f"invalid header or archive is corrupted ({what})")
+
+
 def record_error(name, reason):
     return RuntimeError(f"PytorchStreamReader failed reading file {name}: {reason}{_CORRUPTED}")
 
@@ -103,16 +108,16 @@ class ZipReader:
             sig, _, z64_offset, _ = _ZIP64_LOCATOR.unpack(loc)
             if sig == b"PK\x06\x07":
                 if z64_offset + _ZIP64_EOCD.size > eocd - _ZIP64_LOCATOR.size:
-                    raise archive_error("invalid header or archive is corrupted")
+                    raise corrupted("the zip64 end record lies past its locator")
                 z64 = _ZIP64_EOCD.unpack(self._read_at(z64_offset, _ZIP64_EOCD.size))
                 if z64[0] != b"PK\x06\x06":
-                    raise archive_error("invalid header or archive is corrupted")
+                    raise corrupted("no zip64 end record where its locator says")
                 disk, cd_disk, n_disk, count, cd_size, cd_offset = z64[4:10]
                 cd_end = z64_offset
         if disk != 0 or cd_disk != 0 or n_disk != count:
             raise archive_error("unsupported multidisk archive")
         if cd_offset + cd_size > cd_end or count * _CENTRAL.size > cd_size:
-            raise archive_error("invalid header or archive is corrupted")
+            raise corrupted("the central directory lies outside the file")
         return cd_offset, cd_size, count, cd_end
 
     def _parse_central_directory(self, cd_offset, cd_size, count):
@@ -122,19 +127,19 @@ class ZipReader:
         p = 0
         for _ in range(count):
             if p + _CENTRAL.size > cd_size:
-                raise archive_error("invalid header or archive is corrupted")
+                raise corrupted("a central directory entry runs past the directory")
             (sig, _made, _need, flags, method, _time, _date, crc, csize, usize, n_name, n_extra, n_comment,
              _disk, _iattr, _eattr, offset) = _CENTRAL.unpack_from(cd, p)
             p += _CENTRAL.size
             if sig != b"PK\x01\x02" or p + n_name + n_extra + n_comment > cd_size:
-                raise archive_error("invalid header or archive is corrupted")
+                raise corrupted("a central directory entry runs past the directory")
             raw_name = cd[p:p + n_name]
             extra = cd[p + n_name:p + n_name + n_extra]
             p += n_name + n_extra + n_comment
             try:
                 name = raw_name.decode("utf-8" if flags & 0x800 else "cp437")
             except UnicodeDecodeError:
-                raise archive_error("invalid header or archive is corrupted") from None
+                raise corrupted("a record name is not UTF-8") from None
             usize, csize, offset = _zip64_sizes(extra, usize, csize, offset)
             yield Record(name, flags, method, crc, csize, usize, offset)
 
@@ -144,23 +149,23 @@ class ZipReader:
         extents = []
         for rec in self.records.values():
             if rec.method == 0 and rec.csize != rec.usize:
-                raise archive_error("invalid header or archive is corrupted")
+                raise corrupted("a stored record's sizes disagree")
             if rec.header_offset + _LOCAL.size > cd_offset:
-                raise archive_error("invalid header or archive is corrupted")
+                raise corrupted("a local header lies past the data")
             local = self._read_at(rec.header_offset, _LOCAL.size)
             sig, *_, n_name, n_extra = _LOCAL.unpack(local)
             name_start = rec.header_offset + _LOCAL.size
             rec.data_offset = name_start + n_name + n_extra
             end = rec.data_offset + rec.csize
             if sig != b"PK\x03\x04" or end > cd_offset:
-                raise archive_error("invalid header or archive is corrupted")
+                raise corrupted("a local header or its data is not where the directory says")
             if self._read_at(name_start, n_name) != rec.name.encode("utf-8" if rec.flags & 0x800 else "cp437"):
                 raise archive_error(f"the local header of {rec.name} names another record")
             extents.append((rec.header_offset, end))
         extents.sort()
         for (_, end), (start, _) in zip(extents, extents[1:]):
             if start < end:
-                raise archive_error("invalid header or archive is corrupted (records overlap)")
+                raise corrupted("records overlap")
 
     # ------------------------------------------------------------------ records
     def names(self):
@@ -211,14 +216,14 @@ def _zip64_sizes(extra, usize, csize, offset):
         tag, n = struct.unpack_from("<HH", extra, i)
         body = extra[i + 4:i + 4 + n]
         if len(body) != n:
-            raise archive_error("invalid header or archive is corrupted")
+            raise corrupted("a truncated extra field")
         if tag == 1:
             values = [usize, csize, offset]
             j = 0
             for k in range(3):
                 if values[k] == _U32:
                     if j + 8 > n:
-                        raise archive_error("invalid header or archive is corrupted")
+                        raise corrupted("a zip64 extra field without the sizes it must hold")
                     values[k] = struct.unpack_from("<Q", body, j)[0]
                     j += 8
             return tuple(values)
