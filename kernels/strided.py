@@ -85,7 +85,9 @@ def convert(v, DTYPE: tl.constexpr):
     else:
         w = v
         if v.dtype == tl.bfloat16:
-            w = v.to(tl.float32)                         # exact
+            # exact, by the bits: bfloat16 is float32's upper half (the interpreter's own
+            # conversion flushes bfloat16 subnormals to 0)
+            w = (v.to(tl.int16, bitcast=True).to(tl.int32) << 16).to(tl.float32, bitcast=True)
         if DTYPE.is_int() and w.dtype.is_floating():
             if w.dtype.primitive_bitwidth < 32:
                 w = w.to(tl.float32)                     # float16 -> integers through float32

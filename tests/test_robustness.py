@@ -443,3 +443,44 @@ def test_index_put_in_place_semantics_on_cpu():
     t[t == 0] = 2.0
     t.index_put_((tt.tensor([1, 1, 0]), tt.tensor([2, 2, 2])), tt.tensor([1.0, 2.0, 3.0]), accumulate=True)
     assert t.tolist() == [[2.0, 2.0, 5.0], [2.0, 2.0, 5.0]]
+
+
+# --------------------------------------------------------------------------- found while adding ops
+@pytest.mark.parametrize("dtype, value, error, message", [
+    (None, 2 ** 63, ValueError, "Overflow when unpacking long long"),
+    (tt.int64, -2 ** 63 - 1, ValueError, "Overflow when unpacking long long"),
+    (tt.int8, 2 ** 70, ValueError, "Overflow when unpacking long long"),
+    (tt.int8, -129, RuntimeError, "value cannot be converted to type int8 without overflow"),
+    (tt.uint8, 300, RuntimeError, "value cannot be converted to type uint8 without overflow"),
+])
+def test_tensor_refuses_python_ints_its_dtype_cannot_hold(dtype, value, error, message):
+    """torch.tensor unpacks Python ints as int64 and checks them against the dtype (NumPy would
+    wrap them silently)."""
+    with pytest.raises(error, match=f"^{message}$"):
+        tt.tensor([[1, 2], [3, value]], dtype=dtype)
+    assert tt.tensor([2 ** 63], dtype=tt.float32).item() == 2.0 ** 63      # floats take any int
+    assert tt.tensor([-129, 2 ** 70], dtype=tt.bool).tolist() == [True, True]
+
+
+def test_pow_gradient_at_zero_to_the_zero_is_zero(device):
+    """torch's pow_backward_self masks the exponent-0 positions: d/dx x**0 is 0 even at x = 0
+    (0 * 0**-1 would be 0 * inf = nan)."""
+    x = tt.tensor([0.0, 0.0, 2.0], device=device, requires_grad=True)
+    y = tt.tensor([0.0, 1.0, 3.0], device=device, requires_grad=True)
+    (x ** y).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 12.0]
+    assert y.grad.tolist()[:2] == [0.0, 0.0]
+
+
+def test_right_shift_is_not_bound_as_a_reflected_operator():
+    """__rshift__ starts with '__r' but is x >> y, not y >> x (operators are listed, not guessed)."""
+    x = tt.tensor([8, 16])
+    assert (x >> 1).tolist() == [4, 8] and (64 >> tt.tensor([1, 2])).tolist() == [32, 16]
+    assert (x << 1).tolist() == [16, 32] and (1 << tt.tensor([3])).tolist() == [8]
+
+
+def test_bfloat16_subnormals_survive_the_emulated_device():
+    """bfloat16 -> float32 by the bits: Triton's interpreter flushes bfloat16 subnormals to 0."""
+    x = tt.tensor([1e-39, -3e-40, 1.0, float("inf"), -0.0], dtype=tt.bfloat16)
+    assert x.cuda().float().cpu().tolist() == x.float().tolist()
+    assert (x.cuda() * 1).float().cpu().tolist()[:2] == x.float().tolist()[:2]

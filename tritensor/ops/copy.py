@@ -20,13 +20,14 @@ from . import _layout
 from ._overlap import assert_no_internal_overlap, assert_no_partial_overlap
 from ._shapes import broadcast_shapes
 from .dispatch import check_inplace, common_device, dispatch, record, _rebase_inplace
-from .table import Meta, op
+from .table import Meta, op, signature_rule
 
 
 def _copy_launch(out, x, *, compute, **_):
     tb.copy(out, x)
 
 
+@signature_rule
 def _same_layout_rule(x, dtype=None, memory_format=None):
     # the output's strides follow memory_format (default preserve_format): dispatch.output_strides
     return Meta(tuple(x.shape), dtype or x.dtype)

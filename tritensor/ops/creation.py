@@ -79,8 +79,26 @@ def _to_numpy(data):
     return np.array(data)   # ragged nesting raises NumPy's ValueError
 
 
+def _check_python_ints(data, dtype):
+    """torch.tensor's unpacking of Python ints into an integer dtype: an int outside int64 is
+    ValueError("Overflow when unpacking long long"), one outside a narrower dtype's range
+    RuntimeError (NumPy would wrap both silently, or fail with its own OverflowError)."""
+    info = np.iinfo(dtype.numpy_dtype)
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(d)
+        elif isinstance(d, int) and not isinstance(d, bool) and not info.min <= d <= info.max:
+            if not -2 ** 63 <= d < 2 ** 63:
+                raise ValueError("Overflow when unpacking long long")
+            raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     dtype = _dt.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    if isinstance(data, (int, list, tuple)) and not dtype.is_floating_point and dtype is not _dt.bool_:
+        _check_python_ints(data, dtype)
     arr = _to_numpy(data)
     with np.errstate(over="ignore"):   # out-of-range values become inf, as in torch
         arr = np.require(arr.astype(dtype.numpy_dtype, copy=False), requirements="C")

@@ -89,29 +89,17 @@ def output_strides(op, shape, args, attrs):
 # ------------------------------------------------------------------------- the fast path
 # What an op's rule works out depends only on its inputs' signature (dtypes, devices, shapes,
 # strides, scalar operands' types and values, attributes, the default dtype) for the rules
-# listed here; their result is cached per signature, so a repeated call skips the device check,
-# the rule and the output's shape/strides arithmetic. Rules that read more (tensor values,
-# index objects ...) are simply not listed: they always take the first-time path. A signature
+# declared @signature_rule (table.py); their result is cached per signature, so a repeated call
+# skips the device check, the rule and the output's shape/strides arithmetic. Rules that read more
+# (tensor values, index objects ...) are not declared so: they always take the first-time path. A signature
 # whose rule raised is never cached (errors keep coming from the rule, with torch's texts).
-CACHEABLE_RULES = frozenset({
-    ("tritensor.ops.elementwise", "same_type_rule"), ("tritensor.ops.elementwise", "float_rule"),
-    ("tritensor.ops.elementwise", "compare_rule"), ("tritensor.ops.elementwise", "_relu_rule"),
-    ("tritensor.ops.elementwise", "_pow_rule"), ("tritensor.ops.elementwise", "_where_rule"),
-    ("tritensor.ops.elementwise", "no_bool_rule.<locals>.rule"),
-    ("tritensor.ops.pointwise", "_float_input_rule.<locals>.rule"),
-    ("tritensor.ops.reduce", "_sum_rule"), ("tritensor.ops.reduce", "_same_rule"),
-    ("tritensor.ops.softmax", "_softmax_rule"), ("tritensor.ops.softmax", "_softmax_backward_rule"),
-    ("tritensor.ops.scan", "_scan_rule"),
-    ("tritensor.ops.linalg", "_mm_rule"), ("tritensor.ops.linalg", "_bmm_rule"),
-    ("tritensor.ops.linalg", "_matmul_rule"), ("tritensor.ops.linalg", "_addmm_rule"),
-    ("tritensor.ops.copy", "_same_layout_rule"), ("tritensor.ops.indexing", "_gather_rule"),
-})
+
 # Threads: these caches are read, computed and written without a lock. That is safe because an
 # entry is a pure function of its key (two threads racing on one key store equal values) and each
 # dict get/set/clear is atomic under the GIL; a clear() racing a get() only costs a miss.
 _CACHE_LIMIT = 4096          # signatures kept (the cache is emptied when full: NaN scalars never hit)
 _rule_cache: dict = {}
-_op_cacheable: dict = {}     # OpDef -> bool (is its rule in CACHEABLE_RULES)
+_op_cacheable: dict = {}     # OpDef -> bool (is its rule declared @signature_rule, table.py)
 _SCALAR_TYPES = (bool, int, float, str, type(None))
 _INT_ONLY = frozenset({int})
 
@@ -120,8 +108,7 @@ def _is_cacheable(op) -> bool:
     ok = _op_cacheable.get(op)
     if ok is None:
         rule = op.rule
-        ok = _op_cacheable[op] = op.view is None and rule is not None and (
-            (getattr(rule, "__module__", None), getattr(rule, "__qualname__", None)) in CACHEABLE_RULES)
+        ok = _op_cacheable[op] = op.view is None and getattr(rule, "signature_only", False)
     return ok
 
 

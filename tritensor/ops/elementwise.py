@@ -20,7 +20,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import _state as _grad_state
 from .dispatch import dispatch, empty
 from .dispatch import dispatch_inplace as _dispatch_inplace
-from .table import Meta, op
+from .table import Meta, op, signature_rule
 from ._checks import check_tensor, not_tensor_error
 from ._overlap import check_inplace_overlap
 from ._scalars import as_number
@@ -48,12 +48,14 @@ def _check_operands(name, args):
             raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, not {type(a).__name__}")
 
 
+@signature_rule
 def same_type_rule(*args, **_):
     """Arithmetic: the result has the promoted type; 16-bit floats compute in float32."""
     dtype = _dt.result_type(*args)
     return Meta(broadcast_shapes(*_shapes(args)), dtype, _dt.compute_dtype(dtype))
 
 
+@signature_rule
 def float_rule(*args, **_):
     """Ops whose result is floating even for integer inputs (exp, log, true division ...)."""
     dtype = _dt.result_type(*args)
@@ -62,6 +64,7 @@ def float_rule(*args, **_):
     return Meta(broadcast_shapes(*_shapes(args)), dtype, _dt.compute_dtype(dtype))
 
 
+@signature_rule
 def compare_rule(*args, **_):
     dtype = _dt.result_type(*args)
     return Meta(broadcast_shapes(*_shapes(args)), _dt.bool_, _dt.compute_dtype(dtype))
@@ -228,6 +231,7 @@ TANH = _elementwise("tanh", ("x",), float_rule, lambda ctx, g: tanh_backward(g, 
 # relu's gradient is one fused kernel: where(x > 0, grad, 0); it is linear in grad.
 RELU_BACKWARD = _elementwise("relu_backward", ("grad", "x"), same_type_rule,
                              lambda ctx, gg: (relu_backward(gg, ctx.x), None), saves=("x",))
+@signature_rule
 def _relu_rule(x, **_):
     if x.dtype is _dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -245,6 +249,7 @@ def _abs_backward(ctx, g):
 def no_bool_rule(cpu_kernel, cuda_kernel):
     """same_type_rule for ops torch has no bool kernel for (abs, floor ...): its dispatch error,
     naming torch's kernel on each device."""
+    @signature_rule
     def rule(x, *rest, **_):
         if x.dtype is _dt.bool_:
             name = backend_for(x.device).torch_name(cpu_kernel, cuda_kernel)
@@ -256,6 +261,7 @@ def no_bool_rule(cpu_kernel, cuda_kernel):
 ABS = _elementwise("abs", ("x",), no_bool_rule("abs_cpu", "abs_cuda"), _abs_backward, saves=("x",))
 
 
+@signature_rule
 def _pow_rule(x, y):
     meta = same_type_rule(x, y)
     if meta.dtype is _dt.bool_ and not (isinstance(x, Tensor) and isinstance(y, bool)):
@@ -272,8 +278,11 @@ def _pow_backward(ctx, g):
     if ctx.needs_input_grad[0]:
         if isinstance(y, (int, float)) and y == 0:
             gx = mul(g, 0)
+        elif isinstance(y, Tensor):
+            # torch's pow_backward_self: 0 where the exponent is 0 (so 0 ** 0 gives 0, not 0 * inf)
+            gx = where(eq(y, 0), 0.0, mul(mul(g, y), pow(x, sub(y, 1))))
         else:
-            gx = mul(mul(g, y), pow(x, sub(y, 1) if isinstance(y, Tensor) else y - 1))
+            gx = mul(mul(g, y), pow(x, y - 1))
     if ctx.needs_input_grad[1]:
         # d/dy x^y = x^y log x, taken as 0 where x == 0 and y >= 0 (torch's convention)
         safe = where(logical_and_eq0_ge0(x, y), 0.0, log(x) if isinstance(x, Tensor) else _scalar_log(x))
@@ -313,6 +322,7 @@ COMPARISONS = {n: _elementwise(n, ("x", "y"), compare_rule, differentiable=False
                ("eq", "ne", "lt", "le", "gt", "ge")}
 
 
+@signature_rule
 def _where_rule(cond, a, b):
     if isinstance(cond, Tensor) and cond.dtype is not _dt.bool_ and cond.dtype is not _dt.uint8:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {_dt.type_name(cond.dtype)}")

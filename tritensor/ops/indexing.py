@@ -35,7 +35,7 @@ from ._checks import check_tensor
 from ._shapes import broadcast_shapes, wrap_dim as _wrap
 from .creation import arange, full, ones_like, tensor, zeros, zeros_like
 from .dispatch import common_device, dispatch, dispatch_inplace, record
-from .table import Meta, op
+from .table import Meta, op, signature_rule
 from .reduce import sum_to_size
 from .views import _basic_index_layout
 
@@ -452,6 +452,7 @@ def _size(t, d):
     return t.shape[d] if t.dim() else 1
 
 
+@signature_rule
 def _gather_rule(x, dim, index, **_):
     return Meta(tuple(index.shape), x.dtype)
 

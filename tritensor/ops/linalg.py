@@ -40,7 +40,7 @@ from .copy import to_device
 from .dispatch import dispatch, dispatch_inplace
 from .elementwise import _needed, add, broadcast_shapes, mul
 from .reduce import sum_to_size
-from .table import Meta, op
+from .table import Meta, op, signature_rule
 from .views import TRANSPOSE, _expand_layout, unsafe_view, view_strides
 
 # torch's C++ type names (caffe2 TypeMeta), as its dtype-mismatch messages print them
@@ -108,16 +108,19 @@ def _broadcast_batch(a, b):
 
 
 # --------------------------------------------------------------------------- rules
+@signature_rule
 def _mm_rule(x, y, **_):
     _check_mm(x, y)
     return Meta((x.shape[0], y.shape[1]), x.dtype, _dt.compute_dtype(x.dtype))
 
 
+@signature_rule
 def _bmm_rule(x, y, **_):
     _check_bmm(x, y)
     return Meta((x.shape[0], x.shape[1], y.shape[2]), x.dtype, _dt.compute_dtype(x.dtype))
 
 
+@signature_rule
 def _matmul_rule(x, y, **_):
     """Both operands at least 2-D; batch dims broadcast (the front end has handled 1-D)."""
     if x.dim() < 2 or y.dim() < 2:
@@ -138,6 +141,7 @@ def _check_input_broadcast(name, input, shape):
     _expand_layout(input, tuple(shape))
 
 
+@signature_rule
 def _addmm_rule(input, x, y, beta=1, alpha=1):
     if x.dim() != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {x.dim()}-D tensor")

@@ -36,7 +36,7 @@ from .elementwise import (  # noqa: F401  (div_trunc ... stay importable from he
     same_type_rule, sigmoid, sub, tanh, where,
 )
 from .surface import declare, unary
-from .table import Meta, op
+from .table import Meta, op, signature_rule
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -70,6 +70,7 @@ def _logical_rule(*args, **_):
 def _float_input_rule(name, kernels=None):
     """Activations torch defines for floating inputs only (silu, gelu); ``kernels``: torch's
     (cpu, cuda) kernel names where they are not name_cpu / name_cuda."""
+    @signature_rule
     def rule(x, *rest, **_):
         meta = same_type_rule(x, *rest)
         if not meta.dtype.is_floating_point:

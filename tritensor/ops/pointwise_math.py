@@ -692,8 +692,8 @@ declare("copysign", copysign, inplace=copysign_, out="cast")
 declare("xlogy", xlogy, inplace=xlogy_, inplace_function=True, out="cast")
 declare("bitwise_left_shift", bitwise_left_shift, inplace=bitwise_left_shift_,
         operators=("__lshift__", "__rlshift__", "__ilshift__"), out="cast")
-declare("bitwise_right_shift", bitwise_right_shift, inplace=bitwise_right_shift_,   # (__rshift__ is no reflected
-        operators=(("__rshift__", bitwise_right_shift), "__rrshift__", "__irshift__"), out="cast")  # dunder: named)
+declare("bitwise_right_shift", bitwise_right_shift, inplace=bitwise_right_shift_,
+        operators=("__rshift__", "__rrshift__", "__irshift__"), out="cast")
 declare("float_power", float_power, inplace=float_power_, out=_float_power_out)
 declare("rsub", rsub, method=False)
 declare("lerp", lerp, method=_lerp, inplace=lerp_)          # out= handled by lerp (its rule needs the weight)

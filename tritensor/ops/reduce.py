@@ -28,10 +28,11 @@ from .copy import copy_into
 from .creation import arange, ones, tensor, zeros
 from .joining import cat, flip
 from .dispatch import dispatch
-from .table import Meta, op
+from .table import Meta, op, signature_rule
 from .views import EXPAND
 
 
+@signature_rule
 def _sum_rule(x, dims, keepdim, dtype, **_):
     out = dtype or (_dt.int64 if not x.dtype.is_floating_point else x.dtype)
     return Meta(reduced_shape(x.shape, dims, keepdim), out, _dt.compute_dtype(out))
@@ -229,6 +230,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 # ------------------------------------------------------------------ amax / amin
+@signature_rule
 def _same_rule(x, dims, keepdim, **_):
     return Meta(reduced_shape(x.shape, dims, keepdim), x.dtype, _dt.compute_dtype(x.dtype))
 

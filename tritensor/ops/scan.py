@@ -14,9 +14,10 @@ from .creation import ones
 from .dispatch import dispatch
 from .joining import cat, flip
 from .reduce import sum as _sum
-from .table import Meta, op
+from .table import Meta, op, signature_rule
 
 
+@signature_rule
 def _scan_rule(x, dim, reverse, dtype, **_):
     out = dtype or (_dt.int64 if not x.dtype.is_floating_point else x.dtype)
     return Meta(tuple(x.shape), out, _dt.compute_dtype(out))

@@ -10,15 +10,17 @@ from ._checks import check_tensor
 from ._shapes import wrap_dim
 from .dispatch import dispatch
 from .reduce import sum as _sum
-from .table import Meta, op
+from .table import Meta, op, signature_rule
 
 
+@signature_rule
 def _softmax_rule(x, dim, **_):
     if not x.dtype.is_floating_point:
         raise RuntimeError(f'"softmax" not implemented for \'{_dt.type_name(x.dtype).replace("torch.", "").capitalize()}\'')
     return Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype))
 
 
+@signature_rule
 def _softmax_backward_rule(grad, y, dim, **_):
     dtype = _dt.result_type(grad, y)
     return Meta(tuple(y.shape), dtype, _dt.compute_dtype(dtype))

@@ -334,6 +334,12 @@ def with_out(name, fn, rule):
 # --------------------------------------------------------------------------- generation
 _NUMPY_SCALARS = (_np.number, _np.bool_)
 _UNARY_DUNDERS = ("__neg__", "__pos__", "__abs__", "__invert__")
+# Python's binary operators: __x__, the reflected __rx__ and the in-place __ix__ (listed, not
+# guessed from a prefix: __rshift__ is no reflected operator, __invert__ no in-place one)
+_BINARY_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+                     "xor", "lshift", "rshift", "div")
+_REFLECTED_DUNDERS = frozenset(f"__r{n}__" for n in _BINARY_OPERATORS)
+_INPLACE_DUNDERS = frozenset(f"__i{n}__" for n in _BINARY_OPERATORS)
 
 
 def _method(fn):
@@ -392,9 +398,9 @@ def operator_impl(decl, dunder):
     function with its operands swapped, __ix__ the in-place form; unary dunders the function."""
     if dunder in _UNARY_DUNDERS or dunder in ("__" + decl.name + "__",):
         return decl.function
-    if dunder.startswith("__i") and decl.inplace is not None:
+    if dunder in _INPLACE_DUNDERS and decl.inplace is not None:
         return decl.inplace
-    if dunder.startswith("__r"):
+    if dunder in _REFLECTED_DUNDERS:
         return _rev(decl.function)
     return decl.function
 

@@ -60,6 +60,16 @@ class Meta:
 LAYOUTS = ("contiguous", "iterator", "preserve")
 
 
+def signature_rule(rule):
+    """Declares that a shape/dtype rule's result depends only on its inputs' signature (dtypes,
+    devices, shapes, strides, scalar operands' types and values, attributes, the default dtype),
+    so dispatch may cache it per signature and skip it on a repeated call (ops/dispatch.py). A
+    rule that reads tensor VALUES (a data-dependent output shape) or global state must not be
+    marked. Every entry using the rule is cached; an error the rule raises is never cached."""
+    rule.signature_only = True
+    return rule
+
+
 @dataclass(eq=False)
 class OpDef:
     name: str
