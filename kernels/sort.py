@@ -1,5 +1,6 @@
 """Sorting along one dim: a bitonic sort of (key, index) pairs within a tile, then merge-path
-merges of sorted runs across tiles (sort, argsort, topk, and the selections built on them).
+merges of sorted runs across tiles (sort, argsort, topk, and the selections built on them); and
+the binary search of searchsorted / bucketize (the end of this file).
 
 Keys. Every value is mapped to an integer whose signed order is torch's order of the values
 (``order_key``): integers as themselves (bool and the 8/16/32-bit types in int32, int64 in
@@ -33,7 +34,7 @@ Offsets are int64; the input and the outputs are read and written in place with 
 import triton
 import triton.language as tl
 
-from .strided import store_cast, strided_offset
+from .strided import convert, store_cast, strided_offset
 
 
 @triton.jit
@@ -208,3 +209,40 @@ def merge_kernel(key_in, idx_in, key_out, idx_out, x_ptr, val_ptr, ind_ptr, N, W
     else:
         tl.store(key_out + base + a0 + pos, key, mask=keep)
         tl.store(idx_out + base + a0 + pos, idx, mask=keep)
+
+
+@triton.jit
+def searchsorted_kernel(seq_ptr, sorter_ptr, val_ptr, out_ptr, n, base, N, inner, vshape, v_strides, o_strides,
+                        b_row_stride, b_stride, s_row_stride, s_stride, n_search,
+                        RIGHT: tl.constexpr, SORTER: tl.constexpr, PER_ROW: tl.constexpr,
+                        COMPUTE: tl.constexpr, VRANK: tl.constexpr, BLOCK: tl.constexpr):
+    """out[p] = the insertion point of values[p] in its row of the sorted boundaries (one row for
+    every value, or row p // inner): torch's binary search exactly, lower bound (the first
+    boundary b with b >= v) or, RIGHT, upper bound (b > v); a value never >= a NaN boundary and
+    a NaN value goes past every boundary, as in torch. SORTER: the row is read in the order of
+    sorter's row (boundaries[row, sorter[row, j]]). ``base`` is the linear index of this launch's
+    first value (launches past MAX_RANK dims come in pieces)."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = p < n
+    v = convert(tl.load(val_ptr + strided_offset(p, vshape, v_strides, VRANK), mask=mask, other=0), COMPUTE)
+    if PER_ROW:
+        row = (base + p) // inner
+    else:
+        row = p * 0
+    lo = tl.zeros([BLOCK], tl.int64)
+    hi = tl.zeros([BLOCK], tl.int64) + N
+    for _ in range(n_search):
+        active = mask & (lo < hi)
+        mid = (lo + hi) // 2
+        if SORTER:
+            at = tl.load(sorter_ptr + (row * s_row_stride + mid * s_stride), mask=active, other=0)
+        else:
+            at = mid
+        b = convert(tl.load(seq_ptr + (row * b_row_stride + at * b_stride), mask=active, other=0), COMPUTE)
+        if RIGHT:
+            right_of = (b > v) == 0
+        else:
+            right_of = (b >= v) == 0
+        lo = tl.where(active & right_of, mid + 1, lo)
+        hi = tl.where(active & (right_of == 0), mid, hi)
+    store_cast(out_ptr + strided_offset(p, vshape, o_strides, VRANK), lo, mask)

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 import tritensor as tt
-from opinfo import GRAD_CASES, SampleInput, _randn, record, rng_for
+from opinfo import GRAD_CASES, SampleInput, _randn, cases, record, rng_for
 
 SORT_DTYPES = (tt.bool, tt.uint8, tt.int8, tt.int16, tt.int32, tt.int64, tt.float16, tt.bfloat16,
                tt.float32, tt.float64)
@@ -264,3 +264,184 @@ GRAD_CASES.update({
     "mode": lambda d: (lambda x: x.mode(0)[0], (_randn((2,), d),), {}),
     "quantile": lambda d: (lambda x: tt.quantile(x, 0.3), (_randn((3,), d),), {}),
 })
+
+
+# --------------------------------------------------------------------------- searching and counting
+# Composites of the sort and binary-search kernels with the compaction, scan and scatter kernels:
+# one dtype each on the emulated device (two samples at most), more on cpu.
+import bisect  # noqa: E402
+import itertools  # noqa: E402
+
+
+def _bisect_rows(boundaries, values, right=False, sorter=None):
+    """Python's bisect on each row (NaN-free values): the oracle of searchsorted/bucketize."""
+    rows = boundaries.reshape(-1, boundaries.shape[-1]) if boundaries.ndim else boundaries.reshape(1, 1)
+    if sorter is not None:
+        rows = np.take_along_axis(rows, sorter.reshape(rows.shape), -1)
+    find = bisect.bisect_right if right else bisect.bisect_left
+    v = np.asarray(values)
+    out = np.zeros(v.shape, np.int64)
+    for pos in np.ndindex(v.shape):
+        row = rows[0] if rows.shape[0] == 1 else rows[int(np.ravel_multi_index(pos[:-1], v.shape[:-1]))]
+        out[pos] = find(list(row), v[pos])
+    return out
+
+
+def _searchsorted_samples(device, dtype):
+    rng = rng_for("searchsorted", dtype)
+    T = (lambda a: tt.tensor(a, dtype=dtype, device=device))
+    rows = np.sort(rng.integers(-6, 7, (3, 70)), axis=1)            # ties; a row longer than a block
+    yield SampleInput((T(rows), T(rng.integers(-8, 9, (3, 5)))), {"right": True}, desc="per-row-right")
+    yield SampleInput((T(rows[0]), T(rng.integers(-8, 9, (4, 3))).t()), {"side": "left"}, desc="1d-transposed-values")
+    if device == "cpu" or dtype is tt.int64:
+        perm = rng.permuted(np.tile(np.arange(7), (2, 1)), axis=1)
+        shuffled = np.take_along_axis(np.sort(rng.integers(0, 9, (2, 7)), 1), np.argsort(perm, 1), 1)
+        yield SampleInput((T(shuffled), T(rng.integers(-1, 10, (2, 4)))),
+                          {"sorter": tt.tensor(perm, device=device), "out_int32": True}, desc="sorter-int32")
+        yield SampleInput((T(rows[1]), T(np.zeros((0,)))), {}, desc="no-values")
+
+
+record("searchsorted", lambda s, v, **kw: tt.searchsorted(s, v, **kw), (tt.int64, tt.float32, tt.bfloat16),
+       _searchsorted_samples,
+       lambda s, v, right=False, side=None, sorter=None, out_int32=False: _bisect_rows(
+           s, v, right or side == "right", None if sorter is None else np.asarray(sorter.cpu().numpy())))
+record("bucketize", lambda x, b, **kw: tt.bucketize(x, b, **kw), (tt.float32, tt.int32), lambda device, dtype: (
+    SampleInput((tied(dtype, device, rng_for("bucketize", dtype), infinite=False)((5, 3)).nan_to_num(2.0),
+                 tt.tensor([-2.5, -1.0, 0.0, 0.5, 3.0], device=device).to(dtype)), kw, desc=f"{kw}")
+    for kw in ({}, {"right": True, "out_int32": True})),
+       lambda x, b, right=False, out_int32=False: _bisect_rows(b, x.reshape(-1, 1), right).reshape(x.shape))
+
+
+def _isin_samples(device, dtype):
+    make = tied(dtype, device, rng_for("isin", dtype))
+    yield SampleInput((make((4, 9)), make((7,))), {}, desc="nan-zeros-ties")
+    yield SampleInput((make((3, 5)).t(), make((2, 2))), {"invert": True}, desc="transposed-invert")
+    if device == "cpu":
+        yield SampleInput((make((3,)), make((0,))), {}, desc="empty-tests")
+
+
+record("isin", lambda e, t, **kw: tt.isin(e, t, **kw), (tt.float32, tt.int64), _isin_samples,
+       lambda e, t, invert=False: np.isin(e, t, invert=invert))
+record("argwhere", tt.argwhere, (tt.float32, tt.bool), cases(
+    "argwhere", "any", ("2d", lambda m: m((4, 5)) * (m((4, 5)) > 0), {}), ("0d", lambda m: m(()), {})),
+       np.argwhere)
+
+
+def _unique_reference(x, return_inverse=False, return_counts=False, dim=None):
+    """NumPy's unique of the non-NaN values, then each NaN a value of its own in input order
+    (torch's; NumPy's NaNs come in its sort's order)."""
+    if dim is not None:
+        values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=dim)
+        inverse = inverse.reshape(-1)
+    else:
+        flat = x.reshape(-1)
+        nan = np.isnan(flat) if flat.dtype.kind == "f" else np.zeros(flat.shape, bool)
+        values, inv, counts = np.unique(flat[~nan], return_inverse=True, return_counts=True)
+        inverse = np.zeros(flat.shape, np.int64)
+        inverse[~nan] = inv.reshape(-1)
+        inverse[nan] = len(values) + np.arange(nan.sum())
+        values = np.concatenate([values, flat[nan]])
+        counts = np.concatenate([counts, np.ones(nan.sum(), np.int64)])
+        inverse = inverse.reshape(x.shape)
+    return (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+
+
+def _unique_samples(device, dtype):
+    make = tied(dtype, device, rng_for("unique", dtype))
+    yield SampleInput((make((4, 9)),), {"return_inverse": True, "return_counts": True}, desc="flat-inverse-counts")
+    if device == "cpu" or dtype is tt.int64:
+        rows = tied(dtype, device, rng_for("unique-rows", dtype), infinite=False)((3, 2)).nan_to_num(1.0)
+        yield SampleInput((tt.cat([rows, rows.flip(0)], 0).t(),), {"dim": 1, "return_inverse": True,
+                                                                  "return_counts": True}, desc="dim1-slices")
+    if device == "cpu":
+        yield SampleInput((make(()),), {"return_counts": True}, desc="0d")
+        yield SampleInput((make((0, 2)),), {}, desc="empty")
+
+
+def _consecutive_reference(x, return_inverse=False, return_counts=False, dim=None):
+    items = list(x.reshape(-1)) if dim is None else [tuple(s.reshape(-1)) for s in np.moveaxis(x, dim, 0)]
+    keyed = [(("nan", i) if isinstance(v, float) and math.isnan(v) else v) for i, v in enumerate(items)]
+    groups = [list(g) for _, g in itertools.groupby(range(len(items)), key=lambda i: keyed[i])]
+    firsts = [g[0] for g in groups]
+    out = x.reshape(-1)[firsts] if dim is None else np.take(x, firsts, axis=dim)
+    result = [out]
+    if return_inverse:
+        inv = np.zeros(len(items), np.int64)
+        for k, g in enumerate(groups):
+            inv[g] = k
+        result.append(inv.reshape(x.shape) if dim is None else inv)
+    if return_counts:
+        result.append(np.array([len(g) for g in groups], np.int64))
+    return tuple(result) if len(result) > 1 else out
+
+
+def _consecutive_samples(device, dtype):
+    rng = rng_for("unique_consecutive", dtype)
+    runs = np.repeat(tied_values((9,), dtype, rng), rng.integers(1, 4, 9))
+    yield SampleInput((tt.tensor(runs, dtype=dtype, device=device),), {"return_inverse": True, "return_counts": True},
+                      desc="runs")
+    if device == "cpu" or dtype is tt.int64:
+        rows = tt.tensor(np.repeat(rng.integers(0, 2, (3, 2)), 2, axis=0), dtype=dtype, device=device)
+        yield SampleInput((rows,), {"dim": 0, "return_counts": True}, desc="dim0-slices")
+
+
+record("unique", lambda x, **kw: tt.unique(x, **kw), (tt.float32, tt.int64, tt.bool), _unique_samples,
+       _unique_reference)
+record("unique_consecutive", lambda x, **kw: tt.unique_consecutive(x, **kw), (tt.float32, tt.int64),
+       _consecutive_samples, _consecutive_reference)
+
+
+def _bincount_samples(device, dtype):
+    rng = rng_for("bincount", dtype)
+    x = tt.tensor(rng.integers(0, 9, 40), dtype=dtype, device=device)
+    yield SampleInput((x,), {"minlength": 12}, desc="minlength")
+    yield SampleInput((x, tt.tensor(rng.standard_normal(40), dtype=tt.float32, device=device)), {}, desc="weights")
+
+
+record("bincount", lambda x, w=None, **kw: tt.bincount(x, w, **kw), (tt.int64, tt.uint8), _bincount_samples,
+       lambda x, w=None, minlength=0: np.bincount(x, w, minlength))
+
+
+def _histogram_samples(name):
+    def samples(device, dtype):
+        rng = rng_for(name, dtype)
+        x = tt.tensor(rng.standard_normal((6, 9)) * 2, dtype=dtype, device=device)
+        if name == "histc":
+            yield SampleInput((x,), {"bins": 7, "min": -2.0, "max": 3.0}, desc="range")
+            yield SampleInput((x.t(),), {"bins": 5}, desc="data-range")
+        elif name == "histogram":      # (input, bins or edges, weight)
+            w = tt.tensor(rng.random((6, 9)), dtype=dtype, device=device)
+            yield SampleInput((x, 7, w), {"range": (-2.0, 3.0)}, desc="range-weight")
+            if device == "cpu" or dtype is tt.float64:
+                edges = tt.tensor([-4.0, -1.0, 0.0, 0.5, 5.0], dtype=dtype, device=device)
+                yield SampleInput((x.t(), edges, None), {"density": True}, desc="edges-density")
+        else:                          # (points, weight)
+            points = x.reshape(-1, 3)
+            yield SampleInput((points, points[:, 0].abs()), {"bins": [3, 4, 2]}, desc="3d-weight")
+            if device == "cpu" or dtype is tt.float64:
+                yield SampleInput((x.reshape(-1, 2), None), {"bins": 3, "range": [-3.0, 3.0, -1.0, 2.0],
+                                                             "density": True}, desc="range-density")
+    return samples
+
+
+def _np_histogram(x, bins, weight, range=None, density=False):
+    h, e = np.histogram(x, bins, range, weights=weight, density=density)
+    return h, e
+
+
+def _np_histogramdd(x, weight, bins=10, range=None, density=False):
+    d = x.shape[-1]
+    ranges = None if range is None else [range[2 * i: 2 * i + 2] for i in builtins_range(d)]
+    h, e = np.histogramdd(x.reshape(-1, d), bins, ranges, weights=weight, density=density)
+    return (h,) + tuple(e)
+
+
+builtins_range = range
+record("histc", lambda x, **kw: tt.histc(x, **kw), (tt.float32, tt.float64), _histogram_samples("histc"),
+       lambda x, bins=100, min=0.0, max=0.0: np.histogram(
+           x, bins, (min, max) if min != max else (x.min(), x.max()))[0])
+record("histogram", lambda x, bins, weight, **kw: tt.histogram(x, bins, weight=weight, **kw), (tt.float32, tt.float64),
+       _histogram_samples("histogram"), _np_histogram)
+record("histogramdd", lambda x, weight, **kw: (lambda r: (r.hist,) + tuple(r.bin_edges))(
+    tt.histogramdd(x, weight=weight, **kw)),
+       (tt.float32, tt.float64), _histogram_samples("histogramdd"), _np_histogramdd)

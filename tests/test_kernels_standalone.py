@@ -1091,6 +1091,19 @@ for name in ("float32", "float64"):        # Householder QR and its Q, in memory
     tla.geqrf(T((3, 70, 40), name), T((3, 70, 40), name, True), compute=name, tau=T((3, 40), name))
     tla.householder_product(T((3, 70, 40), name), T((3, 70, 40), name, True), T((3, 30), name), compute=name)
 tla.lu_pivots_to_permutation(T((3, 70), "int64"), T((3, 40), "int32"), compute="int64", m=70)
+from tritensor.backends.triton import sort as tsort   # sort/argsort/topk: tile sorts, merges, 64-bit keys
+_SORT_GPU = dict(tsort.GPU_SETTINGS)
+tsort.GPU_SETTINGS.update(tile_n=64, tile=256, merge_block=64)   # the same code, a smaller unrolled network
+for name, descending in [("float32", False), ("int64", True), ("bfloat16", True)]:
+    tsort.sort(T((5, 300), name), T((5, 300), "int64"), T((5, 300), name, True), 1, descending)   # tiles + merges
+tsort.sort(None, T((5, 40), "int64"), T((5, 40), "bool"), 1, False)                # argsort, one tile
+tsort.sort(T((3, 7), "float64"), T((3, 7), "int64"), T((300, 3), "float64", True), 0, True, 7)   # topk
+tsort.GPU_SETTINGS.update(_SORT_GPU)
+for b_name, v_name, c, right in [("float32", "float32", "float32", False), ("int64", "int32", "int64", True),
+                                 ("bfloat16", "float64", "float64", False)]:     # searchsorted's binary search
+    tsort.searchsorted(T((3, 40), "int64"), T((3, 500), b_name, True), T((3, 40), v_name), None, right, c)
+tsort.searchsorted(T((40, 3), "int32"), T((1, 500), "float32"), T((3, 40), "float32", True), T((1, 500), "int64"), True,
+                   "float32")                                                    # one row, a sorter, int32 out
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

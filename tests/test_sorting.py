@@ -265,3 +265,154 @@ def test_quantile_errors_are_torchs():
             tt.quantile(*args, **kwargs)
     o = tt.empty(0)
     assert tt.nanquantile(z, 0.5, out=o) is o and o.item() == 4.0
+
+
+# --------------------------------------------------------------------------- searchsorted, bucketize, isin
+def test_searchsorted_matches_torch_including_nan():
+    s = tt.tensor([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]])
+    v = tt.tensor([[3, 6, 9], [3, 6, 9]])
+    assert to_numpy(tt.searchsorted(s, v)).tolist() == [[1, 3, 4], [1, 2, 4]]
+    assert to_numpy(tt.searchsorted(s, v, side="right")).tolist() == [[2, 3, 5], [1, 3, 4]]
+    assert tt.searchsorted(s, v, out_int32=True).dtype is tt.int32
+    assert tt.searchsorted(tt.tensor([1, 3, 5, 7, 9]), 6).item() == 3 and tt.bucketize(4, tt.tensor([1, 3, 5])).item() == 2
+    r = tt.searchsorted(tt.tensor([1.0, 3.0, NAN]), tt.tensor([NAN, 2.0, math.inf]))
+    assert to_numpy(r).tolist() == [3, 1, 3]                 # torch's binary search, NaN included
+    sorter = tt.tensor([1, 3, 0, 4, 2])
+    assert to_numpy(tt.searchsorted(tt.tensor([5, 1, 9, 3, 7]), tt.tensor([3, 6, 9]), sorter=sorter)).tolist() == [1, 3, 4]
+    assert to_numpy(tt.bucketize(tt.tensor([[3, 6, 9], [1, 10, 5]]), tt.tensor([1, 3, 5, 7, 9]), right=True)).tolist() == \
+        [[2, 3, 5], [1, 5, 3]]
+
+
+def test_searchsorted_errors_are_torchs():
+    s = tt.tensor([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]])
+    api = r"^torch\.searchsorted\(\): "
+    cases = [((s, tt.tensor([1])), {"side": "foo"}, RuntimeError, api + "side can only be 'left' or 'right' but got foo$"),
+             ((s, s), {"right": True, "side": "left"}, RuntimeError,
+              api + "side and right can't be set to opposites, got side of left while right was True$"),
+             ((s, 6), {}, RuntimeError, api + r"input value can be a scalar only when boundaries tensor dimension is 1, "
+              r"but we got boundaries tensor dim\(2\) and input value's dim\(0\) numel\(1\)$"),
+             ((s, tt.tensor([[3], [6], [9]])), {}, RuntimeError, api + r"boundaries tensor should be 1 dimension or the "
+              r"first N-1 dimensions of boundaries tensor and input value tensor must match, but we got boundaries "
+              r"tensor \[2, 5\] and input value tensor \[3, 1\]$"),
+             ((tt.tensor(3), tt.tensor([1])), {}, RuntimeError,
+              api + "boundaries tensor should have positive dimension, but got 0 dimension$"),
+             ((tt.tensor([5, 1, 9]), tt.tensor([3])), {"sorter": tt.tensor([1, 0], dtype=tt.int64)}, RuntimeError,
+              api + r"boundary and sorter must have the same size, but got boundary tensor \[3\]and got sorter tensor \[2\]$"),
+             ((tt.tensor([5, 1, 9]), tt.tensor([3])), {"sorter": tt.tensor([1, 0, 2], dtype=tt.int32)}, RuntimeError,
+              api + "sorter must be a tensor of long dtype but got dtype Int$"),
+             ((tt.tensor([5, 1, 9]), tt.tensor([3])), {"sorter": tt.tensor([1, 0, 3])}, RuntimeError,
+              api + "sorter index out of range$"),
+             ((tt.tensor([False, True]), tt.tensor([True])), {}, NotImplementedError,
+              r"^\"searchsorted_out_cpu\" not implemented for 'Bool'$"),
+             ((tt.tensor([1.0, 2.0]), tt.tensor([1.5])), {"out": tt.empty(0, dtype=tt.int32)}, RuntimeError,
+              api + r"output tensor's dtype is wrong, it can only be Int\(int32\) or Long\(int64\) depending on whether "
+              r"out_int32 flag is True, but we got output tensor's dtype Int and out_int32 flag is False$")]
+    for args, kwargs, error, message in cases:
+        with pytest.raises(error, match=message):
+            tt.searchsorted(*args, **kwargs)
+    with pytest.raises(RuntimeError, match=r"^boundaries tensor must be 1 dimension, but got dim\(2\)$"):
+        tt.bucketize(tt.tensor([3]), tt.tensor([[1, 3]]))
+
+
+def test_isin_argwhere_match_torch():
+    assert to_numpy(tt.isin(tt.tensor([NAN, 1.0, -0.0]), tt.tensor([NAN, 1.0, 0.0]))).tolist() == [False, True, True]
+    assert to_numpy(tt.isin(tt.tensor([1, 2]), tt.tensor([1.5, 2.0]))).tolist() == [False, True]
+    assert tt.isin(2, tt.tensor([2, 3])).item() and to_numpy(tt.isin(tt.tensor([2, 3]), 2)).tolist() == [True, False]
+    assert to_numpy(tt.isin(tt.tensor([[1, 2], [3, 4]]), tt.tensor([2, 3]), invert=True)).tolist() == [[True, False], [False, True]]
+    with pytest.raises(RuntimeError, match=r"^Unsupported input type encountered for isin\(\): Bool$"):
+        tt.isin(tt.tensor([True]), tt.tensor([True]))
+    with pytest.raises(TypeError, match=r"^isin\(\) received an invalid combination of arguments - got \(int, int\)"):
+        tt.isin(2, 3)
+    assert tt.argwhere(tt.tensor(5)).shape == (1, 0) and tt.argwhere(tt.tensor(0)).shape == (0, 0)
+    assert to_numpy(tt.tensor([[1, 0], [0, 3]]).argwhere()).tolist() == [[0, 0], [1, 1]]
+
+
+# --------------------------------------------------------------------------- unique, counting
+def test_unique_matches_torch():
+    x = tt.tensor([NAN, 1.0, NAN, -0.0, 0.0])
+    out, inverse, counts = tt.unique(x, return_inverse=True, return_counts=True)
+    assert np.signbit(to_numpy(out)[0]) and np.isnan(to_numpy(out)[2:]).all()      # -0.0 first; NaNs apart
+    assert to_numpy(inverse).tolist() == [2, 1, 3, 0, 0] and to_numpy(counts).tolist() == [2, 1, 1, 1]
+    u, i, c = tt.unique(tt.tensor([[1, 2], [0, 5], [1, 2]]), dim=0, return_inverse=True, return_counts=True)
+    assert to_numpy(u).tolist() == [[0, 5], [1, 2]] and to_numpy(i).tolist() == [1, 0, 1] and to_numpy(c).tolist() == [1, 2]
+    assert to_numpy(tt.unique(tt.tensor([[NAN, 1.0], [NAN, 1.0]]), dim=0)).shape == (2, 2)      # NaN rows differ
+    u, i, c = tt.unique(tt.tensor(3), return_inverse=True, return_counts=True)
+    assert u.shape == (1,) and i.shape == () and to_numpy(c).tolist() == [1]
+    with pytest.raises(RuntimeError, match="^There are 0 sized dimensions, and they aren't selected, so unique cannot be applied$"):
+        tt.unique(tt.empty(2, 0), dim=0)
+    with pytest.raises(IndexError, match="^Dimension specified as 0 but tensor has no dimensions$"):
+        tt.unique(tt.tensor(3), dim=0)
+    u, i, c = tt.unique_consecutive(tt.tensor([1, 1, 2, 2, 3, 1, 1, 2]), return_inverse=True, return_counts=True)
+    assert to_numpy(u).tolist() == [1, 2, 3, 1, 2] and to_numpy(i).tolist() == [0, 0, 1, 1, 2, 3, 3, 4]
+    assert to_numpy(tt.unique_consecutive(tt.tensor([NAN, NAN, 1.0]), return_counts=True)[1]).tolist() == [1, 1, 1]
+    r = tt.unique(tt.tensor([1.0, 2.0, 2.0], requires_grad=True))
+    assert r.requires_grad and type(r.grad_fn).__name__ == "Unique2Backward0"
+    with pytest.raises(NotImplementedError, match=r"^the derivative for '_unique2' is not implemented\.$"):
+        r.sum().backward()
+    assert type(tt.unique_consecutive(tt.tensor([1.0], requires_grad=True)).grad_fn).__name__ == "UniqueConsecutiveBackward0"
+
+
+def test_counting_matches_torch():
+    assert to_numpy(tt.bincount(tt.tensor([1, 1, 3, 0]), minlength=6)).tolist() == [1, 2, 0, 1, 0, 0]
+    w = tt.bincount(tt.tensor([1, 1, 3]), tt.tensor([0.5, 0.25, 2.0]))
+    assert w.dtype is tt.float32 and to_numpy(w).tolist() == [0.0, 0.75, 0.0, 2.0]
+    assert tt.bincount(tt.tensor([1, 1, 3]), tt.tensor([1, 2, 3])).dtype is tt.float64
+    assert to_numpy(tt.bincount(tt.tensor([], dtype=tt.int64), minlength=3)).tolist() == [0, 0, 0]
+    # histc's bin is int((x - min) / (max - min) * bins) in float32; histogram's the edges' (torch's linspace)
+    assert to_numpy(tt.histc(tt.tensor([0.3, 0.6, 0.9, 0.1]), bins=3, min=0, max=0.9)).tolist() == [1.0, 1.0, 2.0]
+    assert to_numpy(tt.histc(tt.tensor([2.0, 2.0]), bins=4)).tolist() == [0.0, 0.0, 2.0, 0.0]
+    assert tt.histc(tt.tensor([1.0, 2.0], dtype=tt.float16), bins=3).dtype is tt.float16
+    h, e = tt.histogram(tt.tensor([0.3, 0.6, 0.9, 0.1, 0.7]), bins=3, range=(0.0, 0.9))
+    assert to_numpy(h).tolist() == [1.0, 1.0, 3.0]
+    assert to_numpy(e).tolist() == [0.0, 0.29999998211860657, 0.6000000238418579, 0.8999999761581421]
+    h, e = tt.histogram(tt.tensor([2.0, 2.0]), bins=2)
+    assert to_numpy(e).tolist() == [1.5, 2.0, 2.5] and to_numpy(tt.histogram(tt.tensor([]), bins=2)[1]).tolist() == [0.0, 0.5, 1.0]
+    assert to_numpy(tt.histogram(tt.tensor([1.0]), bins=tt.tensor([3.0, 1.0])).hist).tolist() == [0.0]
+    r = tt.histogramdd(tt.tensor([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [2.0, 2.0]]), bins=[2, 2],
+                       weight=tt.tensor([1.0, 2.0, 4.0, 8.0]), density=True)
+    np.testing.assert_allclose(to_numpy(r.hist), [[0.0, 0.06666667], [0.4, 0.53333336]], rtol=1e-6)
+    assert type(r) is tt.return_types.histogramdd and len(r.bin_edges) == 2
+    x = tt.tensor([1.0, 2.0], requires_grad=True)
+    assert not tt.histc(x, 2).requires_grad
+    h = tt.histogram(x, 2)[0]
+    assert h.requires_grad and type(h.grad_fn).__name__ == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError, match=r"^derivative for aten::histogram is not implemented$"):
+        h.sum().backward()
+
+
+def test_counting_errors_are_torchs():
+    cases = [(tt.bincount, (tt.tensor([1, -1]),), {}, RuntimeError, r"^bincount only supports 1-d non-negative integral inputs\.$"),
+             (tt.bincount, (tt.tensor([[1]]),), {}, RuntimeError, r"^bincount only supports 1-d non-negative integral inputs\.$"),
+             (tt.bincount, (tt.tensor([1.0]),), {}, NotImplementedError, r"^\"bincount_cpu\" not implemented for 'Float'$"),
+             (tt.bincount, (tt.tensor([1]),), {"minlength": -1}, RuntimeError, r"^minlength should be >= 0$"),
+             (tt.bincount, (tt.tensor([1, 2]), tt.tensor([1.0])), {}, RuntimeError,
+              r"^weights should be 1-d and have the same length as input$"),
+             (tt.histc, (tt.tensor([1, 2]),), {}, NotImplementedError, r"^\"histogram_cpu\" not implemented for 'Long'$"),
+             (tt.histc, (tt.tensor([1.0, NAN]),), {}, RuntimeError, r"^torch\.histc: range of \[-nan, -nan\] is not finite$"),
+             (tt.histc, (tt.tensor([1.0, math.inf]),), {}, RuntimeError, r"^torch\.histc: range of \[1, inf\] is not finite$"),
+             (tt.histc, (tt.tensor([1.0]),), {"min": 3, "max": 1}, RuntimeError, r"^torch\.histc: max must be larger than min$"),
+             (tt.histc, (tt.tensor([1.0]),), {"bins": 0}, RuntimeError,
+              r"^torch\.histogram\(\): bins must be > 0, but got 0 for dimension 0$"),
+             (tt.histogram, (tt.tensor([1, 2]), 2), {}, NotImplementedError, r"^\"histogramdd\" not implemented for 'Long'$"),
+             (tt.histogram, (tt.tensor([1.0, NAN]), 2), {}, RuntimeError,
+              r"^torch\.histogramdd: dimension 0's range \[nan, nan\] is not finite$"),
+             (tt.histogram, (tt.tensor([1.0]), 2), {"range": (3.0, 1.0)}, RuntimeError,
+              r"^torch\.histogramdd: min should not exceed max, but got min 3 max 1 for dimension 0$"),
+             (tt.histogram, (tt.tensor([1.0]), 2), {"weight": tt.tensor([1.0], dtype=tt.float64)}, RuntimeError,
+              r"^torch\.histogramdd: if weight tensor is provided, input tensor and weight tensor should have the same "
+              r"dtype, but got input\(float\), and weight\(double\)$"),
+             (tt.histogram, (tt.tensor([1.0]), tt.tensor([1, 2])), {}, RuntimeError,
+              r"input tensor and bins tensors should have the same dtype, but got input with dtype float and bins for "
+              r"dimension 0 with dtype long int$"),
+             (tt.histogramdd, (tt.tensor([0.0, 1.0]), 2), {}, RuntimeError,
+              r"^torch\.histogramdd: input tensor should have at least 2 dimensions$"),
+             (tt.histogramdd, (tt.tensor([[1.0, 2.0]]), [2]), {}, RuntimeError,
+              r"^histogramdd: The size of bins must be equal to the innermost dimension of the input\.$"),
+             (tt.histogramdd, (tt.tensor([[1.0, 2.0]]), 2), {"range": [0.0, 1.0]}, RuntimeError,
+              r"^torch\.histogramdd: for a 2-dimensional histogram range should have 4 elements, but got 2$")]
+    for fn, args, kwargs, error, message in cases:
+        with pytest.raises(error, match=message):
+            fn(*args, **kwargs)
+    with pytest.raises(RuntimeError, match=r"^torch\.histogram: input tensor and hist tensor should have the same "
+                                           r"dtype, but got input float and hist double$"):
+        tt.histc(tt.tensor([1.0, 2.0]), bins=3, out=tt.empty(0, dtype=tt.float64))

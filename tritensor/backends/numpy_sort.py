@@ -124,3 +124,26 @@ def mode(x, dim, keepdim, **_):
     if keepdim:
         return np.moveaxis(values, -1, dim), np.moveaxis(idx, -1, dim).astype(np.int64)
     return values[..., 0], idx[..., 0].astype(np.int64)
+
+
+# ------------------------------------------------------------------ searchsorted
+def searchsorted(boundaries, values, right=False, sorter=None, out_int32=False, **_):
+    """torch's binary search: boundaries [rows, N] (one row for every value, or row i // the
+    values' last dim), read through ``sorter`` when given; the lower bound (first b >= v) or the
+    upper bound (first b > v) with torch's NaN behaviour (comparisons with NaN are false: a NaN
+    value passes every boundary, a NaN boundary is never >= a value)."""
+    rows, n = boundaries.shape
+    v = np.asarray(values)
+    flat = v.reshape(-1)
+    row = np.arange(flat.size) // max(v.shape[-1] if v.ndim else 1, 1) if rows > 1 else np.zeros(flat.size, np.int64)
+    lo = np.zeros(flat.size, np.int64)
+    hi = np.full(flat.size, n, np.int64)
+    for _ in range(n.bit_length()):
+        active = lo < hi
+        mid = (lo + hi) // 2
+        at = mid if sorter is None else sorter[row, np.minimum(mid, n - 1)]
+        b = boundaries[row, np.minimum(at, n - 1)]
+        right_of = ~(b > flat) if right else ~(b >= flat)
+        lo = np.where(active & right_of, mid + 1, lo)
+        hi = np.where(active & ~right_of, mid, hi)
+    return lo.reshape(v.shape).astype(np.int32 if out_int32 else np.int64)

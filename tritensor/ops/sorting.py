@@ -22,11 +22,15 @@ std::sort makes it unspecified for long ones).
 """
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 
+import numpy as np
+
 from .. import dtypes as _dt
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import DelayedError, gradient_edge, node_class
 from ..backends import numpy_sort
 from ..backends.base import backend_for
 from ..backends.triton import sort as tsort
@@ -35,9 +39,10 @@ from ._checks import check_tensor
 from ._return_types import return_types
 from ._shapes import reduced_shape, wrap_dim
 from .copy import copy_into
-from .creation import ones_like, tensor, zeros
+from .creation import arange, ones_like, tensor, zeros
 from .dispatch import dispatch
 from .elementwise import where
+from .factorizations import not_implemented_node
 from .indexing import scatter
 from .joining import cat
 from .scan import cumsum
@@ -426,3 +431,446 @@ def _quantile_out(name, result, out):
 
 declare("quantile", quantile, out=_quantile_out)
 declare("nanquantile", nanquantile, out=_quantile_out)
+
+
+# ------------------------------------------------------------------ searchsorted / bucketize
+# One table entry, the binary-search kernel: boundaries come as [rows, N] (a view of the
+# boundaries when one exists), values in any layout; the sorter is an attribute (an index: the
+# cpu reference reads it in its own dtype).
+def _searchsorted_rule(seq, x, right, out_int32, sorter):
+    compute = _dt.compute_dtype(_dt.promote_types(seq.dtype, x.dtype))
+    return Meta(tuple(x.shape), _dt.int32 if out_int32 else _dt.int64, compute)
+
+
+def _searchsorted_launch(out, seq, x, *, compute, right, out_int32, sorter):
+    tsort.searchsorted(out, seq, x, sorter, right, compute)
+
+
+SEARCHSORTED = op("searchsorted", ("seq", "x"), rule=_searchsorted_rule, reference=numpy_sort.searchsorted,
+                  kernel=_searchsorted_launch, differentiable=False)
+
+
+def _shape_text(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _searchsorted(sorted_sequence, input, out_int32, right, side, sorter, name="searchsorted"):
+    check_tensor(name, sorted_sequence, "sorted_sequence" if name == "searchsorted" else "boundaries",
+                 1 if name == "searchsorted" else 2)
+    api = "torch.searchsorted()"
+    if sorted_sequence.dim() == 0:
+        raise RuntimeError(f"{api}: boundaries tensor should have positive dimension, but got 0 dimension")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"{api}: side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError(f"{api}: side and right can't be set to opposites, got side of left while right was True")
+        right = side == "right"
+    scalar = not isinstance(input, Tensor)
+    if scalar:
+        if sorted_sequence.dim() != 1:
+            raise RuntimeError(f"{api}: input value can be a scalar only when boundaries tensor dimension is 1, "
+                               f"but we got boundaries tensor dim({sorted_sequence.dim()}) and input value's dim(0) numel(1)")
+        input = tensor(input, dtype=_dt.result_type(sorted_sequence, input), device=sorted_sequence.device)
+    if sorter is not None:
+        check_tensor(name, sorter, "sorter", None)
+        if sorter.dtype is not _dt.int64:
+            raise RuntimeError(f"{api}: sorter must be a tensor of long dtype but got dtype {_dt.type_name(sorter.dtype)}")
+        if tuple(sorter.shape) != tuple(sorted_sequence.shape):
+            raise RuntimeError(f"{api}: boundary and sorter must have the same size, but got boundary tensor "
+                               f"{_shape_text(sorted_sequence.shape)}and got sorter tensor {_shape_text(sorter.shape)}")
+    if sorted_sequence.dim() > 1 and (input.dim() != sorted_sequence.dim()
+                                      or tuple(input.shape[:-1]) != tuple(sorted_sequence.shape[:-1])):
+        raise RuntimeError(f"{api}: boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+                           f"tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{_shape_text(sorted_sequence.shape)} and input value tensor {_shape_text(input.shape)}")
+    if _dt.bool_ in (sorted_sequence.dtype, input.dtype):
+        kernel = backend_for(sorted_sequence.device).torch_name("searchsorted_out_cpu", "searchsorted_cuda")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    n = sorted_sequence.shape[-1]
+    if sorter is not None and sorter.numel() and not backend_for(sorter.device).index_in_range(sorter, 0, n):
+        raise RuntimeError(f"{api}: sorter index out of range")
+    shape = (math.prod(sorted_sequence.shape[:-1]), n)      # (rows, N): a view where there is one
+    rows = sorted_sequence.reshape(shape)
+    order = sorter.reshape(shape) if sorter is not None else None
+    return dispatch(SEARCHSORTED, rows, input, right=bool(right), out_int32=bool(out_int32), sorter=order)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """torch.searchsorted: where each value would be inserted into its row of the sorted
+    boundaries (the left or, with right=True / side='right', the right insertion point)."""
+    return _searchsorted(sorted_sequence, input, out_int32, right, side, sorter)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """torch.bucketize: searchsorted(boundaries, input) for one row of boundaries."""
+    if isinstance(boundaries, Tensor) and boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+    return _searchsorted(boundaries, input, out_int32, right, None, None, name="bucketize")
+
+
+def _index_out(name, result, out):
+    """searchsorted/bucketize: out's dtype follows out_int32 (the result's dtype says which)."""
+    if out.dtype is not result.dtype:
+        raise RuntimeError("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                           "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
+                           f"dtype {_dt.type_name(out.dtype)} and out_int32 flag is {result.dtype is _dt.int32}")
+
+
+declare("searchsorted", searchsorted, method=False, out=_index_out)
+declare("bucketize", bucketize, out=_index_out)
+
+
+# ------------------------------------------------------------------ outputs with no derivative
+def _no_derivative(node_name, torch_op, inputs, outputs):
+    """torch's node of an op without a derivative (Unique2Backward0 ...): when an input requires
+    grad, the floating outputs do too, and differentiating them raises torch's error."""
+    if not (is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in inputs)):
+        return outputs
+    node = node_class(node_name, DelayedError)(f"the derivative for '{torch_op}' is not implemented.",
+                                               tuple(gradient_edge(t) for t in inputs if isinstance(t, Tensor)))
+    for i, o in enumerate(outputs):
+        if o.dtype.is_floating_point:
+            o._grad_fn, o._output_nr = node, i
+    return outputs
+
+
+# ------------------------------------------------------------------ isin / argwhere
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """torch.isin: whether each of ``elements`` is among ``test_elements`` (compared in their
+    common dtype; NaN is in nothing, -0.0 is 0.0): the test elements sorted, each element's
+    insertion point searched (the binary-search kernel) and the value there compared."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(f"isin() received an invalid combination of arguments - got ({type(elements).__name__}, "
+                        f"{type(test_elements).__name__}), but expected one of:\n"
+                        " * (Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)\n"
+                        " * (Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)\n"
+                        " * (Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)\n")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    common = _dt.result_type(elements, test_elements)
+    for t in (elements, test_elements):
+        if isinstance(t, Tensor) and t.dtype is _dt.bool_:
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    as_tensor = (lambda v: v.to(common) if isinstance(v, Tensor) else tensor(v, dtype=common, device=like.device))
+    elements, test_elements = as_tensor(elements).detach(), as_tensor(test_elements).detach()
+    with no_grad():
+        tests = sort(test_elements.reshape(-1)).values
+        m = tests.numel()
+        if m == 0:
+            found = zeros(tuple(elements.shape), dtype=_dt.bool_, device=elements.device)
+        else:
+            # NaN sorts last but compares false: searched as inf, so the binary search stays monotone
+            keys = where(tests.isnan(), math.inf, tests) if tests.dtype.is_floating_point else tests
+            at = _searchsorted(keys, elements, False, False, None, None)
+            found = (at < m) & (tests.gather(0, at.clamp(max=m - 1).reshape(-1)).reshape(tuple(at.shape)) == elements)
+    return ~found if invert else found
+
+
+def argwhere(input):
+    """torch.argwhere: the coordinates of the nonzero elements, (n, input.dim()) int64."""
+    check_tensor("argwhere", input)
+    return input.nonzero()
+
+
+declare("isin", isin, method=False, out="exact")
+declare("argwhere", argwhere)
+
+
+# ------------------------------------------------------------------ unique / unique_consecutive
+# Runs of equal values (NaN != NaN: each NaN its own run, as torch's) in the sorted values
+# (unique) or in the input itself (unique_consecutive): the first of each run kept (the
+# compaction kernel), the inverse from a cumsum of the run starts, the counts from the starts'
+# positions. With ``dim``: runs of equal slices, the slices sorted lexicographically by stable
+# sorts of their columns from the last (a least-significant-first radix sort).
+def _run_starts(values, dim=None):
+    """True where a run starts along dim 0 of ``values`` (rows: a slice differs anywhere)."""
+    n = values.shape[0]
+    first = ones_like(values.narrow(0, 0, 1), dtype=_dt.bool_)
+    differs = cat([first, values.narrow(0, 1, n - 1) != values.narrow(0, 0, n - 1)], 0)
+    return differs.reshape(n, -1).any(1) if values.dim() > 1 else differs
+
+
+def _runs(starts, n, return_inverse, return_counts, order=None):
+    """(run number of each position (in the input's order when ``order`` maps sorted positions
+    to input positions), run lengths)."""
+    inverse = counts = None
+    if return_inverse:
+        run = cumsum(starts, 0) - 1
+        inverse = run if order is None else zeros((n,), dtype=_dt.int64, device=run.device).scatter(0, order, run)
+    if return_counts:
+        at = starts.nonzero().reshape(-1)
+        ends = cat([at.narrow(0, 1, at.numel() - 1), tensor([n], device=at.device)])
+        counts = ends - at
+    return inverse, counts
+
+
+def _unique_flat(input, sort_values, return_inverse, return_counts):
+    flat = input.reshape(-1)
+    n = flat.numel()
+    if n == 0:
+        empty_i = zeros((0,), dtype=_dt.int64, device=input.device)
+        return flat.clone(), empty_i.reshape(tuple(input.shape)), empty_i
+    values, order = sort(flat) if sort_values else (flat, None)
+    starts = _run_starts(values)
+    inverse, counts = _runs(starts, n, return_inverse, return_counts, order)
+    return values[starts], (inverse.reshape(tuple(input.shape)) if inverse is not None else None), counts
+
+
+def _unique_dim(name, input, dim, sort_values, return_inverse, return_counts):
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = wrap_dim(dim, input.dim())
+    n = input.shape[dim]
+    if input.numel() == 0 and n != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    if n == 0:
+        empty_i = zeros((0,), dtype=_dt.int64, device=input.device)
+        return input.clone(), empty_i, empty_i
+    rows = input.movedim(dim, 0).reshape(n, -1)
+    order = None
+    if sort_values:      # stable sorts of the columns, last first: the rows in lexicographic order
+        order = arange(n, device=input.device)
+        for j in range(rows.shape[1] - 1, -1, -1):
+            order = order.gather(0, argsort(rows.select(1, j).gather(0, order)))
+        rows = rows.index_select(0, order)
+    starts = _run_starts(rows)
+    inverse, counts = _runs(starts, n, return_inverse, return_counts, order)
+    keep = starts.nonzero().reshape(-1)
+    out = (input if order is None else input.index_select(dim, order)).index_select(dim, keep)
+    return out, inverse, counts
+
+
+def _unique(name, torch_op, node_name, input, sort_values, return_inverse, return_counts, dim):
+    check_tensor(name, input)
+    with no_grad():
+        if dim is None:
+            out, inverse, counts = _unique_flat(input, sort_values, return_inverse, return_counts)
+        else:
+            out, inverse, counts = _unique_dim(name, input, dim, sort_values, return_inverse, return_counts)
+    out = out if out._base is None else out.clone()
+    _no_derivative(node_name, torch_op, (input,), (out,))
+    if not (return_inverse or return_counts):
+        return out
+    return (out,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique: the distinct values (or slices along ``dim``) in sorted order, with the index
+    of each input element's value among them and their counts when asked. Always sorted (torch's
+    sorted=False may return another order on cpu)."""
+    node, op_name = ("Unique2Backward0", "_unique2") if dim is None else ("UniqueDimBackward0", "unique_dim")
+    return _unique("unique", op_name, node, input, True, return_inverse, return_counts, dim)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique_consecutive: the first of each run of equal consecutive values (or slices
+    along ``dim``), with each element's run number and the run lengths when asked."""
+    return _unique("unique_consecutive", "unique_consecutive", "UniqueConsecutiveBackward0", input, False,
+                   return_inverse, return_counts, dim)
+
+
+declare("unique", unique)
+declare("unique_consecutive", unique_consecutive)
+
+
+# ------------------------------------------------------------------ bincount / histc / histogram / histogramdd
+# Counting is a deterministic scatter_add (ops/indexing.py: each bin summed by one lane, in input
+# order, no float atomics) of ones or weights into the bins; the bin of each element comes from
+# torch's formulas. Like torch, the sizes and ranges read from the data are read on the host.
+def _number_text(v):
+    return "inf" if v == math.inf else "-inf" if v == -math.inf else "nan" if v != v else f"{v:g}"
+
+
+def bincount(input, weights=None, minlength=0):
+    """torch.bincount: how often each value of a 1-d non-negative integer tensor occurs (the sum
+    of ``weights`` at its positions when given), over max(input) + 1 and at least ``minlength``
+    bins; int64 counts, or weights' float32 / float64 for every other weights dtype."""
+    check_tensor("bincount", input)
+    if input.dtype.is_floating_point or input.dtype is _dt.bool_:
+        kernel = backend_for(input.device).torch_name("bincount_cpu", "bincount_cuda")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dt.type_name(input.dtype)}'")
+    minlength = _as_int("bincount", minlength, "minlength", 3)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.dim() != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.dim() != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    n = input.numel()
+    if n == 0:
+        return zeros((minlength,), dtype=_dt.int64, device=input.device)
+    with no_grad():
+        low, high = int(input.amin().item()), int(input.amax().item())
+        if low < 0:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        size = max(minlength, high + 1)
+        index = input.to(_dt.int64)
+        if weights is None:
+            return zeros((size,), dtype=_dt.int64, device=input.device).scatter_add(0, index, ones_like(index))
+        dtype = _dt.float32 if weights.dtype is _dt.float32 else _dt.float64
+        out = zeros((size,), dtype=dtype, device=input.device).scatter_add(0, index, weights.to(dtype))
+    return not_implemented_node("aten::bincount", (weights,), (out,))[0]
+
+
+def _torch_linspace(low, high, steps, dtype):
+    """torch's cpu linspace in the result's own dtype (first half forward from low, second half
+    back from high), on the host: the bin edges, exactly as torch computes them."""
+    t = dtype.numpy_dtype.type
+    lo, hi = t(low), t(high)
+    i = np.arange(steps)
+    if steps == 1:
+        return np.array([lo])
+    step = (hi - lo) / t(steps - 1)
+    with np.errstate(all="ignore"):
+        return np.where(i < steps // 2, lo + step * i.astype(dtype.numpy_dtype),
+                        hi - step * (steps - 1 - i).astype(dtype.numpy_dtype)).astype(dtype.numpy_dtype)
+
+
+def histc(input, bins=100, min=0, max=0):
+    """torch.histc: counts in ``bins`` equal bins over [min, max] (the data's range when min ==
+    max; widened by 1 each way when that is one value), elements outside (and NaN) dropped; the
+    bin is int((x - min) / (max - min) * bins) in the input's dtype, x == max the last one."""
+    check_tensor("histc", input)
+    bins = _as_int("histc", bins, "bins", 2)
+    if not input.dtype.is_floating_point:
+        kernel = backend_for(input.device).torch_name("histogram_cpu", "histogram_cuda")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dt.type_name(input.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    low, high = float(min), float(max)
+    with no_grad():
+        if low == high and input.numel():
+            low, high = input.amin().item(), input.amax().item()
+            if low != low or high != high:
+                raise RuntimeError("torch.histc: range of [-nan, -nan] is not finite")
+        if low == high:
+            low, high = low - 1, high + 1
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise RuntimeError(f"torch.histc: range of [{_number_text(low)}, {_number_text(high)}] is not finite")
+        if low > high:
+            raise RuntimeError("torch.histc: max must be larger than min")
+        x = input.reshape(-1)
+        lo, hi = (tensor(v, dtype=input.dtype, device=input.device) for v in (low, high))
+        inside = (x >= lo) & (x <= hi)
+        pos = ((x - lo) / (hi - lo) * bins).to(_dt.int64).clamp(max=bins - 1)
+        keep = inside.nonzero().reshape(-1)
+        hist = zeros((bins,), dtype=input.dtype, device=input.device)
+        return hist.scatter_add(0, pos.index_select(0, keep), ones_like(keep, dtype=input.dtype))
+
+
+def _histogramdd(api, input, bins, range_, weight, density):
+    check_tensor(api, input)
+    if input.dtype not in (_dt.float32, _dt.float64):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{_dt.type_name(input.dtype)}'")
+    if input.dim() < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    D = input.shape[-1]
+    points = input.reshape(-1, D)
+    edges_given = not isinstance(bins, int) and all(isinstance(b, Tensor) for b in bins)
+    counts = [bins] * D if isinstance(bins, int) else list(bins)
+    if len(counts) != D:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if weight is not None:
+        if weight.dtype is not input.dtype:
+            raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                               f"have the same dtype, but got input({_dt.type_name(input.dtype).lower()}), and "
+                               f"weight({_dt.type_name(weight.dtype).lower()})")
+        if tuple(weight.shape) != tuple(input.shape[:-1]):
+            raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                               "input tensor excluding its innermost dimension, but got input with shape "
+                               f"{_shape_text(input.shape)} and weight with shape {_shape_text(weight.shape)}")
+    if range_ is not None and len(range_) != 2 * D:
+        raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram range should have {2 * D} elements, "
+                           f"but got {len(range_)}")
+    with no_grad():
+        edges = []
+        for d in builtins.range(D):
+            if edges_given:
+                e = counts[d]
+                if e.dim() != 1:
+                    raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
+                                       f"{e.dim()} dimensions in the bins tensor for dimension {d}")
+                if e.dtype is not input.dtype:
+                    raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, "
+                                       f"but got input with dtype {_dt.type_name(input.dtype).lower()} and bins for "
+                                       f"dimension {d} with dtype {_cpp_name(e.dtype)}")
+                if e.numel() < 2:
+                    raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {e.numel() - 1} for dimension {d}")
+                edges.append(e.detach().clone())
+                continue
+            n_bins = _as_int(api, counts[d], "bins", 2)
+            if n_bins <= 0:
+                raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n_bins} for dimension {d}")
+            if range_ is not None:
+                low, high = float(range_[2 * d]), float(range_[2 * d + 1])
+            elif points.shape[0]:
+                column = points.select(1, d)
+                low, high = column.amin().item(), column.amax().item()
+            else:
+                low, high = 0.0, 1.0
+            if not (math.isfinite(low) and math.isfinite(high)):
+                raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{_number_text(low)}, "
+                                   f"{_number_text(high)}] is not finite")
+            if low > high:
+                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_number_text(low)} "
+                                   f"max {_number_text(high)} for dimension {d}")
+            if low == high:
+                low, high = low - 0.5, high + 0.5
+            edges.append(tensor(_torch_linspace(low, high, n_bins + 1, input.dtype), device=input.device))
+        # each point's bin along each dim: the last edge <= x (x == the last edge: the last bin)
+        shape = tuple(e.numel() - 1 for e in edges)
+        flat = zeros((points.shape[0],), dtype=_dt.int64, device=input.device)
+        inside = ones_like(flat, dtype=_dt.bool_)
+        for d, e in enumerate(edges):
+            x = points.select(1, d).contiguous()
+            inside = inside & (x >= e[0]) & (x <= e[-1])
+            pos = (_searchsorted(e, x, False, True, None, None) - 1).clamp(0, shape[d] - 1)
+            flat = flat * shape[d] + pos
+        keep = inside.nonzero().reshape(-1)
+        values = (weight.reshape(-1) if weight is not None else ones_like(flat, dtype=input.dtype)).index_select(0, keep)
+        hist = zeros((math.prod(shape),), dtype=input.dtype, device=input.device)
+        hist = hist.scatter_add(0, flat.index_select(0, keep), values).reshape(shape)
+        if density:      # torch's order: over the total, then over each dim's bin widths
+            hist = hist / hist.sum()
+            for d, e in enumerate(edges):
+                width = e.narrow(0, 1, shape[d]) - e.narrow(0, 0, shape[d])
+                hist = hist / width.reshape(tuple(-1 if i == d else 1 for i in builtins.range(D)))
+    return hist, edges
+
+
+def _cpp_name(dtype):
+    return {"int64": "long int", "int32": "int", "float64": "double", "float32": "float"}.get(dtype.name, dtype.name)
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    """torch.histogramdd: the histogram of the points in input's last dim (bins: a count for
+    every dim, one per dim, or each dim's edges); returns (hist, bin_edges)."""
+    hist, edges = _histogramdd("histogramdd", input, bins, range, weight, density)
+    not_implemented_node("aten::_histogramdd_from_bin_cts", [t for t in (input, weight) if t is not None],
+                         (hist,) + tuple(edges))
+    return return_types.histogramdd(hist, tuple(edges))
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """torch.histogram: the histogram of every element (bins: a count of equal bins over
+    ``range`` or the data's, or the edges themselves); returns (hist, bin_edges)."""
+    check_tensor("histogram", input)
+    if isinstance(bins, Tensor):
+        bins = [bins]
+    hist, (edges,) = _histogramdd("histogram", input.reshape(-1, 1), bins, range,
+                                  weight.reshape(-1) if isinstance(weight, Tensor) and weight.shape == input.shape
+                                  else weight, density)
+    not_implemented_node("aten::histogram", [t for t in (input, weight) if t is not None], (hist, edges))
+    return return_types.histogram(hist, edges)
+
+
+def _histc_out(name, result, out):
+    if out.dtype is not result.dtype:
+        raise RuntimeError("torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
+                           f"{_dt.type_name(result.dtype).lower()} and hist {_dt.type_name(out.dtype).lower()}")
+
+
+declare("bincount", bincount)
+declare("histc", histc, out=_histc_out)
+declare("histogram", histogram, out="exact")
+declare("histogramdd", histogramdd, method=False)

@@ -1,4 +1,5 @@
-"""Launchers of the sorting kernels (kernels/sort.py): sort / argsort / topk along one dim.
+"""Launchers of the sorting kernels (kernels/sort.py): sort / argsort / topk along one dim, and
+searchsorted's binary search.
 
 A row is every element along ``dim`` at one position of the other dims (coalesced across the
 operands, any strides, read and written in place; ranks past MAX_RANK loop in pieces). Rows that
@@ -22,8 +23,8 @@ _K = None
 # 4096 lanes 90 s; tl.sort of 1024 int64 takes 9 s), so tiles stay moderate. Under the
 # interpreter every program costs ~0.35 ms plus ~1 ms per network stage: 64-element tiles (a row
 # of 150 takes two merge passes), 128-output merges.
-GPU_SETTINGS = {"tile_n": 512, "tile": 1024, "merge_block": 512, "warps": 4}
-INTERPRETER_SETTINGS = {"tile_n": 64, "tile": 256, "merge_block": 128, "warps": 4}
+GPU_SETTINGS = {"tile_n": 512, "tile": 1024, "merge_block": 512, "search_block": 1024, "warps": 4}
+INTERPRETER_SETTINGS = {"tile_n": 64, "tile": 256, "merge_block": 128, "search_block": 128, "warps": 4}
 
 _INT32_MAX = 2 ** 31 - 1
 
@@ -114,3 +115,29 @@ def _sort_rows(k_, cfg, ptrs, M, N, K, kshape, kstrides, nstrides, descending, k
                 n_chunks, min(width, K).bit_length(), *common, FINAL=final, WRITE_VALUES=write_values,
                 KEY64=key64, IDX64=idx64, KRANK=len(kshape), LOG_BLOCK=log_block, num_warps=cfg["warps"])
         width, src = 2 * width, 1 - src
+
+
+def searchsorted(out, boundaries, values, sorter, right, compute):
+    """out (int32 or int64, values' shape) = the insertion points of ``values`` in ``boundaries``
+    ([rows, N], any strides: one row, or row i // values.shape[-1] for value i), read in the
+    order of ``sorter`` ([rows, N] int64) when given; compared in dtype ``compute``."""
+    n = out.numel()
+    if n == 0:
+        return
+    k_ = _kernels()
+    cfg = settings()
+    block = cfg["search_block"]
+    rows, N = (int(s) for s in boundaries.shape)
+    b_row_stride, b_stride = (int(s) for s in boundaries.stride())
+    s_row_stride, s_stride = (int(s) for s in sorter.stride()) if sorter is not None else (0, 0)
+    per_row = rows > 1
+    inner = int(values.shape[-1]) if len(values.shape) else 1
+    shape, strides = tb.coalesce(tuple(out.shape), [tuple(values.stride()), tuple(out.stride())])
+    for p_shape, p_strides, p_offsets, first in tb.pieces(shape, strides):
+        m = tb._prod(p_shape)
+        tb._run(k_.searchsorted_kernel, (tb._cdiv(m, block),), pointer(boundaries),
+                pointer(sorter if sorter is not None else boundaries), pointer(values, p_offsets[0]),
+                pointer(out, p_offsets[1]), m, first, N, inner, p_shape, p_strides[0], p_strides[1],
+                b_row_stride, b_stride, s_row_stride, s_stride, N.bit_length(), RIGHT=bool(right),
+                SORTER=sorter is not None, PER_ROW=per_row, COMPUTE=tb._kernels().compute[compute],
+                VRANK=len(p_shape), BLOCK=block, num_warps=cfg["warps"])
