@@ -197,13 +197,11 @@ def _acos(x):
     """acos on [-1, 1] from the asin series on [-1/2, 1/2]: pi/2 - asin(x) in the middle,
     2 asin(sqrt((1 - |x|) / 2)) (1 - |x| exact) towards the ends."""
     ax = tl.abs(x)
-    mid = tl.where(ax <= 0.5, x, 0.0)
-    s = _sqrt((1.0 - tl.minimum(ax, 1.0)) * 0.5)
-    s = tl.where(ax <= 0.5, 0.0, s)
-    asin_mid = mid * _polevl(mid * mid, _ASIN_TAYLOR)
-    asin_end = s * _polevl(s * s, _ASIN_TAYLOR)
-    end = tl.where(x > 0, 2.0 * asin_end, 3.141592653589793 - 2.0 * asin_end)
-    return tl.where(ax <= 0.5, 3.141592653589793 / 2 - asin_mid, end)
+    middle = ax <= 0.5
+    s = tl.where(middle, x, _sqrt((1.0 - tl.minimum(ax, 1.0)) * 0.5))     # one series for both
+    asin = s * _polevl(s * s, _ASIN_TAYLOR)
+    end = tl.where(x > 0, 2.0 * asin, 3.141592653589793 - 2.0 * asin)
+    return tl.where(middle, 3.141592653589793 / 2 - asin, end)
 
 
 # ------------------------------------------------------------------ error functions
