@@ -470,6 +470,15 @@ def test_node_names_and_differentiability():
     }
     for name, y in names.items():
         assert type(y.grad_fn).__name__ == name and y.requires_grad
+    # in place, recorded: the op's own node, the gradient of the old value
+    for method, args in (("mvlgamma_", (2,)), ("polygamma_", (1,)), ("lgamma_", ()), ("erfinv_", ()), ("i0_", ())):
+        y = x * 1 + (2 if method == "mvlgamma_" else 0)
+        name = type(getattr(tt.Tensor, method[:-1])(y, *args).grad_fn).__name__
+        assert type(getattr(y, method)(*args).grad_fn).__name__ == name
+    y = x * 1 + 2
+    y.mvlgamma_(2).sum().backward()
+    want = tt.autograd.grad(tt.mvlgamma(x + 2, 2).sum(), x)[0]
+    assert x.grad.tolist() == pytest.approx(want.tolist(), rel=1e-14)
     # torch marks these outputs non-differentiable: they never require grad
     for fn in (tt.special.bessel_j0, tt.special.airy_ai, tt.special.modified_bessel_i0, tt.special.spherical_bessel_j0,
                lambda t: tt.special.hermite_polynomial_h(t, 3), lambda t: tt.special.legendre_polynomial_p(0.5, t)):

@@ -34,7 +34,8 @@ from . import softmax as _softmax
 from ._checks import check_tensor
 from ._scalars import as_number
 from .creation import arange
-from .dispatch import dispatch
+from ..autograd.grad_mode import is_grad_enabled
+from .dispatch import _rebase_inplace, check_inplace, dispatch
 from .elementwise import (
     _device_of, _elementwise, _needed, _not_implemented, abs, add, dispatch_inplace, div, eq,
     exp, float_rule, gt, le, log, mul, neg, reciprocal, same_type_rule, sigmoid, sub, where,
@@ -176,12 +177,19 @@ def _mvlgamma_method(self, p):
 
 
 def mvlgamma_(self, p):
+    """In place, as torch's mvlgamma_out(self, p, self): a recorded call gives self the
+    composite's node (MvlgammaBackward0), computed from a snapshot of self's old value."""
+    check_tensor("mvlgamma_", self)
     _mvlgamma_check(self, p)
-    result = mvlgamma(self, p)
-    if not _dt.can_cast(result.dtype, self.dtype):
+    dtype = self.dtype if self.dtype.is_floating_point else _dt.get_default_dtype()
+    if not _dt.can_cast(dtype, self.dtype):
         raise RuntimeError(f"mvlgamma: result type {_dt.type_name(self.dtype)} can't be cast to the "
-                           f"desired output type {_dt.type_name(result.dtype)}")
-    return self.copy_(result)
+                           f"desired output type {_dt.type_name(dtype)}")
+    if is_grad_enabled() and self.requires_grad:
+        check_inplace(self)
+        _rebase_inplace(self, lambda old: mvlgamma(old, p), needs_old_self=True)
+        return self
+    return self.copy_(mvlgamma(self, p))
 
 
 mvlgamma._out_builtin = True
