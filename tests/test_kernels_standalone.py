@@ -1071,24 +1071,23 @@ class _ConfiguredMatmul:    # the blocked paths' trailing updates, with a fixed 
 
 tla.tmm = _ConfiguredMatmul()
 for name in ("float32", "float64"):        # one program per matrix, in registers
-    tla.cholesky(T((3, 40, 40), name), T((3, 40, 40), name, True), compute=name, upper=True, info=T((3,), "int32"))
-    tla.lu_factor(T((3, 40, 50), name), T((3, 40, 50), name, True), compute=name, pivot=name == "float32",
-                  pivots=T((3, 40), "int32"), info=T((3,), "int32"))
+    tla.cholesky((T((3, 40, 40), name), T((3,), "int32")), T((3, 40, 40), name, True), compute=name, upper=True)
+    tla.lu_factor((T((3, 40, 50), name), T((3, 40), "int32"), T((3,), "int32")), T((3, 40, 50), name, True),
+                  compute=name, pivot=name == "float32")
     tla.solve_triangular(T((3, 40, 8), name), T((40, 40), name, True), T((3, 40, 8), name), compute=name,
                          upper=True, left=True, unitriangular=False)
     for adjoint in (False, True):
         tla.lu_solve(T((3, 40, 8), name), T((3, 40, 40), name), T((3, 40), "int32"), T((3, 40, 8), name, True),
                      compute=name, left=True, adjoint=adjoint)
 tla.GPU.update(small_n=16, panel=16)       # the blocked paths: panels, trsm blocks, laswp, matmul updates
-tla.cholesky(T((3, 40, 40), "float32"), T((3, 40, 40), "float32"), compute="float32", upper=False,
-             info=T((3,), "int32"))
-tla.lu_factor(T((3, 40, 50), "float32"), T((3, 40, 50), "float32"), compute="float32", pivot=True,
-              pivots=T((3, 40), "int32"), info=T((3,), "int32"))
+tla.cholesky((T((3, 40, 40), "float32"), T((3,), "int32")), T((3, 40, 40), "float32"), compute="float32", upper=False)
+tla.lu_factor((T((3, 40, 50), "float32"), T((3, 40), "int32"), T((3,), "int32")), T((3, 40, 50), "float32"),
+              compute="float32", pivot=True)
 tla.lu_solve(T((3, 40, 8), "float32"), T((3, 40, 40), "float32"), T((3, 40), "int32"), T((3, 40, 8), "float32"),
              compute="float32", left=True, adjoint=True)
 tla.GPU.update(small_n=64, panel=32)
 for name in ("float32", "float64"):        # Householder QR and its Q, in memory
-    tla.geqrf(T((3, 70, 40), name), T((3, 70, 40), name, True), compute=name, tau=T((3, 40), name))
+    tla.geqrf((T((3, 70, 40), name), T((3, 40), name)), T((3, 70, 40), name, True), compute=name)
     tla.householder_product(T((3, 70, 40), name), T((3, 70, 40), name, True), T((3, 30), name), compute=name)
 tla.lu_pivots_to_permutation(T((3, 70), "int64"), T((3, 40), "int32"), compute="int64", m=70)
 from tritensor.backends.triton import sort as tsort   # sort/argsort/topk: tile sorts, merges, 64-bit keys

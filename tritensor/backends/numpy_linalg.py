@@ -18,8 +18,8 @@ compute dtype, and follows LAPACK's conventions as torch's cpu kernels return th
 
 numpy.linalg serves where it has the function (cholesky, solve, inv, qr's geqrf); the rest is
 written here, blocked so that the O(n^3) work is matrix products (recursive LU as LAPACK's getrf2,
-recursive triangular solves). Extra integer outputs (pivots, info, tau ...) arrive as writable
-arrays in keyword arguments: the op layer passes them as tensor attributes.
+recursive triangular solves). The factorizations return every output (the factor and its
+pivots, info, tau ...) as a tuple: their table entries have several outputs (ops/table.py).
 
 The unblocked loops (Cholesky, getf2, substitution) run with the batch as the LAST, contiguous
 axis: each step is a handful of NumPy operations over every matrix of the batch at once, on
@@ -38,8 +38,9 @@ def _mT(a):
 
 
 def _batched(a):
-    """a as (B, m, n) (a copy when the batch cannot be folded into one dim)."""
-    return a.reshape((-1,) + a.shape[-2:])
+    """a as (B, m, n) (a copy when the batch cannot be folded into one dim; B counted, as -1 is
+    ambiguous for empty matrices)."""
+    return a.reshape((int(np.prod(a.shape[:-2])),) + a.shape[-2:])
 
 
 def _last(M):
@@ -128,9 +129,9 @@ def _many(a, per_size):
     return count >= per_size * a.shape[-1]
 
 
-def cholesky(a, *, upper, info):
-    """L (lower) or U = L^T (upper) with A = L L^T, from A's lower (upper) triangle; ``info``
-    receives potrf's code per matrix."""
+def cholesky(a, *, upper):
+    """(L, info): L (lower) or U = L^T (upper) with A = L L^T, from A's lower (upper) triangle;
+    info = potrf's code per matrix."""
     n = a.shape[-1]
     if n <= LEAF and _many(a, 4):       # one leaf: batch last from the input to the output
         W = _last(_batched(a))
@@ -139,22 +140,20 @@ def cholesky(a, *, upper, info):
             W[c, r] = W[r, c]           # the symmetric matrix the upper triangle defines
         else:
             W[r, c] = W[c, r]
-        info[...] = _cholesky_last(W).reshape(info.shape)
+        info = _cholesky_last(W).reshape(a.shape[:-2])
         W[r, c] = 0
         L = _first(W).reshape(a.shape)
-        return _mT(L) if upper else L
+        return (_mT(L) if upper else L), info
     s = _symmetric_from(a, upper)
     if not _many(a, 4):
         try:
             L = np.linalg.cholesky(s)
-            info[...] = 0
-            return _mT(L) if upper else L
+            return (_mT(L) if upper else L), np.zeros(a.shape[:-2], np.int32)
         except np.linalg.LinAlgError:   # some matrix is not positive definite: find which, and where
             pass
     L, codes = _potrf(_batched(s))
-    info[...] = codes.reshape(info.shape)
     L = L.reshape(a.shape)
-    return _mT(L) if upper else L
+    return (_mT(L) if upper else L), codes.reshape(a.shape[:-2])
 
 
 # --------------------------------------------------------------------------- LU
@@ -265,26 +264,24 @@ def _getrf(M, pivot):
     return np.concatenate([p1, p2 + n1], axis=-1), info
 
 
-def lu_factor(a, *, pivots, info, pivot=True):
-    """The packed LU factorization (L's strict lower part, U's upper part) of each matrix;
-    ``pivots`` receives the 1-based int32 interchanges, ``info`` the first zero pivot."""
-    if min(a.shape[-2:]) <= LEAF:            # one unblocked leaf: batch last throughout
+def lu_factor(a, *, pivot=True):
+    """(LU, pivots, info): the packed LU factorization (L's strict lower part, U's upper part) of
+    each matrix, its 1-based int32 interchanges and its first zero pivot."""
+    batch, k = a.shape[:-2], min(a.shape[-2:])
+    if k <= LEAF:                            # one unblocked leaf: batch last throughout
         W = _last(_batched(a))
         piv, codes = _getf2_last(W, pivot)
-        pivots[...] = (piv.T + 1).reshape(pivots.shape)
-        info[...] = codes.reshape(info.shape)
-        return _first(W).reshape(a.shape)
+        return (_first(W).reshape(a.shape), (piv.T + 1).reshape(batch + (k,)).astype(np.int32),
+                codes.reshape(batch))
     M = _batched(a).copy()
     piv, codes = _getrf(M, pivot)
-    pivots[...] = (piv + 1).reshape(pivots.shape)
-    info[...] = codes.reshape(info.shape)
-    return M.reshape(a.shape)
+    return M.reshape(a.shape), (piv + 1).reshape(batch + (k,)).astype(np.int32), codes.reshape(batch)
 
 
 def pivots_to_permutation(piv, *, m):
     """perm with (P^T A)[i] = A[perm[i]]: the interchanges (1-based) applied to range(m)."""
     batch, k = piv.shape[:-1], piv.shape[-1]
-    p = _batched(piv[..., None]).reshape(-1, k).astype(np.int64) - 1
+    p = piv.reshape(int(np.prod(batch)), k).astype(np.int64) - 1
     perm = np.broadcast_to(np.arange(m), (p.shape[0], m)).copy()
     idx = np.arange(p.shape[0])
     for j in range(k):
@@ -357,7 +354,7 @@ def lu_solve(lu, piv, b, *, left=True, adjoint=False):
     batch = np.broadcast_shapes(lu.shape[:-2], piv.shape[:-1], b.shape[:-2])
     n = lu.shape[-1]
     LU = _batched(np.broadcast_to(lu, batch + lu.shape[-2:]))
-    P = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(-1, piv.shape[-1])
+    P = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(int(np.prod(batch)), piv.shape[-1])
     B = _batched(np.broadcast_to(b, batch + b.shape[-2:]))
     return _lu_solve_left(LU, P, B, adjoint).reshape(batch + (n, b.shape[-1]))
 
@@ -374,59 +371,49 @@ def _small_batch(a):
     return a.shape[-1] <= LEAF and _many(a, 16)
 
 
-def _solve_small(a, b, info):
-    """solve for a batch of small matrices, batch last throughout (b broadcast to a's batch)."""
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a_full = np.broadcast_to(a, batch + a.shape[-2:])
-    W = _last(_batched(a_full))
+def _solve_small(a, b):
+    """solve for a batch of small matrices (b's batch that of a), batch last throughout."""
+    W = _last(_batched(a))
     piv, codes = _getf2_last(W, True)
-    info[...] = codes.reshape(info.shape)          # (callers pass a with the broadcast batch)
-    X = _last(_batched(np.broadcast_to(b, batch + b.shape[-2:])))
-    return _first(_lu_solve_last(W, piv, X)).reshape(batch + b.shape[-2:])
+    X = _last(_batched(np.broadcast_to(b, a.shape[:-2] + b.shape[-2:])))
+    return _first(_lu_solve_last(W, piv, X)).reshape(a.shape[:-2] + b.shape[-2:]), codes.reshape(a.shape[:-2])
 
 
-def solve(a, b, *, info):
-    """X with A X = B for each (broadcast) pair; ``info`` receives getrf's code for each matrix
-    of A (a singular matrix's X is whatever the substitutions give: inf/nan, as torch's)."""
+def solve(a, b):
+    """(X, info): X with A X = B for each (broadcast) pair, info getrf's code for each matrix of
+    A (a singular matrix's X is whatever the substitutions give: inf/nan, as torch's)."""
     if _small_batch(a) and a.shape[:-2] == np.broadcast_shapes(a.shape[:-2], b.shape[:-2]):
-        return _solve_small(a, b, info)
+        return _solve_small(a, b)
     try:
-        x = np.linalg.solve(a, b)
-        info[...] = 0
-        return x
+        return np.linalg.solve(a, b), np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
         LU, piv, codes = _lu_info(_batched(a))
-        info[...] = codes.reshape(info.shape)
-        return lu_solve(LU.reshape(a.shape), piv.reshape(a.shape[:-1]).astype(np.int32), b)
+        x = lu_solve(LU.reshape(a.shape), piv.reshape(a.shape[:-1]).astype(np.int32), b)
+        return x, codes.reshape(a.shape[:-2])
 
 
-def inv(a, *, info):
-    """A^-1 of each matrix; ``info`` receives getrf's code."""
+def inv(a):
+    """(A^-1, info) of each matrix, info getrf's code."""
     eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
     if _small_batch(a):
-        return _solve_small(a, eye, info)
+        return _solve_small(a, eye)
     try:
-        x = np.linalg.inv(a)
-        info[...] = 0
-        return x
+        return np.linalg.inv(a), np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
         LU, piv, codes = _lu_info(_batched(a))
-        info[...] = codes.reshape(info.shape)
-        return _lu_solve_left(LU, piv, _batched(eye), False).reshape(a.shape)
+        return _lu_solve_left(LU, piv, _batched(eye), False).reshape(a.shape), codes.reshape(a.shape[:-2])
 
 
 # --------------------------------------------------------------------------- Householder
-def geqrf(a, *, tau):
-    """LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it (their
-    leading 1 implicit); ``tau`` receives the scalar factors."""
+def geqrf(a):
+    """(a, tau), LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it
+    (their leading 1 implicit), tau their scalar factors."""
     m, n = a.shape[-2:]
     k = min(m, n)
     if a.size == 0 or k == 0:
-        tau[...] = 0
-        return np.array(a, copy=True)
+        return np.array(a, copy=True), np.zeros(a.shape[:-2] + (k,), a.dtype)
     h, t = np.linalg.qr(a, mode="raw")       # h is the transposed (Fortran-order) result
-    tau[...] = t[..., :k]
-    return _mT(h).astype(a.dtype, copy=False)
+    return _mT(h).astype(a.dtype, copy=False), t[..., :k]
 
 
 def _reflectors(a, k):
@@ -525,18 +512,17 @@ def _sytf2_lower(A):
     return ipiv, info
 
 
-def ldl_factor(a, *, pivots, info, hermitian=False):
-    """sytrf (lower): L D L^T with D block diagonal (1 x 1 and 2 x 2 blocks), packed in the
-    lower triangle (the upper is zero, as torch returns it); ``pivots`` gets LAPACK's ipiv,
-    ``info`` the first zero diagonal block. For real matrices ``hermitian`` changes nothing."""
+def ldl_factor(a, *, hermitian=False):
+    """(LD, pivots, info), sytrf (lower): L D L^T with D block diagonal (1 x 1 and 2 x 2
+    blocks), packed in the lower triangle (the upper is zero, as torch returns it); pivots
+    LAPACK's ipiv, info the first zero diagonal block. For real matrices ``hermitian`` changes
+    nothing."""
     M = _batched(a).astype(a.dtype, copy=True)
-    P = pivots.reshape(-1, a.shape[-1])
-    I = info.reshape(-1)
+    P = np.zeros((M.shape[0], a.shape[-1]), np.int32)
+    I = np.zeros(M.shape[0], np.int32)
     for b in range(M.shape[0]):
-        ipiv, code = _sytf2_lower(M[b])
-        P[b] = ipiv
-        I[b] = code
-    return np.tril(M).reshape(a.shape)
+        P[b], I[b] = _sytf2_lower(M[b])
+    return np.tril(M).reshape(a.shape), P.reshape(a.shape[:-1]), I.reshape(a.shape[:-2])
 
 
 def _ldl_solve_one(LD, ipiv, B):
@@ -593,7 +579,7 @@ def ldl_solve(ld, piv, b, *, hermitian=False):
     """sytrs: X with A X = B from ldl_factor's (LD, pivots); batch dims broadcast."""
     batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
     LD = _batched(np.broadcast_to(ld, batch + ld.shape[-2:]))
-    P = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(-1, piv.shape[-1]).astype(np.int64)
+    P = np.broadcast_to(piv, batch + piv.shape[-1:]).reshape(int(np.prod(batch)), piv.shape[-1]).astype(np.int64)
     B = _batched(np.broadcast_to(b, batch + b.shape[-2:]))
     X = np.stack([_ldl_solve_one(LD[i], P[i], B[i]) for i in range(B.shape[0])]) if B.shape[0] else \
         np.zeros(B.shape, B.dtype)
@@ -601,24 +587,20 @@ def ldl_solve(ld, piv, b, *, hermitian=False):
 
 
 # --------------------------------------------------------------------------- least squares (SVD drivers)
-def lstsq_svd(a, b, *, rcond, rank, singular_values):
-    """The minimum-norm least-squares solution through the SVD (gelsd / gelss; gelsy's
-    complete orthogonal factorization gives the same solution), singular values below
-    rcond * s_max counted as zero. ``rank`` receives the numerical rank of each matrix of a (its
-    own batch, as torch's), ``singular_values`` (when not None) their singular values; the
-    solution has the broadcast batch."""
+def lstsq_svd(a, b, *, rcond):
+    """(solution, rank, singular values): the minimum-norm least-squares solution through the
+    SVD (gelsd / gelss; gelsy's complete orthogonal factorization gives the same solution),
+    singular values below rcond * s_max counted as zero; the rank and the singular values are
+    those of each matrix of a (its own batch, as torch's), the solution has the broadcast batch."""
     m, n = a.shape[-2:]
+    k = min(m, n)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     out_shape = batch + (n, b.shape[-1])
-    if a.size == 0 or min(m, n) == 0:
-        rank[...] = 0
-        if singular_values is not None:
-            singular_values[...] = 0
-        return np.zeros(out_shape, a.dtype)
+    if a.size == 0 or k == 0:
+        return (np.zeros(out_shape, a.dtype), np.zeros(a.shape[:-2], np.int64),
+                np.zeros(a.shape[:-2] + (k,), a.dtype))
     u, s, vt = np.linalg.svd(a, full_matrices=False)
     keep = s > rcond * s[..., :1]
-    rank[...] = keep.sum(-1).reshape(rank.shape)
-    if singular_values is not None:
-        singular_values[...] = s.reshape(singular_values.shape)
     inv_s = np.where(keep, 1 / np.where(keep, s, 1), 0)
-    return np.broadcast_to((_mT(vt) * inv_s[..., None, :]) @ _mT(u) @ b, out_shape)
+    x = np.broadcast_to((_mT(vt) * inv_s[..., None, :]) @ _mT(u) @ b, out_shape)
+    return x, keep.sum(-1).astype(np.int64), s

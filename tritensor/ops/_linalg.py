@@ -18,7 +18,6 @@ from ..autograd.graph import Node, SavedTensor, _fit, gradient_edge, node_class
 from ..backends.base import backend_for
 from ..tensor import Tensor
 from ._checks import not_tensor_error
-from .creation import empty, zeros
 from ._shapes import broadcast_shapes
 from ._return_types import return_types, structseq
 
@@ -219,15 +218,6 @@ def record_formula(name, backward, inputs, outputs, save=None, *, frozen=(), **a
     if _anomaly._enabled:
         _anomaly.record_trace(node)
     return outputs
-
-
-def written(shape, dtype, device, out_shape):
-    """An output the primitive writes in full (pivots, info, tau): left uninitialised, unless
-    the primitive's main output ``out_shape`` is empty (no kernel runs then) when it is zeros."""
-    for s in out_shape:
-        if s == 0:
-            return zeros(tuple(shape), dtype=dtype, device=device)
-    return empty(tuple(shape), dtype=dtype, device=device)
 
 
 def needs_grad(*tensors):

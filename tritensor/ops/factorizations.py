@@ -2,9 +2,8 @@
 names) and the triangular solves they are differentiated with.
 
 Table entries are the primitives: one computation each (NumPy reference in
-backends/numpy_linalg.py, Triton launcher in backends/triton/linalg.py), whose extra integer
-outputs (pivots, info, tau ...) are tensors the public function allocates and passes as
-attributes, written by the reference or the kernel. The entries have no backward of their own:
+backends/numpy_linalg.py, Triton launcher in backends/triton/linalg.py), entries with several
+outputs (the factor with its pivots, info, tau ...; ops/table.py). They have no backward of their own:
 the public functions give their outputs one node per call with torch's name and formula
 (ops/_linalg.py record_formula), written in tritensor ops so that create_graph differentiates
 them again:
@@ -168,12 +167,18 @@ def _linear_solve_check(b, A, name):
 
 
 # =========================================================================== Cholesky
-def _same_shape_rule(x, **_):
-    return Meta(tuple(x.shape), x.dtype)
+def _factor_rule(*extra):
+    """The rule of a factorization: the factor shaped as the input, then the integer outputs
+    (``extra``: (dims of the input kept: "batch", "rows", "k"; dtype))."""
+    def rule(x, **_):
+        shape = tuple(x.shape)
+        sizes = {"batch": shape[:-2], "rows": shape[:-1], "k": shape[:-2] + (min(shape[-2:]),)}
+        return (Meta(shape, x.dtype),) + tuple(Meta(sizes[which], dtype) for which, dtype in extra)
+    return rule
 
 
-CHOLESKY = op("linalg_cholesky_ex", ("x",), rule=_same_shape_rule, reference=numpy_linalg.cholesky,
-              kernel=tla.cholesky)
+CHOLESKY = op("linalg_cholesky_ex", ("x",), rule=_factor_rule(("batch", _int32)), reference=numpy_linalg.cholesky,
+              kernel=tla.cholesky, outputs=("L", "info"))
 
 
 def _cholesky_backward(node, gL, _ginfo=None):
@@ -191,8 +196,7 @@ def _cholesky_backward(node, gL, _ginfo=None):
 
 
 def _cholesky(A, upper, api, node_name):
-    info = L.written(_batch(A), _int32, A.device, A.shape)
-    Lf = dispatch(CHOLESKY, A, upper=bool(upper), info=info)
+    Lf, info = dispatch(CHOLESKY, A, upper=bool(upper))
     L.record_formula(node_name, _cholesky_backward, (A,), (Lf, info), save={"L": Lf}, upper=bool(upper))
     return Lf, info
 
@@ -246,12 +250,8 @@ declare("cholesky", cholesky, out="exact")
 
 
 # =========================================================================== LU
-def _lu_rule(x, *, pivot, pivots, info):
-    return Meta(tuple(x.shape), x.dtype)
-
-
-LU_FACTOR = op("linalg_lu_factor_ex", ("x",), rule=_lu_rule, reference=numpy_linalg.lu_factor,
-               kernel=tla.lu_factor)
+LU_FACTOR = op("linalg_lu_factor_ex", ("x",), rule=_factor_rule(("k", _int32), ("batch", _int32)),
+               reference=numpy_linalg.lu_factor, kernel=tla.lu_factor, outputs=("LU", "pivots", "info"))
 PERMUTATION = op("lu_pivots_to_permutation", ("pivots",),
                  rule=lambda pivots, *, m: Meta(tuple(pivots.shape[:-1]) + (m,), _int64, _int64),
                  reference=numpy_linalg.pivots_to_permutation, kernel=tla.lu_pivots_to_permutation,
@@ -272,10 +272,7 @@ def _lu_factor(A, pivot, api="torch.lu_factor"):
                                                     "the CPU", None)
         if no_pivot:
             raise RuntimeError(no_pivot)
-    m, n = A.shape[-2:]
-    pivots = L.written(_batch(A) + (min(m, n),), _int32, A.device, A.shape)
-    info = L.written(_batch(A), _int32, A.device, A.shape)
-    LU = dispatch(LU_FACTOR, A, pivot=bool(pivot), pivots=pivots, info=info)
+    LU, pivots, info = dispatch(LU_FACTOR, A, pivot=bool(pivot))
     L.record_formula("LinalgLuFactorExBackward0", _lu_factor_backward, (A,), (LU, pivots, info),
                      save={"LU": LU, "pivots": pivots}, pivot=bool(pivot))
     return LU, pivots, info
@@ -457,11 +454,12 @@ declare("lu", lu_legacy, out="exact")
 
 
 # =========================================================================== Householder QR
-def _geqrf_rule(x, *, tau):
-    return Meta(tuple(x.shape), x.dtype)
+def _geqrf_rule(x):
+    shape = tuple(x.shape)
+    return Meta(shape, x.dtype), Meta(shape[:-2] + (min(shape[-2:]),), x.dtype)
 
 
-GEQRF = op("geqrf", ("x",), rule=_geqrf_rule, reference=numpy_linalg.geqrf, kernel=tla.geqrf)
+GEQRF = op("geqrf", ("x",), rule=_geqrf_rule, reference=numpy_linalg.geqrf, kernel=tla.geqrf, outputs=("a", "tau"))
 HOUSEHOLDER = op("linalg_householder_product", ("a", "tau"), rule=lambda a, tau: Meta(tuple(a.shape), a.dtype),
                  reference=numpy_linalg.householder_product, kernel=tla.householder_product)
 
@@ -473,10 +471,7 @@ def _not_implemented(name):
 
 
 def _geqrf(A):
-    m, n = A.shape[-2:]
-    tau = L.written(_batch(A) + (min(m, n),), A.dtype, A.device, A.shape)
-    a = dispatch(GEQRF, A, tau=tau)
-    return a, tau
+    return dispatch(GEQRF, A)
 
 
 def geqrf(input):
@@ -630,12 +625,8 @@ declare("qr", qr_legacy, out="exact")
 
 
 # =========================================================================== LDL^T
-def _ldl_rule(x, *, hermitian, pivots, info):
-    return Meta(tuple(x.shape), x.dtype)
-
-
-LDL_FACTOR = op("linalg_ldl_factor_ex", ("x",), rule=_ldl_rule, reference=numpy_linalg.ldl_factor,
-                kernel=tla.ldl_factor)
+LDL_FACTOR = op("linalg_ldl_factor_ex", ("x",), rule=_factor_rule(("rows", _int32), ("batch", _int32)),
+                reference=numpy_linalg.ldl_factor, kernel=tla.ldl_factor, outputs=("LD", "pivots", "info"))
 
 
 class NotImplementedNode(Node):
@@ -670,10 +661,7 @@ def _ldl_factor(A, hermitian, api):
     L.check_square(api, A)
     L.check_floating(api, A)
     L.check_kernel_dtype(A, "ldl_factor_kernel_cpu")
-    n = A.shape[-1]
-    pivots = L.written(_batch(A) + (n,), _int32, A.device, A.shape)
-    info = L.written(_batch(A), _int32, A.device, A.shape)
-    LD = dispatch(LDL_FACTOR, A, hermitian=bool(hermitian), pivots=pivots, info=info)
+    LD, pivots, info = dispatch(LDL_FACTOR, A, hermitian=bool(hermitian))
     not_implemented_node("aten::linalg_ldl_factor_ex", (A,), (LD, pivots, info))
     return LD, pivots, info
 

@@ -69,12 +69,13 @@ def _transposed(t):
 
 
 # =========================================================================== solve
-def _solve_rule(a, b, *, info):
+def _solve_rule(a, b):
     batch = L.broadcast_batch(a.shape[:-2], b.shape[:-2])
-    return Meta(batch + tuple(b.shape[-2:]), a.dtype)
+    return Meta(batch + tuple(b.shape[-2:]), a.dtype), Meta(tuple(a.shape[:-2]), _int32)
 
 
-SOLVE = op("linalg_solve_ex", ("a", "b"), rule=_solve_rule, reference=numpy_linalg.solve, kernel=tla.solve)
+SOLVE = op("linalg_solve_ex", ("a", "b"), rule=_solve_rule, reference=numpy_linalg.solve, kernel=tla.solve,
+           outputs=("result", "info"))
 
 
 def is_vector_rhs(A, B):
@@ -123,11 +124,11 @@ def _solve(A, B, left, fname):
                            "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
     L.check_same_device(A, B)
     L.check_kernel_dtype(A, "lu_cpu")
-    info = L.written(_batch(A), _int32, A.device, tuple(A.shape) + tuple(B_.shape))
     if left:
-        X = dispatch(SOLVE, A, B_, info=info)
+        X, info = dispatch(SOLVE, A, B_)
     else:      # X A = B  <=>  A^T X^T = B^T
-        X = _transposed(dispatch(SOLVE, A.mT, B_.mT, info=info))
+        X, info = dispatch(SOLVE, A.mT, B_.mT)
+        X = _transposed(X)
     if vector:
         X = _squeeze_last(X)
     L.record_formula("LinalgSolveExBackward0", _solve_backward, (A, B), (X, info), save={"A": A, "X": X},
@@ -152,8 +153,8 @@ def solve(A, B, *, left=True):
 
 
 # =========================================================================== inverse
-INV = op("linalg_inv_ex", ("a",), rule=lambda a, *, info: Meta(tuple(a.shape), a.dtype),
-         reference=numpy_linalg.inv, kernel=tla.inv)
+INV = op("linalg_inv_ex", ("a",), rule=lambda a: (Meta(tuple(a.shape), a.dtype), Meta(tuple(a.shape[:-2]), _int32)),
+         reference=numpy_linalg.inv, kernel=tla.inv, outputs=("inverse", "info"))
 
 
 def _inv_backward(node, g, _ginfo=None):
@@ -168,8 +169,7 @@ def _inv(A, fname, api="linalg.inv"):
     L.check_tensor(fname, A, "A" if fname.startswith("linalg") else "input", 1)
     L.check_square(api, A)
     L.check_floating(api, A, low_precision=False)
-    info = L.written(_batch(A), _int32, A.device, A.shape)
-    X = dispatch(INV, A, info=info)
+    X, info = dispatch(INV, A)
     L.record_formula("LinalgInvExBackward0", _inv_backward, (A,), (X, info), save={"inverse": X})
     return X, info
 
@@ -500,13 +500,14 @@ def ldl_solve(LD, pivots, B, *, hermitian=False):
 
 
 # =========================================================================== least squares
-def _lstsq_svd_rule(a, b, *, rcond, rank, singular_values):
+def _lstsq_svd_rule(a, b, *, rcond):
     batch = L.broadcast_batch(a.shape[:-2], b.shape[:-2])
-    return Meta(batch + (a.shape[-1], b.shape[-1]), a.dtype)
+    return (Meta(batch + (a.shape[-1], b.shape[-1]), a.dtype), Meta(tuple(a.shape[:-2]), _int64),
+            Meta(tuple(a.shape[:-2]) + (min(a.shape[-2:]),), a.dtype))
 
 
 LSTSQ_SVD = op("linalg_lstsq_svd", ("a", "b"), rule=_lstsq_svd_rule, reference=numpy_linalg.lstsq_svd,
-               kernel=tla.lstsq_svd)
+               kernel=tla.lstsq_svd, outputs=("solution", "rank", "singular_values"))
 
 DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
@@ -631,11 +632,9 @@ def lstsq(input, b, rcond=None, *, driver=None):
                                                                device=A.device)
         full_rank = True
     else:
-        rank = zeros(_batch(A), dtype=_int64, device=A.device)
+        X, rank, singular_values = dispatch(LSTSQ_SVD, A, B, rcond=float(rcond))
         if driver != "gelsy":
-            sv = zeros(_batch(A) + (k,), dtype=A.dtype, device=A.device)
-        X = dispatch(LSTSQ_SVD, A, B, rcond=float(rcond), rank=rank,
-                     singular_values=sv if driver != "gelsy" else None)
+            sv = singular_values
         full_rank = rank.numel() == 0 or bool((rank == n).all())
     with no_grad():
         if m > n and driver != "gelsy" and full_rank:

@@ -109,10 +109,11 @@ def _cholesky_small(out, x, info, upper, offset=0, keep_info=False):
                 UPPER=bool(upper), KEEP_INFO=keep_info, BLOCK=_pow2(n), num_warps=settings()["warps"])
 
 
-def cholesky(out, x, *, compute, upper, info):
-    """out = the Cholesky factor of x (lower, or U = L^T with ``upper``) read from x's lower
-    (upper) triangle; info = the order of the first leading minor that is not positive
-    definite (0: none)."""
+def cholesky(outs, x, *, compute, upper):
+    """outs = (the Cholesky factor of x (lower, or U = L^T with ``upper``) read from x's lower
+    (upper) triangle, info = the order of the first leading minor that is not positive
+    definite (0: none))."""
+    out, info = outs
     n = int(out.shape[-1])
     cfg = settings()
     if n <= cfg["small_n"]:
@@ -136,9 +137,10 @@ def cholesky(out, x, *, compute, upper, info):
 
 
 # --------------------------------------------------------------------------- LU
-def lu_factor(out, x, *, compute, pivot, pivots, info):
-    """out = the packed LU factorization of x (getrf), pivots = its 1-based row exchanges,
-    info = its first zero pivot (1-based; 0: none)."""
+def lu_factor(outs, x, *, compute, pivot):
+    """outs = (the packed LU factorization of x (getrf), its 1-based row exchanges, its first
+    zero pivot (1-based; 0: none))."""
+    out, pivots, info = outs
     m, n = (int(s) for s in out.shape[-2:])
     kmin = min(m, n)
     cfg = settings()
@@ -291,20 +293,21 @@ def _factor(a, info):
     batch = tuple(a.shape[:-2])
     lu = tb._scratch(a, batch + (n, n), a.dtype)
     piv = tb._scratch(a, batch + (n,), tb._dtype("int32"))
-    lu_factor(lu, a, compute=None, pivot=True, pivots=piv, info=info)
+    lu_factor((lu, piv, info), a, compute=None, pivot=True)
     return lu, piv
 
 
-def solve(out, a, b, *, compute, info):
-    """out = A^-1 B for each (broadcast) pair: A factorised over its own batch (info: its
-    first zero pivot per matrix), then the LU solve."""
-    if a.numel():
-        lu, piv = _factor(a, info)
-        _lu_solve_left(out, lu, piv, b, False)
+def solve(outs, a, b, *, compute):
+    """outs = (A^-1 B for each (broadcast) pair, the first zero pivot of each matrix of A): A
+    factorised over its own batch, then the LU solve."""
+    out, info = outs
+    lu, piv = _factor(a, info)
+    _lu_solve_left(out, lu, piv, b, False)
 
 
-def inv(out, a, *, compute, info):
-    """out = A^-1: the LU solve of the identity."""
+def inv(outs, a, *, compute):
+    """outs = (A^-1: the LU solve of the identity, the first zero pivot of each matrix)."""
+    out, info = outs
     n = int(a.shape[-1])
     lu, piv = _factor(a, info)
     eye = tb.upload(a, np.eye(n, dtype=np.dtype(a.dtype.name)))
@@ -313,8 +316,9 @@ def inv(out, a, *, compute, info):
 
 
 # --------------------------------------------------------------------------- Householder
-def geqrf(out, x, *, compute, tau):
-    """out = x's Householder QR in LAPACK's packed form, tau = the reflectors' factors."""
+def geqrf(outs, x, *, compute):
+    """outs = (x's Householder QR in LAPACK's packed form, the reflectors' factors tau)."""
+    out, tau = outs
     k = _kernels()
     cfg = settings()
     m, n = (int(s) for s in out.shape[-2:])
@@ -346,16 +350,14 @@ def _write(dst, array):
     tb.copy(dst, tb._View(array.shape, tb._contiguous_strides(array.shape), 0, flat._storage, flat.dtype))
 
 
-def ldl_factor(out, x, *, compute, hermitian, pivots, info):
+def ldl_factor(outs, x, *, compute, hermitian):
     """sytrf's Bunch-Kaufman LDL^T has no Triton kernel: its pivoting decides between 1 x 1 and
     2 x 2 blocks matrix by matrix; the NumPy reference runs on a host copy and the results are
     copied back (a synchronising round trip)."""
     from .. import numpy_linalg
-    piv = np.zeros(tuple(pivots.shape), np.int32)
-    codes = np.zeros(tuple(info.shape), np.int32)
-    _write(out, numpy_linalg.ldl_factor(_to_host(x), pivots=piv, info=codes, hermitian=hermitian))
-    _write(pivots, piv)
-    _write(info, codes)
+    for out, array in zip(outs, numpy_linalg.ldl_factor(_to_host(x), hermitian=hermitian)):
+        if out.numel():
+            _write(out, array)
 
 
 def ldl_solve(out, ld, piv, b, *, compute, hermitian):
@@ -364,6 +366,6 @@ def ldl_solve(out, ld, piv, b, *, compute, hermitian):
     _write(out, numpy_linalg.ldl_solve(_to_host(ld), _to_host(piv), _to_host(b), hermitian=hermitian))
 
 
-def lstsq_svd(out, a, b, *, compute, rcond, rank, singular_values):
+def lstsq_svd(outs, a, b, *, compute, rcond):
     """torch has only the QR driver ('gels') on cuda, and so does tritensor."""
     raise NotImplementedError("torch.linalg.lstsq: `driver` other than `gels` is not supported on CUDA")
