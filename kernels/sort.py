@@ -1,6 +1,6 @@
 """Sorting along one dim: a bitonic sort of (key, index) pairs within a tile, then merge-path
 merges of sorted runs across tiles (sort, argsort, topk, and the selections built on them); and
-the binary search of searchsorted / bucketize (the end of this file).
+the binary search of searchsorted / bucketize and the histogram counts (the end of this file).
 
 Keys. Every value is mapped to an integer whose signed order is torch's order of the values
 (``order_key``): integers as themselves (bool and the 8/16/32-bit types in int32, int64 in
@@ -246,3 +246,13 @@ def searchsorted_kernel(seq_ptr, sorter_ptr, val_ptr, out_ptr, n, base, N, inner
         lo = tl.where(active & right_of, mid + 1, lo)
         hi = tl.where(active & (right_of == 0), mid, hi)
     store_cast(out_ptr + strided_offset(p, vshape, o_strides, VRANK), lo, mask)
+
+
+@triton.jit
+def count_kernel(pos_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out[pos[i]] += 1 for every i with pos[i] >= 0 (histogram counts): int64 atomics, whose
+    sums are the same in any order (deterministic, unlike float atomics)."""
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    p = tl.load(pos_ptr + i, mask=mask, other=-1)
+    tl.atomic_add(out_ptr + p, tl.full([BLOCK], 1, tl.int64), mask=mask & (p >= 0))

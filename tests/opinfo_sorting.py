@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 import tritensor as tt
-from opinfo import GRAD_CASES, SampleInput, _randn, cases, record, rng_for
+from opinfo import GRAD_CASES, SampleInput, _randn, cases, record, rng_for, table_op
 
 SORT_DTYPES = (tt.bool, tt.uint8, tt.int8, tt.int16, tt.int32, tt.int64, tt.float16, tt.bfloat16,
                tt.float32, tt.float64)
@@ -445,3 +445,16 @@ record("histogram", lambda x, bins, weight, **kw: tt.histogram(x, bins, weight=w
 record("histogramdd", lambda x, weight, **kw: (lambda r: (r.hist,) + tuple(r.bin_edges))(
     tt.histogramdd(x, weight=weight, **kw)),
        (tt.float32, tt.float64), _histogram_samples("histogramdd"), _np_histogramdd)
+
+
+def _count_reference(positions, size):
+    counts = np.zeros(size, np.int64)
+    for p in positions.reshape(-1).tolist():
+        if p >= 0:
+            counts[p] += 1
+    return counts
+
+
+record("bin_count", lambda p, size: table_op("bin_count", p, size=size), (tt.int64,), lambda device, dtype: (
+    SampleInput((tt.tensor(rng_for("bin_count", d).integers(-2, 7, n), device=device),), {"size": size}, desc=d)
+    for d, n, size in (("crossing-blocks", 300, 9), ("none", 0, 3))), _count_reference)

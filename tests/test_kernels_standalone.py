@@ -1103,6 +1103,7 @@ for b_name, v_name, c, right in [("float32", "float32", "float32", False), ("int
     tsort.searchsorted(T((3, 40), "int64"), T((3, 500), b_name, True), T((3, 40), v_name), None, right, c)
 tsort.searchsorted(T((40, 3), "int32"), T((1, 500), "float32"), T((3, 40), "float32", True), T((1, 500), "int64"), True,
                    "float32")                                                    # one row, a sorter, int32 out
+tsort.count(T((50,), "int64"), T((3000,), "int64"))                             # histogram counts: int64 atomics
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -233,3 +233,8 @@ def searchsorted(boundaries, values, right=False, sorter=None, out_int32=False, 
         lo = np.where(active & right_of, mid + 1, lo)
         hi = np.where(active & ~right_of, mid, hi)
     return lo.reshape(v.shape).astype(np.int32 if out_int32 else np.int64)
+
+
+def bin_count(positions, size, **_):
+    """How often each of ``size`` bins occurs among ``positions`` (negative ones not counted)."""
+    return np.bincount(positions[positions >= 0], minlength=size).astype(np.int64)

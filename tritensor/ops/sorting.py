@@ -518,7 +518,7 @@ def _index_out(name, result, out):
 
 
 declare("searchsorted", searchsorted, method=False, out=_index_out)
-declare("bucketize", bucketize, out=_index_out)
+declare("bucketize", bucketize, method=False, out=_index_out)
 
 
 # ------------------------------------------------------------------ outputs with no derivative
@@ -674,9 +674,21 @@ declare("unique_consecutive", unique_consecutive)
 
 
 # ------------------------------------------------------------------ bincount / histc / histogram / histogramdd
-# Counting is a deterministic scatter_add (ops/indexing.py: each bin summed by one lane, in input
-# order, no float atomics) of ones or weights into the bins; the bin of each element comes from
-# torch's formulas. Like torch, the sizes and ranges read from the data are read on the host.
+# The bin of each element comes from torch's formulas (-1: not counted). Counts are one table
+# entry, BIN_COUNT (kernels/sort.py count_kernel: int64 atomics, whose sums do not depend on
+# their order); weighted sums are a deterministic scatter_add of the weights (ops/indexing.py:
+# each bin summed by one lane, in input order, no float atomics). Like torch, the sizes and
+# ranges read from the data are read on the host.
+BIN_COUNT = op("bin_count", ("positions",), rule=lambda positions, size: Meta((size,), _dt.int64, _dt.int64),
+               reference=numpy_sort.bin_count, kernel=lambda out, positions, *, compute, size: tsort.count(out, positions),
+               differentiable=False)
+
+
+def _counts(positions, size, dtype):
+    """How often each of ``size`` bins occurs among int64 ``positions`` (< 0: not counted), in ``dtype``."""
+    counts = dispatch(BIN_COUNT, positions.contiguous(), size=size)
+    return counts if dtype is _dt.int64 else counts.to(dtype)
+
 def _number_text(v):
     return "inf" if v == math.inf else "-inf" if v == -math.inf else "nan" if v != v else f"{v:g}"
 
@@ -706,7 +718,7 @@ def bincount(input, weights=None, minlength=0):
         size = max(minlength, high + 1)
         index = input.to(_dt.int64)
         if weights is None:
-            return zeros((size,), dtype=_dt.int64, device=input.device).scatter_add(0, index, ones_like(index))
+            return _counts(index, size, _dt.int64)
         dtype = _dt.float32 if weights.dtype is _dt.float32 else _dt.float64
         out = zeros((size,), dtype=dtype, device=input.device).scatter_add(0, index, weights.to(dtype))
     return not_implemented_node("aten::bincount", (weights,), (out,))[0]
@@ -753,9 +765,7 @@ def histc(input, bins=100, min=0, max=0):
         lo, hi = (tensor(v, dtype=input.dtype, device=input.device) for v in (low, high))
         inside = (x >= lo) & (x <= hi)
         pos = ((x - lo) / (hi - lo) * bins).to(_dt.int64).clamp(max=bins - 1)
-        keep = inside.nonzero().reshape(-1)
-        hist = zeros((bins,), dtype=input.dtype, device=input.device)
-        return hist.scatter_add(0, pos.index_select(0, keep), ones_like(keep, dtype=input.dtype))
+        return _counts(where(inside, pos, -1), bins, input.dtype)
 
 
 def _histogramdd(api, input, bins, range_, weight, density):
@@ -826,10 +836,12 @@ def _histogramdd(api, input, bins, range_, weight, density):
             inside = inside & (x >= e[0]) & (x <= e[-1])
             pos = (_searchsorted(e, x, False, True, None, None) - 1).clamp(0, shape[d] - 1)
             flat = flat * shape[d] + pos
-        keep = inside.nonzero().reshape(-1)
-        values = (weight.reshape(-1) if weight is not None else ones_like(flat, dtype=input.dtype)).index_select(0, keep)
-        hist = zeros((math.prod(shape),), dtype=input.dtype, device=input.device)
-        hist = hist.scatter_add(0, flat.index_select(0, keep), values).reshape(shape)
+        if weight is None:
+            hist = _counts(where(inside, flat, -1), math.prod(shape), input.dtype).reshape(shape)
+        else:
+            keep = inside.nonzero().reshape(-1)
+            hist = zeros((math.prod(shape),), dtype=input.dtype, device=input.device)
+            hist = hist.scatter_add(0, flat.index_select(0, keep), weight.reshape(-1).index_select(0, keep)).reshape(shape)
         if density:      # torch's order: over the total, then over each dim's bin widths
             hist = hist / hist.sum()
             for d, e in enumerate(edges):

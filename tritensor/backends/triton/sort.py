@@ -1,5 +1,5 @@
-"""Launchers of the sorting kernels (kernels/sort.py): sort / argsort / topk along one dim, and
-searchsorted's binary search.
+"""Launchers of the sorting kernels (kernels/sort.py): sort / argsort / topk along one dim,
+searchsorted's binary search and the histogram counts.
 
 A row is every element along ``dim`` at one position of the other dims (coalesced across the
 operands, any strides, read and written in place; ranks past MAX_RANK loop in pieces). Rows that
@@ -141,3 +141,16 @@ def searchsorted(out, boundaries, values, sorter, right, compute):
                 b_row_stride, b_stride, s_row_stride, s_stride, N.bit_length(), RIGHT=bool(right),
                 SORTER=sorter is not None, PER_ROW=per_row, COMPUTE=tb._kernels().compute[compute],
                 VRANK=len(p_shape), BLOCK=block, num_warps=cfg["warps"])
+
+
+def count(out, positions):
+    """out (int64, contiguous) = how often each bin occurs among ``positions`` (contiguous int64;
+    negative positions are not counted)."""
+    tb.fill(out, 0)
+    n = positions.numel()
+    if n == 0 or out.numel() == 0:
+        return
+    cfg = settings()
+    block = cfg["search_block"]
+    tb._run(_kernels().count_kernel, (tb._cdiv(n, block),), pointer(positions), pointer(out), n, BLOCK=block,
+            num_warps=cfg["warps"])
