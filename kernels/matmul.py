@@ -87,3 +87,61 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, d_ptr, M, N, K,
         store_cast(c_ptrs, acc, mask)   # round to nearest even, the same bits compiled or interpreted
     else:
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit(do_not_specialize=["alpha", "beta"])
+def matmul_int_kernel(a_ptr, b_ptr, c_ptr, d_ptr, M, N, K,
+                      stride_ab, stride_am, stride_ak,
+                      stride_bb, stride_bk, stride_bn,
+                      stride_cb, stride_cm, stride_cn,
+                      stride_db, stride_dm, stride_dn,
+                      alpha, beta,
+                      HAS_D: tl.constexpr, SCALE: tl.constexpr,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      GROUP_M: tl.constexpr):
+    """The integer C = alpha * A @ B + beta * D (uint8, int8, int16, int32, int64 operands), exact:
+    every product and sum in int64, wrapping modulo 2**64 as torch's CPU kernels do, then
+    truncated to C's width on the store (the low bits of a wrapped sum are those of the sum in any
+    wider type, so a narrow result equals torch's). tl.dot has no int64 form on a GPU (and its
+    int8 form accumulates in int32), so each K step is a broadcast multiply of the [BLOCK_M,
+    BLOCK_K] and [BLOCK_K, BLOCK_N] tiles summed over K: CUDA-core work, no tensor cores.
+    alpha and beta are the integers torch converts its scalars to; the tile order and the
+    clamped rows/columns are matmul_kernel's."""
+    pid = tl.program_id(0)
+    batch = tl.program_id(1).to(tl.int64)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_pid_n
+    group = pid // in_group
+    first_m = group * GROUP_M
+    group_rows = tl.minimum(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % in_group) % group_rows
+    pid_n = (pid % in_group) // group_rows
+
+    rm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    am = rm % M
+    bn = rn % N
+    sak = tl.cast(stride_ak, tl.int64)
+    sbk = tl.cast(stride_bk, tl.int64)
+    a_ptrs = a_ptr + batch * stride_ab + am[:, None] * stride_am + rk[None, :] * sak
+    b_ptrs = b_ptr + batch * stride_bb + rk[:, None] * sbk + bn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int64)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0).to(tl.int64)
+        b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0).to(tl.int64)
+        acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)
+        a_ptrs += BLOCK_K * sak
+        b_ptrs += BLOCK_K * sbk
+
+    if SCALE:
+        acc = acc * alpha.to(tl.int64)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    if HAS_D:
+        d = tl.load(d_ptr + batch * stride_db + rm[:, None] * stride_dm + rn[None, :] * stride_dn,
+                    mask=mask, other=0)
+        acc += beta.to(tl.int64) * d.to(tl.int64)
+    c_ptrs = c_ptr + batch * stride_cb + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)

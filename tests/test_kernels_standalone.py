@@ -950,6 +950,9 @@ tmm.matmul(T((300, 200), "float16"), T((300, 70), "float16", True), T((70, 200),
 tmm.matmul(T((3, 40, 50), "bfloat16"), T((3, 40, 70), "bfloat16"), T((3, 70, 50), "bfloat16", True),
            T((50,), "bfloat16"), alpha=0.5, beta=2.0, config=_MM_SMALL)                     # batched + bias epilogue
 tmm.matmul(T((3, 40, 50), "float32"), T((3, 40, 70), "float32"), T((70, 50), "float32"), config=_MM_SMALL)  # batch folded
+for name in ("int64", "int8", "uint8"):   # the integer kernel: int64 multiply-adds (no tl.dot), bias epilogue
+    tmm.matmul(T((3, 40, 50), name), T((3, 40, 70), name), T((70, 50), name, True), T((50,), name),
+               alpha=3, beta=2, config=tmm.INT_CONFIG)
 # pointwise math: integer flavours of the rounding / division FNs, the integer-only bitwise FNs,
 # float64 for the series (expm1, log1p) and the clamp ternary with scalar bounds
 for fn in ("floor", "ceil", "trunc", "round", "sign", "bitwise_not", "logical_not", "isnan", "isinf", "isfinite"):

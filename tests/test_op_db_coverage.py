@@ -5,7 +5,9 @@ torch.testing._internal.common_methods_invocations) against tritensor's public s
 ``tests/data/make_op_db_names.py``; tritensor never imports torch). A name counts as implemented
 when it resolves in tritensor's namespace as it does in torch's: ``linalg.solve`` is
 ``tt.linalg.solve``, ``nn.functional.relu`` is ``tt.nn.functional.relu``, ``torch.ops.aten.x`` is
-``tt.ops.aten.x``, and a bare name is ``tt.<name>`` or a Tensor attribute (``H``, ``__radd__``).
+``tt.ops.aten.x``, and a bare name is ``tt.<name>``, a Tensor attribute (``H``, ``__radd__``) or,
+where op_db's entry is an ATen operator with no public function (``slice`` is aten.slice.Tensor),
+``tt.ops.aten.<name>``.
 
 Every public name (not starting with ``_``) must be implemented or sit on ``ELSEWHERE`` with the
 issue that builds it and why; a name on ``ELSEWHERE`` that becomes implemented must leave it (the
@@ -94,13 +96,7 @@ PENDING_BY_FAMILY = {
         nonzero_static
     """.split(),
     "shape_construction": """
-        H mH atleast_1d atleast_2d atleast_3d block_diag broadcast_tensors broadcast_to
-        cartesian_prod column_stack combinations diag diagflat dsplit dstack hsplit vsplit kron
-        meshgrid ravel repeat_interleave rot90 tile einsum tensordot inner vdot addmv addr addbmm
-        alias_copy as_strided_copy diagonal_copy expand_copy narrow_copy permute_copy
-        split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy unfold_copy
-        unsqueeze_copy view_copy empty_permuted empty_strided new_empty_strided logspace
-        scalar_tensor slice unsafe_chunk unsafe_split resize_as_ signal.windows.bartlett
+        empty_permuted empty_strided new_empty_strided logspace scalar_tensor signal.windows.bartlett
         signal.windows.blackman signal.windows.cosine signal.windows.exponential
         signal.windows.gaussian signal.windows.general_cosine signal.windows.general_hamming
         signal.windows.hamming signal.windows.hann signal.windows.kaiser signal.windows.nuttall
@@ -158,6 +154,8 @@ def resolve(name):
             break
     if obj is None and len(path) == 1:
         obj = getattr(tt.Tensor, name, None)
+    if obj is None and len(path) == 1:
+        obj = getattr(getattr(tt.ops, "aten", None), name, None)
     return obj
 
 

@@ -19,6 +19,10 @@ checks that there is no import cycle):
     factorizations, solvers    (torch.linalg's factorizations and the solvers built on them;
                _linalg is what they share)
     special    lgamma, digamma, erfc, i0, igamma ... and torch.special's functions
+    view_copies  the view ops' copies (*_copy) and in-place forms (t_ ...), T/mT/H/mH
+    shape_ops    shape and construction composites (tile, kron, block_diag, meshgrid ...)
+    einsum       contractions through the matmul kernels (einsum, tensordot, inner, chain_matmul)
+    aten         tt.ops.aten: ATen operators with no public function (aten.slice.Tensor)
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
@@ -27,4 +31,5 @@ from . import pointwise_math  # noqa: F401
 from . import indexing, random, linalg, nn, pdist, sorting  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
 from . import special  # noqa: F401
+from . import view_copies, shape_ops, einsum, aten  # noqa: F401
 from .table import TABLE  # noqa: F401

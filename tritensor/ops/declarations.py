@@ -8,7 +8,7 @@ tritensor/__init__.py and tritensor/_methods.py generate tt.* and Tensor's metho
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from ..tensor import Size, Tensor, read_only
+from ..tensor import Size, Tensor
 from . import copy as _copy
 from . import creation as _creation
 from . import elementwise as _ew  # noqa: F401  (declares the arithmetic core)
@@ -23,6 +23,7 @@ from . import reduce as _reduce
 from . import scan as _scan
 from . import softmax as _softmax
 from . import views as _views
+from . import view_copies as _view_copies
 from .surface import declare, resize_, write_out
 
 # --------------------------------------------------------------------------- reductions
@@ -49,10 +50,14 @@ declare("log_softmax", _softmax.log_softmax, functional="own")
 declare("sum_to_size", method=_reduce.sum_to_size)
 
 # --------------------------------------------------------------------------- views
-for _name in ("reshape", "permute", "t", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow",
-              "select", "unbind", "diagonal", "diag_embed", "diagonal_scatter", "as_strided"):
+for _name in ("reshape", "permute", "flatten", "unflatten", "narrow", "select", "unbind", "diagonal",
+              "diag_embed", "diagonal_scatter"):
     declare(_name, getattr(_views, _name))
-declare("transpose", _views.transpose, aliases=("swapaxes",))
+# the in-place view ops (ops/view_copies.py): the tensor itself takes the view's geometry
+for _name in ("t", "squeeze", "unsqueeze"):
+    declare(_name, getattr(_views, _name), inplace=getattr(_view_copies, _name + "_"))
+declare("as_strided", _views.as_strided, inplace=_view_copies.as_strided_, inplace_function=True)
+declare("transpose", _views.transpose, aliases=("swapaxes", "swapdims"), inplace=_view_copies.transpose_)
 declare("movedim", _views.movedim, aliases=("moveaxis",))
 declare("view", method=_views.view)
 declare("expand", method=_views.expand)
@@ -60,8 +65,6 @@ declare("unfold", method=_views.unfold)
 declare("view_as", method=lambda self, other: _views.view(self, other.shape))
 declare("reshape_as", method=lambda self, other: _views.reshape(self, other.shape))
 declare("expand_as", method=lambda self, other: _views.expand(self, other.shape))
-declare("T", method=read_only(lambda self: _views.permute(self, tuple(reversed(range(self.dim())))), "T"))
-declare("mT", method=read_only(lambda self: _views.transpose(self, -2, -1), "mT"))
 
 # --------------------------------------------------------------------------- copies, devices, dtypes
 declare("clone", _copy.clone)
@@ -103,6 +106,18 @@ declare("dot", _linalg.dot, out="dot")
 declare("mv", _linalg.mv, out="mv")
 declare("outer", _linalg.outer, aliases=("ger",), out="cast")
 declare("linear", method=False, functional="own")   # F.linear only (no torch.linear)
+declare("vdot", _linalg.vdot, out="dot")
+declare("addmv", _linalg.addmv, inplace=_linalg.addmv_, inplace_function=True, out="exact")
+declare("addr", _linalg.addr, inplace=_linalg.addr_, out="cast")
+
+
+def _addbmm_out(name, result, out):
+    if out.dtype is not result.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_dt.type_name(out.dtype)} and "
+                           f"{_dt.type_name(result.dtype)}")
+
+
+declare("addbmm", _linalg.addbmm, inplace=_linalg.addbmm_, out=_addbmm_out)
 
 # --------------------------------------------------------------------------- joining, splitting
 declare("cat", _join.cat, method=False, aliases=("concat", "concatenate"), out="cat")

@@ -20,8 +20,11 @@ Backward: dA = dC @ B^T and dB = A^T @ dC, written with these same ops on transp
 copies) so that create_graph differentiates them again; gradients of broadcast batch dims (and of
 addmm's broadcast input) are summed back to each input's shape.
 
-Dtypes: float16, bfloat16, float32 (accumulating in float32) and float64; both operands must have
-the same dtype (torch does not promote in matmul); integers are rejected with torch's message.
+Dtypes: float16, bfloat16, float32 (accumulating in float32) and float64, and the integers
+uint8/int8/int16/int32/int64 as torch 2.13's CPU computes them (exact, wrapping: the integer
+kernel accumulates in int64; alpha and beta are truncated to integers, as torch converts them);
+both operands must have the same dtype (torch does not promote in matmul); bool is rejected with
+torch's message.
 The float32 precision on cuda is ``tt.backends.cuda.matmul.allow_tf32`` /
 ``tt.set_float32_matmul_precision`` (default IEEE float32).
 """
@@ -36,8 +39,9 @@ from ..backends.base import backend_for
 from ..backends.triton import matmul as tmm
 from ..tensor import Tensor
 from ._checks import check_tensor as _check_tensor
-from .copy import to_device
-from .dispatch import dispatch, dispatch_inplace
+from ..autograd.grad_mode import is_grad_enabled
+from .copy import copy_into, to_device
+from .dispatch import _rebase_inplace, check_inplace, dispatch, dispatch_inplace
 from .elementwise import _needed, add, broadcast_shapes, mul
 from .reduce import sum_to_size
 from .table import Meta, op, signature_rule
@@ -51,9 +55,9 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "
 
 # --------------------------------------------------------------------------- checks
 def _check_floating(x, cpu_name, cuda_name):
-    """Matmul is implemented for floating types only (torch's cuda, not its cpu, is the model):
-    torch's dispatch error otherwise, a NotImplementedError (a RuntimeError) as in torch."""
-    if not x.dtype.is_floating_point:
+    """Matmul is implemented for the floating and integer types (torch 2.13's CPU kernels): bool
+    gets torch's dispatch error, a NotImplementedError (a RuntimeError) as in torch."""
+    if x.dtype is _dt.bool_:
         name = backend_for(x.device).torch_name(cpu_name, cuda_name)
         raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(x.dtype)}\'')
 
@@ -279,11 +283,15 @@ def bmm(input, mat2):
     return dispatch(BMM, input, mat2)
 
 
-def _scalar(name, v):
+def _scalar(name, v, dtype=None):
+    """alpha/beta as a Python number; for an integer ``dtype``, the integer torch converts it to
+    (C's truncation: 2.5 -> 2)."""
     if isinstance(v, Tensor):
         v = v.item()
     if not isinstance(v, (int, float)):
         raise TypeError(f"{name} must be a number, not {type(v).__name__}")
+    if dtype is not None and not dtype.is_floating_point and dtype is not _dt.bool_:
+        return int(v)
     return v
 
 
@@ -299,15 +307,15 @@ def _as_input(input, like):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     for i, (t, n) in enumerate(((input, "input"), (mat1, "mat1"), (mat2, "mat2"))):
         _check_tensor("addmm", t, n, i + 1)
-    return dispatch(ADDMM, _as_input(input, mat1), mat1, mat2, beta=_scalar("beta", beta),
-                    alpha=_scalar("alpha", alpha))
+    return dispatch(ADDMM, _as_input(input, mat1), mat1, mat2, beta=_scalar("beta", beta, mat1.dtype),
+                    alpha=_scalar("alpha", alpha, mat1.dtype))
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     for i, (t, n) in enumerate(((input, "input"), (batch1, "batch1"), (batch2, "batch2"))):
         _check_tensor("baddbmm", t, n, i + 1)
-    return dispatch(BADDBMM, _as_input(input, batch1), batch1, batch2, beta=_scalar("beta", beta),
-                    alpha=_scalar("alpha", alpha))
+    return dispatch(BADDBMM, _as_input(input, batch1), batch1, batch2, beta=_scalar("beta", beta, batch1.dtype),
+                    alpha=_scalar("alpha", alpha, batch1.dtype))
 
 
 def _matmul_nd(x, y):
@@ -327,7 +335,7 @@ def dot(input, tensor):
     return _dot(input, tensor)
 
 
-def _dot(x, y):
+def _dot(x, y, node="DotBackward0"):
     if x.dtype is not y.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_dt.type_name(x.dtype)} and {_dt.type_name(y.dtype)}")
@@ -336,8 +344,8 @@ def _dot(x, y):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the "
                            f"same number of elements, but got {n} and {m} elements respectively")
     _check_floating(x, "dot", "dot")
-    # one DotBackward0 node, as torch's
-    return named_composite("DotBackward0", lambda a, b: mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(()), x, y)
+    # one DotBackward0 (VdotBackward0) node, as torch's
+    return named_composite(node, lambda a, b: mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(()), x, y)
 
 
 def mv(input, vec):
@@ -364,7 +372,7 @@ def _check_mv(mat_shape, mat_dtype, vec_dtype, like, n):
     if mat_dtype is not vec_dtype:
         v, m = _dt.type_name(vec_dtype), _dt.type_name(mat_dtype)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {v}, {m}, and {v}")
-    if not mat_dtype.is_floating_point:
+    if mat_dtype is _dt.bool_:
         name = backend_for(like.device).torch_name("addmv_impl_cpu", "addmv_impl_cuda")
         raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(mat_dtype)}\'')
 
@@ -531,7 +539,7 @@ def _inplace(entry, self, operands, beta, alpha):
     for i, (t, n) in enumerate(operands):
         _check_tensor(f"{entry.name}_", t, n, i + 1)
     a, b = (t for t, _ in operands)
-    beta, alpha = _scalar("beta", beta), _scalar("alpha", alpha)
+    beta, alpha = _scalar("beta", beta, a.dtype), _scalar("alpha", alpha, a.dtype)
     _check_inplace_shape(self, entry.rule(self, a, b, beta=beta, alpha=alpha).shape)
     return dispatch_inplace(entry, self, *_unaliased(self, a, b), beta=beta, alpha=alpha)
 
@@ -593,3 +601,156 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}")
     result = add(out, bias)             # in the promoted dtype, as add_ computes
     return result if result.dtype is out.dtype else result.to(out.dtype)
+
+
+# --------------------------------------------------------------------------- addmv, addr, addbmm, vdot
+def vdot(input, other):
+    """torch.vdot: the dot product, the first vector conjugated (real tensors: dot); one
+    VdotBackward0 node."""
+    _check_tensor("vdot", input)
+    _check_tensor("vdot", other, "other", 2)
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
+    return _dot(input, other, "VdotBackward0")
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """torch.addmv: beta * input + alpha * (mat @ vec), input broadcast to (rows,) (beta == 0
+    ignores it, NaN included); one AddmvBackward0 node over addmm's kernel."""
+    for i, (t, n) in enumerate(((input, "input"), (mat, "mat"), (vec, "vec"))):
+        _check_tensor("addmv", t, n, i + 1)
+    _check_addmv(input, mat, vec)
+    beta, alpha = _scalar("beta", beta, vec.dtype), _scalar("alpha", alpha, vec.dtype)
+    return named_composite("AddmvBackward0", _addmv, _as_input(input, mat), mat, vec, beta=beta, alpha=alpha)
+
+
+def _check_addmv(input, mat, vec):
+    if not (mat.dim() == 2 and vec.dim() == 1 and input.dim() <= 1):
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}")
+    rows, k = mat.shape
+    if k != vec.shape[0] or not (input.numel() == rows or input.numel() == 1):
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.dim() else 1}), mat ({rows}x{k}), "
+                           f"vec ({vec.shape[0]})")
+    if not (input.dtype is mat.dtype is vec.dtype):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_dt.type_name(input.dtype)}, "
+                           f"{_dt.type_name(mat.dtype)}, and {_dt.type_name(vec.dtype)}")
+    if mat.dtype is _dt.bool_:
+        name = backend_for(mat.device).torch_name("addmv_impl_cpu", "addmv_impl_cuda")
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+
+
+def _addmv(input, mat, vec, beta, alpha):
+    column = dispatch(ADDMM, input.reshape(-1, 1), mat, vec.unsqueeze(1), beta=beta, alpha=alpha)
+    return column.squeeze(1)
+
+
+def _addr_scalar(dtype, value, name):
+    """torch's check_addr_scalar, then the value as the result's dtype reads it."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if isinstance(value, bool) and dtype is not _dt.bool_:
+        raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+    if not dtype.is_floating_point and isinstance(value, float):
+        raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+    return bool(value) if dtype is _dt.bool_ else value
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """torch.addr: beta * input + alpha * outer(vec1, vec2), computed as torch's TensorIterator
+    kernel does (the three operands promoted to one dtype; ``alpha * vec1 * vec2``; beta == 0
+    ignores input; bool: ``beta and input or alpha and vec1 and vec2``); one AddrBackward0 node."""
+    for i, (t, n) in enumerate(((input, "input"), (vec1, "vec1"), (vec2, "vec2"))):
+        _check_tensor("addr", t, n, i + 1)
+    for t, n in ((vec1, "vec1"), (vec2, "vec2")):
+        if t.dim() != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {n}, but got {t.dim()}-D")
+    _expand_layout(input, (vec1.shape[0], vec2.shape[0]))       # torch's expand errors
+    dtype = _dt.result_type(input, vec1, vec2)
+    beta, alpha = _addr_scalar(dtype, beta, "beta"), _addr_scalar(dtype, alpha, "alpha")
+    return named_composite("AddrBackward0", _addr, input, vec1, vec2, beta=beta, alpha=alpha, dtype=dtype)
+
+
+def _addr(input, vec1, vec2, beta, alpha, dtype):
+    v1, v2 = vec1.to(dtype).unsqueeze(1), vec2.to(dtype)
+    prod = mul(mul(v1, alpha), v2)
+    if beta == 0:
+        return prod
+    return add(mul(input.to(dtype), beta), prod)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """torch.addbmm: beta * input + alpha * sum_b batch1[b] @ batch2[b]. The batch is folded into
+    the contracted dim (batch1 as [n, B*k], batch2 as [B*k, m]): one addmm launch; an empty batch
+    gives beta * input. One AddbmmBackward0 node."""
+    for i, (t, n) in enumerate(((input, "input"), (batch1, "batch1"), (batch2, "batch2"))):
+        _check_tensor("addbmm", t, n, i + 1)
+    shape = (batch1.size(1), batch2.size(2))          # torch reads these first (IndexError on too few dims)
+    _expand_layout(input, shape)
+    if batch1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    if batch1.dtype is not batch2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_dt.type_name(batch1.dtype)} and "
+                           f"{_dt.type_name(batch2.dtype)}")
+    if input.dtype is not batch2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_dt.type_name(input.dtype)} and "
+                           f"{_dt.type_name(batch2.dtype)}")
+    _check_floating(batch1, "addmm_impl_cpu_", "addmm_cuda")
+    beta, alpha = _scalar("beta", beta, batch1.dtype), _scalar("alpha", alpha, batch1.dtype)
+    return named_composite("AddbmmBackward0", _addbmm, _as_input(input, batch1), batch1, batch2, beta=beta,
+                           alpha=alpha)
+
+
+def _addbmm(input, batch1, batch2, beta, alpha):
+    b, n, k = batch1.shape
+    m = batch2.shape[2]
+    rows = batch1.transpose(0, 1).reshape(n, b * k)     # row i: batch1[0, i], batch1[1, i] ...
+    return dispatch(ADDMM, input, rows, batch2.reshape(b * k, m), beta=beta, alpha=alpha)
+
+
+def _composite_inplace(self, compute, *operands):
+    """self = compute(self) in self's memory, as torch's in-place addmv_/addr_/addbmm_: the
+    result must have self's shape (torch's "Bad in-place call" otherwise) and cast to self's
+    dtype; when recorded, self's history is the composite's node (AddmvBackward0 ...), through
+    dispatch's in-place rebase (a snapshot of self's old value feeds the backward)."""
+    check_inplace(self)
+
+    def checked(src):
+        result = compute(src)
+        _check_inplace_shape(self, result.shape)
+        if not _dt.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {_dt.type_name(result.dtype)} can't be cast to the desired output "
+                               f"type {_dt.type_name(self.dtype)}")
+        return result
+
+    if is_grad_enabled() and any(isinstance(t, Tensor) and t.requires_grad for t in (self,) + operands):
+        _rebase_inplace(self, checked, needs_old_self=True)
+        return self
+    copy_into(self, checked(self))
+    self._version_counter.value += 1
+    return self
+
+
+def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    return _composite_inplace(self, lambda s: addmv(s, mat, vec, beta=beta, alpha=alpha), mat, vec)
+
+
+def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    if self.dim() != 2 or tuple(self.shape) != (vec1.shape[0] if vec1.dim() else -1,
+                                                vec2.shape[0] if vec2.dim() else -1):
+        for t, n in ((vec1, "vec1"), (vec2, "vec2")):
+            if t.dim() != 1:
+                raise RuntimeError(f"addr: Expected 1-D argument {n}, but got {t.dim()}-D")
+        raise RuntimeError(f"size mismatch, input: {list(self.shape)}, v1: {list(vec1.shape)}, v2: {list(vec2.shape)}")
+    return _composite_inplace(self, lambda s: addr(s, vec1, vec2, beta=beta, alpha=alpha), vec1, vec2)
+
+
+def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    return _composite_inplace(self, lambda s: addbmm(s, batch1, batch2, beta=beta, alpha=alpha), batch1, batch2)

@@ -422,17 +422,31 @@ def basic_index(x, index):
 
 
 def narrow(x, dim, start, length):
+    """torch.narrow: ``length`` elements of ``dim`` from ``start`` (a view, SliceBackward0),
+    with torch's checks in its order."""
+    if x.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _wrap(dim, x.dim())
     size = x.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
+    if start > size - length:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return basic_index(x, (slice(None),) * d + (slice(start, start + length),))
 
 
 def select(x, dim, index):
+    """torch.select: index ``index`` of ``dim`` (a view, SelectBackward0)."""
+    if x.dim() == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap(dim, x.dim())
+    size, index = x.shape[d], int(index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(x.shape)} at dimension {d}")
     return basic_index(x, (slice(None),) * d + (index,))
 
 

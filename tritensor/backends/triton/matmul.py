@@ -53,6 +53,10 @@ class Config:
 # tests' small K still crosses a block boundary.
 INTERPRETER_CONFIG = Config(32, 32, 16, 4, 4, 1)
 
+# The integer kernel (matmul_int_kernel) is not tuned: int64 multiply-adds on CUDA cores, a
+# [BLOCK_M, BLOCK_K, BLOCK_N] product per K step held in registers (32 int64 per thread here).
+INT_CONFIG = Config(32, 32, 4, 8, 4, 2)
+
 # Candidates for Hopper (sm_90: 228 KB shared memory per SM, wgmma on 64-row warpgroups), by
 # family: what the inputs become inside tl.dot decides the instruction and so the good tiles.
 _C = Config
@@ -239,7 +243,7 @@ def _kernel():
         import triton.language as tl
 
         from tritensor.kernels import matmul as matmul_k
-        _K = (matmul_k.matmul_kernel, {"float64": tl.float64})
+        _K = (matmul_k.matmul_kernel, {"float64": tl.float64}, matmul_k.matmul_int_kernel)
     return _K
 
 
@@ -261,15 +265,17 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
     """out = alpha * a @ b + beta * d (``d`` None or beta == 0: no d term at all).
 
     out: [*batch, M, N] (any strides); a: [*a_batch, M, K]; b: [*b_batch, K, N], each batch
-    broadcastable to ``batch``; d broadcastable to out. a and b have the same floating dtype;
-    products accumulate in float32 (float64 for float64). Nothing runs for an empty out; K == 0
+    broadcastable to ``batch``; d broadcastable to out. a and b have the same dtype: floating
+    (products accumulate in float32, float64 for float64) or integer (matmul_int_kernel: exact
+    int64 arithmetic, wrapping; alpha and beta integers). Nothing runs for an empty out; K == 0
     gives beta * d (or zeros). ``config`` forces a block configuration (no tuning); ``timer``
     replaces the event timer for this call's tuning."""
     if out.numel() == 0:
         return
-    if a.dtype is not b.dtype or not a.dtype.is_floating_point:
-        raise TypeError(f"matmul: operands must share one floating dtype, got {a.dtype} and {b.dtype}")
-    kernel, acc_of = _kernel()
+    if a.dtype is not b.dtype or a.dtype.name == "bool":
+        raise TypeError(f"matmul: operands must share one floating or integer dtype, got {a.dtype} and {b.dtype}")
+    kernel, acc_of, int_kernel = _kernel()
+    integer = not a.dtype.is_floating_point
     import triton.language as tl
     shape = tuple(int(s) for s in out.shape)
     batch, (M, N) = shape[:-2], shape[-2:]
@@ -302,8 +308,13 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
     outer_shape = bshape[:-1]
 
     def launch_all(config):
-        meta = dict(HAS_D=has_d, SCALE=alpha != 1, ACC=acc, PRECISION=precision,
-                    WIDEN=_tb.interpreting() and dtype_name == "bfloat16", **config.meta())
+        if integer:
+            meta = dict(HAS_D=has_d, SCALE=alpha != 1, **config.meta())
+            scalars = (int(alpha), int(beta))
+        else:
+            meta = dict(HAS_D=has_d, SCALE=alpha != 1, ACC=acc, PRECISION=precision,
+                        WIDEN=_tb.interpreting() and dtype_name == "bfloat16", **config.meta())
+            scalars = (_float_bits(alpha), _float_bits(beta))
         grid_x = -(-rows // config.BLOCK_M) * -(-N // config.BLOCK_N)
         for idx in itertools.product(*(range(s) for s in outer_shape)):
             base = [sum(i * st for i, st in zip(idx, s[:-1])) for s in bstrides]
@@ -314,16 +325,18 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
                 ptrs = [pointer(t, o) for t, o in zip(operands, offs)]
                 d_ptr = ptrs[3] if has_d else ptrs[0]
                 dm, dn = mat[3] if has_d else (0, 0)
-                _tb._run(kernel, (grid_x, count), ptrs[1], ptrs[2], ptrs[0], d_ptr, rows, N, K,
-                     inner_strides[1], *mat[1], inner_strides[2], *mat[2], inner_strides[0], *mat[0],
-                     inner_strides[3] if has_d else 0, dm, dn,
-                     _float_bits(alpha), _float_bits(beta), **meta)
+                _tb._run(int_kernel if integer else kernel, (grid_x, count), ptrs[1], ptrs[2], ptrs[0], d_ptr,
+                         rows, N, K, inner_strides[1], *mat[1], inner_strides[2], *mat[2], inner_strides[0],
+                         *mat[0], inner_strides[3] if has_d else 0, dm, dn, *scalars, **meta)
 
     if config is not None:         # chosen by the caller (the sm_90 compile check, tools)
         launch_all(config)
         return
     if _tb.interpreting():
         launch_all(INTERPRETER_CONFIG)
+        return
+    if integer:
+        launch_all(INT_CONFIG)
         return
     layout = "".join("c" if ms[1] == 1 else ("r" if ms[0] == 1 else "s") for ms in mat[1:3])
     key = cache_key(_gpu_name(out._storage.device), dtype_name, precision,

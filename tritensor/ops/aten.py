@@ -1,0 +1,26 @@
+"""``tt.ops.aten``: the ATen operators torch exposes as ``torch.ops.aten.<name>.<overload>`` that
+have no public function of their own. op_db lists ``slice`` (aten.slice.Tensor): the view
+torch's basic indexing makes along one dim. Each is a packet callable as its default overload,
+with the overloads as attributes (``tt.ops.aten.slice.Tensor(x, 1, 0, 2)``)."""
+from __future__ import annotations
+
+from .view_copies import slice_tensor
+
+
+class _Packet:
+    """An operator and its overloads, as torch.ops.aten.<name> is an OpOverloadPacket."""
+
+    def __init__(self, name, **overloads):
+        self.__name__ = name
+        self._default = next(iter(overloads.values()))
+        for overload, fn in overloads.items():
+            setattr(self, overload, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self._default(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<tt.ops.aten.{self.__name__}>"
+
+
+slice = _Packet("slice", Tensor=slice_tensor, default=slice_tensor)  # noqa: A001  (aten's name)
