@@ -72,10 +72,11 @@ def _raw(name):
 
 
 def zip_records(records, entries_delta=0, cd_offset_delta=0, zip64=False, comment=b""):
-    """records: dicts with name (str, or raw bytes) and data, and optionally what the central directory should claim
-    instead of the truth: method (8 = deflate the data), csize, usize, crc, flags, offset,
-    local_name. Stored records are written as torch writes them (no data descriptor). ``zip64``
-    writes the zip64 forms (sizes and offsets in the extra field, the zip64 end records)."""
+    """records: dicts with name (str, or raw bytes) and data, and optionally what the central
+    directory should claim instead of the truth: method (8 = deflate the data), csize, usize, crc,
+    flags, offset, local_name, and an entry comment. Stored records are written as torch writes
+    them (no data descriptor). ``zip64`` writes the zip64 forms (sizes and offsets in the extra
+    field, the zip64 end records)."""
     out, cd = bytearray(), bytearray()
     for r in records:
         name, data, method = _raw(r["name"]), r["data"], r.get("method", 0)
@@ -91,8 +92,9 @@ def zip_records(records, entries_delta=0, cd_offset_delta=0, zip64=False, commen
         if zip64:
             extra = struct.pack("<HHQQQ", 1, 24, usize, csize, offset)
             csize = usize = offset = 0xFFFFFFFF
+        note = r.get("comment", b"")
         cd += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 45, 45, flags, method, 0, 0x21, crc,
-                          csize, usize, len(name), len(extra), 0, 0, 0, 0, offset) + name + extra
+                          csize, usize, len(name), len(extra), len(note), 0, 0, 0, offset) + name + extra + note
     cd_offset = len(out) + cd_offset_delta
     n = len(records) + entries_delta
     out += cd

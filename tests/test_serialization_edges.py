@@ -454,3 +454,114 @@ def test_safetensors_edges(tmp_path):
                                          r"or simply call `\.contiguous\(\)` on your tensor to pack it before "
                                          r"saving\.$"):
         tt.save_file({"t": base.reshape(2, 3).t()}, path)
+
+
+# ------------------------------------------------------------------------------ second mutmut round
+def test_directory_checks_by_their_reasons():
+    records = [dict(r, comment=b"a note") for r in forge.base_records()]       # entry comments are skipped
+    assert _load(forge.zip_records(records))["t"].tolist() == OK
+    good = forge.checkpoint(zip64=True)
+    loc = good.rindex(b"PK\x06\x07")
+    for back in (10, 50):                       # a zip64 end record that would overlap its locator
+        with pytest.raises(RuntimeError, match=CORRUPT + r" \(the zip64 end record lies past its locator\)"):
+            _load(good[:loc + 8] + struct.pack("<Q", loc - back) + good[loc + 16:])
+    plain = forge.checkpoint()
+    eocd = plain.rindex(b"PK\x05\x06")
+    with pytest.raises(RuntimeError, match="unsupported multidisk archive"):      # entries on this disk differ
+        _load(plain[:eocd + 8] + b"\x03\x00" + plain[eocd + 10:])
+    cd = plain.index(b"PK\x01\x02")
+    with pytest.raises(RuntimeError, match=CORRUPT + r" \(a central directory entry runs past the directory\)"):
+        _load(plain[:cd] + b"PK\x09\x09" + plain[cd + 4:])
+    records = forge.base_records()
+    records[2]["offset"] = cd - 10                                  # a local header inside the directory
+    with pytest.raises(RuntimeError, match=CORRUPT + r" \(a local header lies past the data\)"):
+        _load(forge.zip_records(records))
+    # a fake end record at the end of the comment, and the signature inside a record too
+    both = forge.checkpoint(storages={"0": b"PK\x05\x06" * 4}, comment=b"PK\x05\x06 x")
+    assert _load(both)["t"].numel() == 4
+
+
+def test_an_archive_after_other_bytes():
+    buf = io.BytesIO(b"JUNK" + forge.checkpoint())
+    buf.seek(4)
+    assert tt.load(buf)["t"].tolist() == OK
+
+
+def test_inflating_stops_at_the_claim():
+    import tracemalloc
+    big = b"\x80\x02N." + bytes(8 << 20)                 # 8 MiB of pickle that claims 100 bytes
+    records = forge.base_records(big)
+    records[0].update(method=8, usize=100)
+    data = forge.zip_records(records)
+    tracemalloc.start()
+    with pytest.raises(RuntimeError, match="failed reading file data.pkl: unexpected decompressed size"):
+        _load(data)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+def test_more_exact_unpickler_edges():
+    assert _wo_error(b"\x80\x02c__builtin__\nxrange\n.") == \
+        "Unsupported global: GLOBAL range was not an allowed global by default. tritensor.load rebuilds only " \
+        "tensors, Parameters, dtypes, devices, sizes and standard containers from an untrusted file."
+    st = forge.storage()
+    tensor_first = forge.EMPTY_DICT + forge.MARK + forge.text("s") + st + forge.text("t") + forge.tensor() + \
+        b"q\x63" + forge.text("u") + b"h\x63" + forge.SETITEMS
+    with pytest.raises(NotImplementedError, match="bare storage"):
+        _load(forge.checkpoint(forge.pickle_of(tensor_first)))
+    from tritensor.serialization import unpickler as wo
+    u = wo.WeightsUnpickler(b"", None)
+    for field, value, shown in (("_offset", 2 ** 63, "storage_offset"), ("_stride", (2 ** 63,), "stride"),
+                                ("_shape", tt.Size([2 ** 63]), "size")):
+        bad = tt.arange(4.0)
+        bad.__dict__[field] = value
+        u.tensors = [bad]
+        with pytest.raises(pickle.UnpicklingError, match=rf"^tensor 0 of the file no longer fits its storage: {shown} "
+                                                         r"9223372036854775808: Overflow when unpacking long long$"):
+            u.check_tensors()
+
+
+def test_more_exact_loader_edges(tmp_path):
+    assert _load(forge.zip_records(forge.base_records(version=b"1")))["t"].numel() == 4
+    with pytest.raises(RuntimeError, match=r"version 9223372036854775807, but the maximum supported"):
+        _load(forge.zip_records(forge.base_records(version=b"9223372036854775807")))
+    used = []
+
+    class Recording(pickle.Unpickler):
+        def load(self):
+            used.append(True)
+            return super().load()
+    module = types.SimpleNamespace(Unpickler=Recording)
+    assert _load(forge.checkpoint(), pickle_module=module, weights_only=False)["t"].tolist() == OK and used
+    # persistent ids: a bytes 'storage' (encoding='bytes') is one; a tuple not naming storage is not
+    as_bytes = b"(U\x07storagectorch\nFloatStorage\nX\x01\x00\x00\x000U\x03cpuK\x04tQ"
+    body = forge.pickle_of(forge.dict_of(t=forge.glob("torch._utils", "_rebuild_tensor_v2") + forge.tup(
+        as_bytes, forge.num(0), forge.tup(forge.num(4)), forge.tup(forge.num(1)), forge.FALSE,
+        forge.ordered_dict()) + forge.REDUCE))
+    for weights_only in (True, False):
+        assert _load(forge.checkpoint(body), encoding="bytes", weights_only=weights_only)["t"].tolist() == OK
+    with pytest.raises(pickle.UnpicklingError, match=r"^unsupported persistent id \('x',\)$"):
+        _load(forge.checkpoint(b"\x80\x02(X\x01\x00\x00\x00xtQ."), weights_only=False)
+    bad_location = forge.tup(forge.text("storage"), forge.glob("torch", "FloatStorage"), forge.text("0"),
+                             b"U\x04cp\xffu", forge.num(4)) + forge.BINPERSID
+    with pytest.raises(RuntimeError, match=r"don't know how to restore data location .*tagged with cp\ufffdu"):
+        _load(forge.checkpoint(forge.pickle_of(forge.dict_of(t=forge.tensor(bad_location)))), encoding="bytes")
+    # no byteorder record: little-endian, and mmap maps it
+    path = tmp_path / "n.pt"
+    tt.save({"t": tt.arange(4.0)}, path, _disable_byteorder_record=True)
+    with zipfile.ZipFile(path) as zf:
+        assert "archive/byteorder" not in zf.namelist()
+    back = tt.load(path, mmap=True)["t"]
+    assert back.tolist() == OK and isinstance(back.untyped_storage()._keepalive, np.memmap)
+
+
+def test_more_writer_edges():
+    buf = io.BytesIO()
+    tt.save([tt.full((1,), float(i)) for i in range(12)], buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as zf:
+        names = [n for n in zf.namelist() if "/data/" in n]
+        assert names == [f"archive/data/{i}" for i in range(12)]            # in key order: 0, 1, ..., 10, 11
+        assert zf.read("archive/.format_version") == b"1" and zf.read("archive/.storage_alignment") == b"64"
+        assert re.fullmatch(rb"[0-9a-f]{32}0{8}", zf.read("archive/.data/serialization_id"))
+    assert [t.item() for t in tt.load(io.BytesIO(buf.getvalue()))] == [float(i) for i in range(12)]

@@ -42,7 +42,7 @@ EXPECTED = {
     "bytearray_alloc": (UE, r"bytearray is rebuilt only from bytes or latin-1 text"),
     "numel_overflow": (RE, r"^numel: integer multiplication overflow$"),
     "size_past_int64": (RE, r"size 9223372036854775808: Overflow when unpacking long long"),
-    "dir_claims_more": (RE, CORRUPT),
+    "dir_claims_more": (RE, CORRUPT + r" \(a local header or its data is not where the directory says\)\. If"),
     "pkl_missing": (RE, r"PytorchStreamReader failed locating file data\.pkl: file not found"),
     "storage_missing": (RE, r"PytorchStreamReader failed locating file data/0: file not found"),
     "truncated": (RE, r"PytorchStreamReader failed reading zip archive: failed finding central directory"),
@@ -59,8 +59,8 @@ EXPECTED = {
     "version_99": (RE, r"Attempted to read a PyTorch file with version 99, but the maximum supported version for "
                        r"reading is 10"),
     "not_in_subdirectory": (RE, r"file in archive is not in a subdirectory: data\.pkl"),
-    "central_directory_offset_lies": (RE, CORRUPT),
-    "truncated_pickle": (UE, r"pickle data was truncated"),
+    "central_directory_offset_lies": (RE, CORRUPT + r" \(the central directory lies outside the file\)\. If"),
+    "truncated_pickle": (UE, r"WeightsUnpickler error: pickle data was truncated$"),
 }
 MMAP_LOADS = {"bad_crc_storage"}    # mmap reads no storage bytes, so checks no storage CRC (as torch)
 
