@@ -234,6 +234,69 @@ record("chain_matmul", tt.chain_matmul, (F32,), cases(
     "chain_matmul", "any", ("four", lambda m: (m((2, 5)), m((5, 1)), m((1, 4)), m((4, 3))), {})),
     lambda *ms: np.linalg.multi_dot(ms), tolerances=TOL)
 
+# --------------------------------------------------------------------------- factories
+def _factory_samples(*specs):
+    """Samples of a factory: ``(desc, args, kwargs)``, made on the device and in the dtype under test."""
+    def samples(device, dtype):
+        for desc, args, kwargs in specs:
+            yield SampleInput(args, dict(kwargs, dtype=dtype, device=device), desc=desc, result_dtype=dtype)
+    return samples
+
+
+def _layout_of(t):
+    """What an uninitialised tensor's specification is: its shape, strides and storage size."""
+    return tt.tensor(list(t.shape) + list(t.stride()) + [t._storage.nbytes // t.dtype.itemsize], device=t.device)
+
+
+record("empty_strided", lambda size, stride, **kw: _layout_of(tt.empty_strided(size, stride, **kw)), (F32,),
+       lambda device, dtype: iter([SampleInput(((2, 3), (1, 4)), {"device": device}, desc="gappy")]),
+       lambda size, stride, **kw: np.array(list(size) + list(stride) + [1 + sum((n - 1) * s for n, s in zip(size, stride))]))
+record("Tensor.new_empty_strided", lambda x, size, stride: _layout_of(x.new_empty_strided(size, stride)), (I64,),
+       lambda device, dtype: iter([SampleInput((tt.zeros(1, dtype=dtype, device=device), (3, 2), (1, 3)), {},
+                                               desc="transposed")]),
+       lambda x, size, stride: np.array([3, 2, 1, 3, 6]), op_db=("new_empty_strided",))
+record("empty_permuted", lambda size, order, **kw: _layout_of(tt.empty_permuted(size, order, **kw)), (F32,),
+       lambda device, dtype: iter([SampleInput(((2, 3, 4), (2, 0, 1)), {"device": device}, desc="permuted")]),
+       lambda size, order, **kw: np.array([2, 3, 4, 3, 1, 6, 24]))
+record("scalar_tensor", tt.scalar_tensor, (F32, I64), _factory_samples(("int", (3,), {}), ("float", (-2.0,), {})),
+       lambda s, **kw: np.array(s))
+record("logspace", tt.logspace, (F32, F64, I64), _factory_samples(
+    ("base10", (0, 3, 7), {}), ("base2-descending", (4, -1, 6, 2.0), {})),
+    lambda start, end, steps, base=10.0, **kw: np.trunc(np.logspace(start, end, steps, base=base))
+    if kw["dtype"] is I64 else np.logspace(start, end, steps, base=base), tolerances=TOL)
+
+_WINDOW_FORMULAS = {
+    "hann_window": lambda k, n: 0.5 - 0.5 * np.cos(2 * np.pi * k / (n - 1)),
+    "hamming_window": lambda k, n: 0.54 - 0.46 * np.cos(2 * np.pi * k / (n - 1)),
+    "blackman_window": lambda k, n: 0.42 - 0.5 * np.cos(2 * np.pi * k / (n - 1)) + 0.08 * np.cos(4 * np.pi * k / (n - 1)),
+    "bartlett_window": lambda k, n: 1 - np.abs(2 * k / (n - 1) - 1),
+    "kaiser_window": lambda k, n: np.i0(12 * np.sqrt(1 - ((k - (n - 1) / 2) / ((n - 1) / 2)) ** 2)) / np.i0(12.0),
+}
+for _n, _f in _WINDOW_FORMULAS.items():
+    record(_n, getattr(tt, _n), (F32, F64), _factory_samples(("periodic", (7,), {}), ("symmetric", (6, False), {})),
+           (lambda f: lambda L, periodic=True, **kw: f(np.arange(L), L + 1 if periodic else L))(_f),
+           tolerances={F32: (1e-5, 1e-6), F64: (1e-12, 1e-13)})
+
+
+def _scipy_window(name, **fixed):
+    def reference(M, sym=True, **kw):
+        from scipy.signal import windows
+        args = [kw[k] for k in ("a", "alpha", "beta", "std") if k in kw]
+        if name == "exponential":
+            return windows.exponential(M, kw.get("center"), kw.get("tau", 1.0), sym=sym)
+        return getattr(windows, name)(M, *args, sym=sym)
+    return reference
+
+
+_SIGNAL = {"bartlett": {}, "blackman": {}, "cosine": {}, "exponential": {"tau": 2.5}, "gaussian": {"std": 1.5},
+           "general_cosine": {"a": [0.5, 0.3, 0.2]}, "general_hamming": {"alpha": 0.7}, "hamming": {}, "hann": {},
+           "kaiser": {"beta": 6.0}, "nuttall": {}}
+for _n, _kw in _SIGNAL.items():
+    record(f"signal.windows.{_n}", getattr(tt.signal.windows, _n), (F32, F64), _factory_samples(
+        ("symmetric", (7,), _kw), ("periodic", (6,), dict(_kw, sym=False))), _scipy_window(_n),
+        tolerances={F32: (1e-5, 1e-6), F64: (1e-12, 1e-13)})
+
+
 # --------------------------------------------------------------------------- gradient cases (float64)
 # The table entries of the family (the in-place views, unsafe_split): gradcheck and gradgradcheck
 # on both devices (tests/test_op_gradients.py).

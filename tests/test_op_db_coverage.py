@@ -95,12 +95,6 @@ PENDING_BY_FAMILY = {
         select_scatter slice_scatter as_strided_scatter tril_indices triu_indices unravel_index
         nonzero_static
     """.split(),
-    "shape_construction": """
-        empty_permuted empty_strided new_empty_strided logspace scalar_tensor signal.windows.bartlett
-        signal.windows.blackman signal.windows.cosine signal.windows.exponential
-        signal.windows.gaussian signal.windows.general_cosine signal.windows.general_hamming
-        signal.windows.hamming signal.windows.hann signal.windows.kaiser signal.windows.nuttall
-    """.split(),
     "linalg_spectral_norms": """
         linalg.eigh linalg.eigvalsh linalg.svd linalg.svdvals svd pca_lowrank svd_lowrank
         linalg.pinv pinverse linalg.matrix_rank linalg.cond linalg.norm linalg.vector_norm

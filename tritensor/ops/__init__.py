@@ -24,6 +24,7 @@ checks that there is no import cycle):
     einsum       contractions through the matmul kernels (einsum, tensordot, inner, chain_matmul)
     aten         tt.ops.aten: ATen operators with no public function (aten.slice.Tensor)
     factories    empty_strided, empty_permuted, logspace, scalar_tensor
+    windows      hann_window ... kaiser_window and torch.signal.windows' functions (tt.signal.windows)
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
@@ -32,5 +33,5 @@ from . import pointwise_math  # noqa: F401
 from . import indexing, random, linalg, nn, pdist, sorting  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
 from . import special  # noqa: F401
-from . import view_copies, shape_ops, einsum, aten, factories  # noqa: F401
+from . import view_copies, shape_ops, einsum, aten, factories, windows  # noqa: F401
 from .table import TABLE  # noqa: F401
