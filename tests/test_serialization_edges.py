@@ -267,7 +267,9 @@ def test_opcode_messages_exactly():
     assert _wo_error(b"\x80\x02ccollections\nOrderedDict\nK\x01R.") == "reduce arguments must be a tuple, got int"
     assert _wo_error(b"\x80\x02ctorch\nInt\n.") == "Unsupported global: GLOBAL torch.Int was not an allowed global " \
         "by default. tritensor.load rebuilds only tensors, Parameters, dtypes, devices, sizes and standard " \
-        "containers from an untrusted file."
+        "containers from an untrusted file. Please use `tritensor.serialization.add_safe_globals([Int])` or the " \
+        "`tritensor.serialization.safe_globals([Int])` context manager to allowlist this global if you trust this " \
+        "class/function."
 
 
 # ------------------------------------------------------------------------------ the loader

@@ -24,6 +24,7 @@ from .memory_formats import (  # noqa: F401  (torch.memory_format and its four v
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format)
 from .runtime.device import device  # noqa: F401
 from . import linalg, optim, testing, utils  # noqa: F401  (the library layer: optimizers, test helpers, the data pipeline)
+from . import accelerator, onnx  # noqa: F401  (tt.accelerator; tt.onnx, importable, without an exporter)
 from .serialization import load, load_file, save, save_file  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
 

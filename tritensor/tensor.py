@@ -187,6 +187,18 @@ class Tensor:
     is_sparse = read_only(lambda self: False, "is_sparse")
     is_quantized = read_only(lambda self: False, "is_quantized")
     is_meta = read_only(lambda self: False, "is_meta")
+    # torch's flags for the devices and layouts tritensor does not have (programs probe them on
+    # their way in: ``if x.is_mps: ...``); always False here, read-only as torch's
+    is_xpu = read_only(lambda self: False, "is_xpu")
+    is_mps = read_only(lambda self: False, "is_mps")
+    is_ipu = read_only(lambda self: False, "is_ipu")
+    is_xla = read_only(lambda self: False, "is_xla")
+    is_maia = read_only(lambda self: False, "is_maia")
+    is_mtia = read_only(lambda self: False, "is_mtia")
+    is_vulkan = read_only(lambda self: False, "is_vulkan")
+    is_mkldnn = read_only(lambda self: False, "is_mkldnn")
+    is_nested = read_only(lambda self: False, "is_nested")
+    is_sparse_csr = read_only(lambda self: False, "is_sparse_csr")
 
     def get_device(self):
         return self.device.index if self.is_cuda else -1
@@ -304,6 +316,13 @@ class Tensor:
         return format_tensor(self)
 
     __str__ = __repr__
+
+    def __format__(self, format_spec):
+        """torch's: a 0-d tensor formats as its Python number (``f"{loss:.4f}"``, and ``f"{t}"``
+        is ``str(t.item())``); any other tensor only with an empty spec (its repr)."""
+        if self.dim() == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
     # As torch's: NumPy arrays and scalars defer their binary operators to the Tensor's reflected
     # ones, so np.float32(2) * t is a Tensor (not an ndarray) and ndarray @ t raises TypeError.

@@ -837,7 +837,8 @@ def scatter_reduce(x, src, dim, index, reduce, include_self, **_):
     flat = out.reshape(-1)
     floating = out.dtype.kind == "f"
     if not include_self:       # the operation's identity where a value lands
-        low, high = (-np.inf, np.inf) if floating else (np.iinfo(out.dtype).min, np.iinfo(out.dtype).max)
+        low, high = ((-np.inf, np.inf) if floating else (False, True) if out.dtype == np.bool_
+                     else (np.iinfo(out.dtype).min, np.iinfo(out.dtype).max))
         flat[pos] = {"sum": 0, "mean": 0, "prod": 1, "amax": low, "amin": high}[reduce]
     ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
     ufunc.at(flat, pos, vals)

@@ -9,6 +9,7 @@ import warnings as _warnings
 
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite as _named_composite
+from ..ops import copy as _copy
 from ..ops import elementwise as _ew
 from ..ops import pointwise as _pw
 from ..ops import nn as _nn
@@ -377,9 +378,24 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     torch's hardtanh_backward (clamp's passes at the bounds too). One HardtanhBackward0 node."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if not input.dtype.is_floating_point:
+        return _hardtanh_integer(input, min_val, max_val, inplace)
     if inplace:
         return input.copy_(_hardtanh(input, min_val, max_val))
     return _named_composite("HardtanhBackward0", _hardtanh, input, min_val, max_val)
+
+
+def _hardtanh_integer(input, min_val, max_val, inplace):
+    """torch's hardtanh of an integer tensor: the bounds converted to its dtype (truncated, with
+    torch's overflow error), the result in its dtype; no bool, no negative bound if unsigned."""
+    if input.dtype is _dt.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input.dtype is _dt.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    for v in (min_val, max_val):
+        _copy.check_scalar_fits(v, input.dtype)
+    low, high = int(min_val), int(max_val)
+    return input.clamp_(low, high) if inplace else input.clamp(low, high)
 
 
 def _hardtanh(input, min_val, max_val):

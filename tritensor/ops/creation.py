@@ -2,6 +2,7 @@
 the *_like / new_* families."""
 from __future__ import annotations
 
+import collections.abc
 import math
 import warnings
 
@@ -37,6 +38,16 @@ def _size(size, name="empty"):
     return tuple(out)
 
 
+def _sizes(name, args, size):
+    """The size of empty/zeros/ones/rand/randn: ``*size`` positionally or ``size=`` as a keyword
+    (torch accepts both, not together)."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _finish(t, requires_grad):
     if requires_grad:
         t.requires_grad = True     # the attribute's error text, as torch's factories give
@@ -44,6 +55,20 @@ def _finish(t, requires_grad):
 
 
 # --------------------------------------------------------------------------- from data
+def _is_sequence(d):
+    """torch.tensor's data: a list or tuple, or any other Python sequence (a deque, a range ...)
+    but not a string (torch's PySequence_Check, whose str/bytes it refuses)."""
+    return isinstance(d, (list, tuple)) or (
+        isinstance(d, (collections.abc.Sequence, collections.deque)) and not isinstance(d, (str, bytes, bytearray)))
+
+
+def _as_lists(data):
+    """Nested sequences as nested lists (NumPy and the checks below read lists and tuples)."""
+    if isinstance(data, (Tensor, np.ndarray)) or not _is_sequence(data):
+        return data
+    return [_as_lists(d) for d in data]
+
+
 def _infer_dtype(data):
     """torch.tensor's inference: bool if all bools, int64 if all ints, else the default float."""
     if isinstance(data, np.ndarray):
@@ -65,8 +90,10 @@ def _infer_dtype(data):
             dt = _dt.from_numpy_dtype(np.asarray(d).dtype)
         elif isinstance(d, (bool, int, float)):
             dt = _dt.scalar_default_dtype(d)
+        elif isinstance(d, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(d).__name__}'")
         else:
-            raise TypeError(f"Could not infer dtype of {type(d).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type(d).__name__}")
         result = dt if result is None else _dt.promote_types(result, dt)
     return result if result is not None else _dt.get_default_dtype()
 
@@ -96,6 +123,10 @@ def _check_python_ints(data, dtype):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if not isinstance(data, (list, tuple, Tensor, np.ndarray, int, float, bool)) and _is_sequence(data):
+        data = _as_lists(data)          # a deque, a range ...: read as the list it holds
+    elif isinstance(data, (list, tuple)) and any(not isinstance(d, (list, tuple)) and _is_sequence(d) for d in data):
+        data = _as_lists(data)
     dtype = _dt.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if isinstance(data, (int, list, tuple)) and not dtype.is_floating_point and dtype is not _dt.bool_:
         _check_python_ints(data, dtype)
@@ -239,11 +270,11 @@ def _dtype_or_default(dtype):
     return _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
           memory_format=None):
     """torch.empty; ``memory_format`` contiguous_format (the default), channels_last (4-D) or
     channels_last_3d (5-D); preserve_format has nothing to preserve (torch's error)."""
-    shape = _size(size)
+    shape = _size(_sizes("empty", args, size))
     strides = None
     if memory_format is not None and memory_format is not contiguous_format:
         name = format_name(memory_format, "empty")
@@ -264,12 +295,12 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return _finish(t, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return full(_size(size, "zeros"), 0, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return full(_size(_sizes("zeros", args, size), "zeros"), 0, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return full(_size(size, "ones"), 1, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return full(_size(_sizes("ones", args, size), "ones"), 1, dtype=_dtype_or_default(dtype), device=device, requires_grad=requires_grad)
 
 
 def _like(x, dtype, device):
@@ -414,11 +445,78 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(t, requires_grad)
 
 
+def _fma(a, b, c):
+    """a * b + c rounded once, as a fused multiply-add (float64 arrays): the product's rounding
+    error recovered exactly (Dekker's product), then added with the sum's own error (Knuth's
+    two-sum). torch's CPU linspace is compiled with FMA contraction, and an integer linspace
+    truncates, so a value one rounding below an integer (14.999999999999998) must stay below it."""
+    split = 134217729.0                      # 2**27 + 1 (Veltkamp)
+    ta, tb = a * split, b * split
+    ah = ta - (ta - a)
+    bh = tb - (tb - b)
+    al, bl = a - ah, b - bh
+    p = a * b
+    perr = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bb = s - p
+    serr = (p - (s - bb)) + (c - bb)
+    return s + (serr + perr)
+
+
+def _linspace_values(start, end, steps, dtype):
+    """torch's CPU linspace kernel (RangeFactoriesKernel.cpp), value for value: the bounds in the
+    result's type, ``step = (end - start) / (steps - 1)`` in double for integer results and in the
+    result's type otherwise; the first half ``start + step * i``, the second ``end - step * (steps
+    - 1 - i)``, each one fused multiply-add in the step's type (float32: exact in float64, one
+    rounding to float32), integers truncated. float16/bfloat16 arithmetic is c10::Half's: every
+    operation computed in float32 and rounded back."""
+    i = np.arange(steps, dtype=np.int64)
+    first = i < steps // 2
+    back = steps - 1 - i
+    if dtype.is_floating_point and dtype.itemsize == 2:          # c10::Half / c10::BFloat16
+        h = dtype.numpy_dtype
+        f = lambda v: np.asarray(v).astype(h).astype(np.float32)     # noqa: E731 (round to the type)
+        s, e = f(start), f(end)
+        step = f(f(e - s) / f(steps - 1))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(first, f(s + f(step * f(i))), f(e - f(step * f(back)))).astype(h)
+    if dtype is _dt.float32:
+        s, e = np.float32(start), np.float32(end)
+        step = np.float64(np.float32(np.float32(e - s) / np.float32(steps - 1)))
+        fi, fb = i.astype(np.float32).astype(np.float64), back.astype(np.float32).astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(first, float(s) + step * fi, float(e) - step * fb).astype(np.float32)
+    s, e = float(start), float(end)
+    step = (e - s) / (steps - 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = np.where(first, _fma(np.float64(step), i.astype(np.float64), s),
+                        _fma(np.float64(-step), back.astype(np.float64), e))
+    if dtype.is_floating_point:
+        return vals
+    return np.trunc(vals)
+
+
+def _linspace_bound(v, name):
+    """A bound of linspace: a number, or a 0-d tensor (torch's Tensor overloads)."""
+    if isinstance(v, Tensor) and v.dim() != 0:
+        return v
+    return _number(v, "linspace")
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
-    """torch.linspace: ``steps`` values from start to end. The bounds are converted to the
-    result's dtype first, with torch's overflow check (no silent wrap of an out-of-range bound;
-    a negative integer bound of an unsigned dtype wraps as in C, as torch's); the first half is
-    filled forward from start and the second half back from end, integers truncated."""
+    """torch.linspace: ``steps`` values from start to end (numbers or 0-d tensors). The bounds are
+    converted to the result's dtype first, with torch's overflow check (no silent wrap of an
+    out-of-range bound; a negative integer bound of an unsigned dtype wraps as in C, as torch's);
+    the values are torch's CPU kernel's exactly (``_linspace_values``)."""
+    if isinstance(start, Tensor) or isinstance(end, Tensor):
+        sd, ed = (v.dim() if isinstance(v, Tensor) else 0 for v in (start, end))
+        if sd or ed:
+            raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, but got start with "
+                               f"{sd} dimension(s) and end with {ed} dimension(s).")
+    if isinstance(steps, Tensor):
+        steps = int(steps.item())
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"linspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}")
     start, end = _number(start, "linspace"), _number(end, "linspace")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -429,23 +527,15 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     t = _empty((steps,), dtype, device)
     if steps == 0:
         return _finish(t, requires_grad)
-    bounds = (start,) if steps == 1 else (start, end)     # torch fills one step with start alone
+    # torch fills one step with start alone (fill_: a float type takes an out-of-range start as inf)
+    bounds = ((start,) if not dtype.is_floating_point else ()) if steps == 1 else (start, end)
     for v in bounds:
         _copy.check_scalar_fits(v, dtype)
     if not dtype.is_floating_point:       # the bounds as the dtype holds them (C's conversion)
-        start, end = (float(np.array(v).astype(dtype.numpy_dtype)) for v in (start, end if steps > 1 else start))
-    i = np.arange(steps, dtype=np.float64)
-    if steps == 1:
-        arr = np.array([start], dtype=np.float64)
-    else:
-        step = (end - start) / (steps - 1)
-        # torch fills the first half forward from start and the second half back from end
-        with np.errstate(invalid="ignore", over="ignore"):
-            arr = np.where(i < steps // 2, start + i * step, end - (steps - 1 - i) * step)
-    if not dtype.is_floating_point:
-        arr = np.trunc(arr)
+        start, end = (int(np.array(v).astype(dtype.numpy_dtype)) for v in (start, end if steps > 1 else start))
     with np.errstate(invalid="ignore", over="ignore"):
-        t._storage.copy_from_host(0, arr.astype(dtype.numpy_dtype))
+        arr = np.array([start]) if steps == 1 else _linspace_values(start, end, steps, dtype)
+        t._storage.copy_from_host(0, np.asarray(arr).astype(dtype.numpy_dtype))
     return _finish(t, requires_grad)
 
 
@@ -463,8 +553,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 # --------------------------------------------------------------------------- random
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None, out=None):
-    t = empty(*size, dtype=dtype, device=device)
+def rand(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None, out=None):
+    t = empty(*_sizes("rand", args, size), dtype=dtype, device=device)
     _generators.uniform_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)
 
@@ -498,7 +588,7 @@ def randint_like(x, low=0, high=None, *, dtype=None, device=None, requires_grad=
     return _finish(t, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None, out=None):
-    t = empty(*size, dtype=dtype, device=device)
+def randn(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None, out=None):
+    t = empty(*_sizes("randn", args, size), dtype=dtype, device=device)
     _generators.normal_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)

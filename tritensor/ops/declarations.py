@@ -24,6 +24,7 @@ from . import scan as _scan
 from . import softmax as _softmax
 from . import views as _views
 from . import view_copies as _view_copies
+from ._overlap import assert_no_overlap, assert_no_partial_overlap
 from .surface import declare, resize_, write_out
 
 # --------------------------------------------------------------------------- reductions
@@ -119,10 +120,70 @@ def _addbmm_out(name, result, out):
 
 declare("addbmm", _linalg.addbmm, inplace=_linalg.addbmm_, out=_addbmm_out)
 
+# --------------------------------------------------------------------------- out= with overlap checks
+# torch refuses an out= that shares memory with an input of gather, index_select, masked_select
+# and cat (and stack, hstack, vstack, which are cat): these write out through write_out with the
+# check, after out is resized, as torch's kernels assert it.
+def _out_apart_from(*inputs, partial=()):
+    def check(o):
+        for t in inputs:
+            if isinstance(t, Tensor):
+                assert_no_overlap(o, t)
+        for t in partial:
+            assert_no_partial_overlap(o, t)
+    return check
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    result = _indexing.gather(input, dim, index, sparse_grad=sparse_grad)
+    if out is None:
+        return result
+    return write_out("gather", result, out, "exact", _out_apart_from(input, partial=(index,)))
+
+
+def index_select(input, dim, index, *, out=None):
+    result = _indexing.index_select(input, dim, index)
+    if out is None:
+        return result
+    return write_out("index_select", result, out, "same_scalar_type", _out_apart_from(input, index))
+
+
+def masked_select(input, mask, *, out=None):
+    result = _indexing.masked_select(input, mask)
+    if out is None:
+        return result
+    return write_out("masked_select", result, out, "same_scalar_type", _out_apart_from(input, mask))
+
+
+def _joined(name, join):
+    def fn(tensors, dim=0, *, out=None):
+        result = join(tensors, dim)
+        if out is None:
+            return result
+        inputs = tensors if isinstance(tensors, (list, tuple)) else ()
+        return write_out(name, result, out, "cat", _out_apart_from(*inputs))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = join.__doc__
+    return fn
+
+
+def _stacked(name, join):
+    def fn(tensors, *, out=None):
+        result = join(tensors)
+        if out is None:
+            return result
+        inputs = tensors if isinstance(tensors, (list, tuple)) else ()
+        return write_out(name, result, out, "cat", _out_apart_from(*inputs))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = join.__doc__
+    return fn
+
+
 # --------------------------------------------------------------------------- joining, splitting
-declare("cat", _join.cat, method=False, aliases=("concat", "concatenate"), out="cat")
-for _name in ("stack", "hstack", "vstack", "row_stack"):
-    declare(_name, getattr(_join, _name), method=False, out="cat")
+declare("cat", _joined("cat", _join.cat), method=False, aliases=("concat", "concatenate"))
+declare("stack", _joined("stack", _join.stack), method=False)
+for _name in ("hstack", "vstack", "row_stack"):
+    declare(_name, _stacked(_name, getattr(_join, _name)), method=False)
 for _name in ("split", "chunk", "tensor_split", "flip", "fliplr", "flipud"):
     declare(_name, getattr(_join, _name))
 declare("split_with_sizes", method=_join.split_with_sizes)
@@ -132,9 +193,9 @@ declare("tril", _join.tril, inplace=_join.tril_, out="exact")
 declare("triu", _join.triu, inplace=_join.triu_, out="exact")
 
 # --------------------------------------------------------------------------- indexing
-declare("index_select", _indexing.index_select, out="same_scalar_type")
-declare("gather", _indexing.gather, out="exact")
-declare("masked_select", _indexing.masked_select, out="same_scalar_type")
+declare("index_select", index_select, method=_indexing.index_select)
+declare("gather", gather, method=_indexing.gather)
+declare("masked_select", masked_select, method=_indexing.masked_select)
 def _nonzero_out_dtype(name, result, out):
     if out.dtype is not _dt.int64:
         raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type"
@@ -185,7 +246,26 @@ def numel(input) -> int:
 
 
 def broadcast_shapes(*shapes):
-    return Size(_ew.broadcast_shapes(*shapes))
+    """torch.broadcast_shapes (torch._refs._broadcast_shapes): each shape a sequence of ints or
+    one int (``(5, 1), 5``), None skipped; torch's errors, which name the mismatching argument."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for shape in shapes:
+        if not isinstance(shape, (tuple, list, Size)):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            if shape[idx] == common[idx]:
+                continue
+            if common[idx] == 1:
+                if shape[idx] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[idx] = shape[idx]
+            if shape[idx] != 1 and common[idx] != shape[idx]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[idx]} at {idx}! Mismatching "
+                                   f"argument at index {arg_idx} had {shape}; but expected shape should be "
+                                   f"broadcastable to {common}")
+    return Size(common)
 
 
 declare("is_tensor", is_tensor, method=False)

@@ -109,7 +109,7 @@ def _key_items(key):
     if isinstance(key, tuple):
         return key
     if isinstance(key, list) and len(key) < 32 and any(
-            i is None or i is Ellipsis or isinstance(i, (slice, Tensor, list, tuple, np.ndarray)) for i in key):
+            i is None or i is Ellipsis or isinstance(i, (slice, Tensor, list, tuple, range, np.ndarray)) for i in key):
         return tuple(key)
     return (key,)
 
@@ -125,7 +125,7 @@ def _item(item, keep_scalar_tensors):
         if item.dim() == 0 and item.dtype.name in _INDEX_DTYPES and not keep_scalar_tensors:
             return int(item.item())                     # torch indexes with it like an int: a view
         return item
-    if isinstance(item, (list, tuple, np.ndarray)):
+    if isinstance(item, (list, tuple, range, np.ndarray)):     # a range is a sequence of ints, as in torch
         arr = np.asarray(item)
         if arr.size == 0 and arr.dtype.kind == "f":
             arr = arr.astype(np.int64)                  # [] selects nothing
@@ -428,7 +428,7 @@ def index_select(input, dim, index):
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} "
                                "value(s)")
         out = index_select(_views.reshape(input, (1,)), 0, index)
-        return _views.reshape(out, ()) if index.dim() == 0 else out
+        return _views.reshape(out, ())       # torch: a 0-d input gives a 0-d result
     d = _wrap(dim, input.dim())
     index = _views.reshape(index.detach(), (-1,))
     check_range(index, input.shape[d], d, wrap=False, message="index out of range in self")
@@ -484,6 +484,10 @@ def _saved_index(ctx):
 def _gather_backward(ctx, g):
     index = _saved_index(ctx)
     base = zeros(ctx.input_meta[0][0], dtype=g.dtype, device=g.device)
+    if index.numel() == 0:
+        # nothing was read (an empty index need not match the input's dims): a zero gradient,
+        # still a function of g so that a double backward reaches it
+        return g.sum() * 0 + base
     return dispatch(SCATTER_ADD, base, g, dim=ctx.dim, value_form=False, **_index_attrs(index))
 
 
@@ -693,6 +697,9 @@ def _scatter_reduce(input, dim, index, src, reduce, include_self, inplace, legac
     elif src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")     # torch's text for both
     d, _ = _gather_checks(name, input, dim, index, src)
+    if reduce == "mean" and input.dtype is _dt.bool_:      # (torch's kernels have no boolean mean)
+        raise NotImplementedError(f"\"scatter_gather_tensor_{input.device.type}_reduce_mean\" not implemented "
+                                  "for 'Bool'")
     index = index.detach()
     if src.device != input.device:
         src = _copy.to_device(src, input.device)

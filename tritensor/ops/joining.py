@@ -274,7 +274,15 @@ FLIP = op("flip", ("x",), rule=_flip_rule, layout="preserve", reference=numpy_re
           backward=lambda ctx, g: flip(g, ctx.dims))
 
 
-def flip(input, *dims):
+def flip(input, *args, dims=None):
+    """torch.flip(input, dims) / Tensor.flip(*dims); ``dims=`` as a keyword too."""
+    if dims is not None:
+        if args:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        args = (dims,)
+    if not args:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    dims = args
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     n = input.dim()

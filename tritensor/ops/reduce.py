@@ -127,6 +127,8 @@ def _recorded_mean(name, input, dims, keepdim, count, out):
 def sum_to_size(x, *shape):
     """Sum ``x`` down to ``shape`` (the reverse of broadcasting ``shape`` up to ``x.shape``)."""
     shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+    if not shape and x.dim() == 0:
+        return sum(x)     # torch's sum_to: the shape () is always a full sum (an integer becomes int64)
     if tuple(x.shape) == shape:
         return x
     lead = x.dim() - len(shape)

@@ -215,11 +215,13 @@ def _check_out_grad(name, result, out):
                                    "differentiation, but one of the arguments requires grad.")
 
 
-def write_out(name, result, out, rule):
+def write_out(name, result, out, rule, check_out=None):
     """torch's out= protocol, after the result is computed: out's device and dtype are checked
     (``rule``: OUT_RULES), out is resized to the result's shape (a UserWarning when it had
     elements), the result is written into out's memory (views of out see it, its version
-    counter moves) and out is returned. ``result``/``out`` may be tuples (max(dim) ...)."""
+    counter moves) and out is returned. ``result``/``out`` may be tuples (max(dim) ...).
+    ``check_out(o)``, if given, runs on each resized out before anything is written (the overlap
+    checks torch makes between out and an op's inputs: gather, cat, index_select ...)."""
     single = not isinstance(result, tuple)
     results, outs = ((result,), (out,)) if single else (tuple(result), tuple(out))
     for o in outs:
@@ -246,6 +248,8 @@ def write_out(name, result, out, rule):
                     "to zero elements with t.resize_(0).", UserWarning, stacklevel=3)
             resize_(o, tuple(r.shape))
         assert_no_internal_overlap(o)      # an expanded out: torch's "more than one element" error
+        if check_out is not None:
+            check_out(o)
         if r.numel():
             copy_into(o, r)
         o._version_counter.value += 1

@@ -167,6 +167,8 @@ def _expand_layout(x, shape):
                     f"Tensor sizes: [{', '.join(map(str, x.shape))}]")
             st = 0
         out_shape[i], out_strides[i] = s, st
+    if x.dim() == 0:      # torch's inferExpandGeometry: every dim of an expanded 0-d tensor has stride 0
+        out_strides = [0] * len(shape)
     return tuple(out_shape), tuple(out_strides), x.storage_offset()
 
 
@@ -423,11 +425,15 @@ def basic_index(x, index):
 
 def narrow(x, dim, start, length):
     """torch.narrow: ``length`` elements of ``dim`` from ``start`` (a view, SliceBackward0),
-    with torch's checks in its order."""
+    with torch's checks in its order; ``start`` may be a 0-d integer tensor (torch's overload)."""
     if x.dim() == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
+    if isinstance(start, Tensor):     # torch's Tensor-start overload: a 0-d integer tensor
+        if start.dim() != 0 or start.dtype.is_floating_point or start.dtype is _dt.bool_:
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start.item())
     d = _wrap(dim, x.dim())
     size = x.shape[d]
     if not -size <= start <= size:
@@ -504,9 +510,32 @@ def _as_strided_view(x, size, stride, storage_offset, input_geometry):
     return size, stride, storage_offset
 
 
-AS_STRIDED = op("as_strided", ("x",), view=_as_strided_view,
-                backward=lambda ctx, g: restride(g, (ctx.size, ctx.stride, ctx.storage_offset),
-                                                 ctx.input_geometry))
+def _as_strided_backward(ctx, g):
+    """torch's as_strided_backward: the gradient summed into storage positions (the output's
+    geometry may overlap: each position gets every element that reads it), read back through
+    the input's geometry; where the input's own elements share a position (an expanded or
+    overlapping input), each of them gets the position's sum divided by how many share it."""
+    dst = ctx.input_geometry
+    grad = restride(g, (ctx.size, ctx.stride, ctx.storage_offset), dst)
+    if _numel(dst[0]) and _maybe_overlapping(dst):
+        with no_grad():
+            counts = restride(_ones(dst[0], g), dst, dst)
+        grad = grad / counts
+    return grad
+
+
+def _maybe_overlapping(geom):
+    shape, strides, _ = geom
+    return any(st == 0 and s > 1 for s, st in zip(shape, strides)) or _overlaps(shape, strides)
+
+
+def _ones(shape, like):
+    t = empty(tuple(shape), like.dtype, like.device)
+    _copy.fill_into(t, 1)
+    return t
+
+
+AS_STRIDED = op("as_strided", ("x",), view=_as_strided_view, backward=_as_strided_backward)
 
 
 def as_strided(x, size, stride, storage_offset=None):
@@ -553,18 +582,30 @@ def _restride_launch(out, g, *, compute, src, dst):
         with no_grad():
             g = g.sum(dims)   # reduce.py sits above views.py: through the Tensor method
         src = (tuple(src[0][d] for d in keep), tuple(src[1][d] for d in keep), src[2])
-    _check_scatter_target(src[0], src[1], "as_strided's backward: scattering a gradient")
     lo = min(src[2], dst[2])
     hi = max(_extent(*src)[1], _extent(*dst)[1])
     m = _mirror(out, lo, hi)
-    _copy.copy_into(_at(m, src, lo), g)
+    if _overlaps(src[0], src[1]):
+        # elements of src share positions: each position sums them (a deterministic scatter-add)
+        with no_grad():
+            m.index_put_((_positions(src, out.device, lo),), g.reshape(-1), accumulate=True)
+    else:
+        _copy.copy_into(_at(m, src, lo), g)
     _copy.copy_into(out, _at(m, dst, lo))
 
 
+def _positions(geom, device, lo):
+    """The storage positions (minus ``lo``) of a geometry's elements, row-major, as int64."""
+    shape, strides, offset = geom
+    pos = None
+    for d, (size, stride) in enumerate(zip(shape, strides)):
+        ramp = arange(size, device=device).mul_(stride).view((1,) * d + (size,) + (1,) * (len(shape) - d - 1))
+        pos = ramp if pos is None else pos + ramp
+    pos = arange(1, device=device) if pos is None else pos.reshape(-1)
+    return pos.add_(offset - lo)
+
+
 def _restride_reference(g, src, dst):
-    keep = _squash_broadcast(src[0], src[1])
-    _check_scatter_target([src[0][d] for d in keep], [src[1][d] for d in keep],
-                          "as_strided's backward: scattering a gradient")
     return _numpy_ref.restride(g, src, dst)
 
 

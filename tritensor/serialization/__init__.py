@@ -26,11 +26,14 @@ storage (unpickler.py). The README's "Security" section states the promise and h
     writer.py          tt.save (a pickler writing torch's names, the aligned zip records)
     loader.py          tt.load (version, byteorder, storages, map_location, mmap)
     zipfile_reader.py  the zip reader that trusts no size the archive states
-    unpickler.py       the weights-only unpickler, its allowlist and the tensor checks
+    unpickler.py       the weights-only unpickler, its allowlist and the tensor checks; the user's
+                       allowlist (add_safe_globals, safe_globals, get/clear_safe_globals: torch's API)
     safetensors_io.py  tt.save_file / tt.load_file
 """
 from .loader import MappedStorage, load
 from .safetensors_io import load_file, save_file
+from .unpickler import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from .writer import DEFAULT_PROTOCOL, save
 
-__all__ = ["save", "load", "save_file", "load_file"]
+__all__ = ["save", "load", "save_file", "load_file", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals"]

@@ -18,7 +18,10 @@ when ``weights_only=True``:
 * every tensor it makes is registered, and once the whole object is built each one's geometry is
   checked against its storage again (``check_tensors``);
 * what it returns holds data only (``check_result``): tensors, numbers, strings, bytes,
-  containers, dtypes, devices, sizes. An internal object (a bare storage) is refused.
+  containers, dtypes, devices, sizes. An internal object (a bare storage) is refused;
+* the classes and functions a user allowlists (``add_safe_globals``, ``safe_globals``: torch's
+  API) are a separate set, never mixed into ``SAFE_GLOBALS``: GLOBAL may name them, REDUCE call
+  them, NEWOBJ make and BUILD fill objects of them, and a result may hold them.
 
 A refusal is a ``pickle.UnpicklingError`` naming what the file tried; a tensor whose geometry does
 not fit its storage is torch's ``RuntimeError``.
@@ -326,7 +329,75 @@ def _constructor(func):
     return entry[1] if entry is not None and entry[0] is func else None
 
 
-def resolve_global(module, name):
+# ============================================================================ the user's allowlist
+# torch.serialization.add_safe_globals / safe_globals: classes and functions a user trusts, kept
+# apart from SAFE_GLOBALS (the fixed built-in set above; tests assert it exactly). Each entry is an
+# object, named by its ``__module__.__qualname__``, or an (object, "module.name") pair naming it
+# as the file does. A weights-only load may then name it (GLOBAL), call it (REDUCE), make one
+# (NEWOBJ: ``cls.__new__(cls, *args)``) and set its state (BUILD: ``__setstate__``, else its
+# ``__dict__`` and slots), as torch's _weights_only_unpickler does. Nothing is imported.
+_user_safe_globals: frozenset = frozenset()
+
+
+def add_safe_globals(safe_globals) -> None:
+    global _user_safe_globals
+    _user_safe_globals = _user_safe_globals | frozenset(safe_globals)
+
+
+def get_safe_globals() -> list:
+    return list(_user_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    global _user_safe_globals
+    _user_safe_globals = frozenset()
+
+
+def remove_safe_globals(globals_to_remove) -> None:
+    global _user_safe_globals
+    _user_safe_globals = _user_safe_globals - frozenset(globals_to_remove)
+
+
+class safe_globals:
+    """``with safe_globals([...]):`` these globals are allowlisted inside the block only."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc):
+        remove_safe_globals(self.safe_globals)
+
+
+def user_allowed_globals() -> dict:
+    """"module.name" -> object for the user's entries (torch's checks of the pairs)."""
+    named = {}
+    for entry in _user_safe_globals:
+        if isinstance(entry, tuple):
+            if len(entry) != 2:
+                raise ValueError(f"Expected tuple of length 2 (global, str of callable full path), but got tuple "
+                                 f"of length: {len(entry)}")
+            if type(entry[1]) is not str:
+                raise TypeError(f"Expected second item in tuple to be str of callable full path, but got: "
+                                f"{type(entry[1])}")
+            named[entry[1]] = entry[0]
+        else:
+            named[f"{entry.__module__}.{entry.__qualname__}"] = entry
+    return named
+
+
+def _user_allowed(u, obj):
+    """Whether ``obj`` is one of the objects the user allowlisted (by identity)."""
+    return any(obj is v for v in u.user_globals.values())
+
+
+def _user_class(u, kind):
+    return any(kind is v for v in u.user_globals.values())
+
+
+def resolve_global(module, name, user_globals=None):
     """GLOBAL module.name -> the allowlisted object, with torch's refusals."""
     if (module, name) in _compat_pickle.NAME_MAPPING:      # Python 2 names, as pickle's fix_imports
         module, name = _compat_pickle.NAME_MAPPING[(module, name)]
@@ -336,11 +407,16 @@ def resolve_global(module, name):
     if module in BLOCKED_MODULES:
         raise _refuse(f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked.")
     hit = SAFE_GLOBALS.get((module, name))
+    if hit is None and user_globals and full in user_globals:
+        return user_globals[full]
     if hit is None:
         shown = name if module == "builtins" else full
         raise _refuse(f"Unsupported global: GLOBAL {shown} was not an allowed global by default. "
                       "tritensor.load rebuilds only tensors, Parameters, dtypes, devices, sizes and "
-                      "standard containers from an untrusted file.")
+                      f"standard containers from an untrusted file. Please use "
+                      f"`tritensor.serialization.add_safe_globals([{name}])` or the "
+                      f"`tritensor.serialization.safe_globals([{name}])` context manager to allowlist this "
+                      "global if you trust this class/function.")
     return hit
 
 
@@ -368,6 +444,7 @@ class WeightsUnpickler:
         self.stack = []
         self.metastack = []
         self.tensors = []          # every tensor made here, checked again when the object is built
+        self.user_globals = user_allowed_globals()     # the user's allowlist as this load began
 
     # -------------------------------------------------------------------- reading the stream
     def read(self, n):
@@ -439,6 +516,13 @@ class WeightsUnpickler:
 
     def call(self, func, args, what):
         make = _constructor(func)
+        if make is None and _user_allowed(self, func):
+            if type(args) is not tuple:
+                raise _refuse(f"{what} arguments must be a tuple, got {type(args).__name__}")
+            result = func(*args)       # the user trusts it: called as torch calls it
+            if isinstance(result, Tensor):
+                self.tensors.append(result)
+            return result
         if make is None:
             raise _refuse(f"Trying to call {what} for unrecognized function {func!r:.100}")
         if type(args) is not tuple:
@@ -468,7 +552,7 @@ def _global(u):
         module, name = u.readline().decode("utf-8"), u.readline().decode("utf-8")
     except UnicodeDecodeError:
         raise _refuse("a GLOBAL name is not UTF-8") from None
-    u.stack.append(resolve_global(module, name))
+    u.stack.append(resolve_global(module, name, u.user_globals))
 
 
 @_op(pickle.REDUCE)
@@ -488,6 +572,8 @@ def _newobj(u):
         u.stack.append(cls.__new__(cls))
     elif any(cls is c for c in (complex, Size, _device)):
         u.stack.append(u.call(cls, args, "NEWOBJ"))
+    elif isinstance(cls, type) and _user_class(u, cls):
+        u.stack.append(cls.__new__(cls, *args))
     else:
         raise _refuse(f"Can only create new object for nn.Parameter or classes allowlisted via "
                       f"`add_safe_globals` but got {cls!r:.100}")
@@ -525,9 +611,26 @@ def _build(u):
     elif kind is collections.OrderedDict or kind is collections.Counter:
         if state is not None:
             _set_attributes(inst, state)
+    elif _user_class(u, kind):
+        _build_user_object(inst, state)
     else:
         raise _refuse("Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
                       f"`add_safe_globals`, but got {_describe(inst)}")
+
+
+def _build_user_object(inst, state):
+    """BUILD on an instance of a class the user allowlisted: pickle's load_build."""
+    if hasattr(inst, "__setstate__"):
+        inst.__setstate__(state)
+        return
+    slotstate = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slotstate = state
+    if state:
+        inst.__dict__.update(state)
+    if slotstate:
+        for k, v in slotstate.items():
+            setattr(inst, k, v)
 
 
 def _describe(obj):
@@ -712,6 +815,7 @@ def check_result(obj, strict=True):
     fields = None
     seen = set()
     todo = [obj]
+    user_values = tuple(user_allowed_globals().values())
     while todo:
         x = todo.pop()
         if id(x) in seen:
@@ -731,6 +835,9 @@ def check_result(obj, strict=True):
         if isinstance(x, Tensor):
             fields = fields or _tensor_fields()
             todo.extend(v for k, v in x.__dict__.items() if k not in fields)
+            continue
+        if user_values and (any(kind is v for v in user_values) or any(x is v for v in user_values)):
+            todo.extend(getattr(x, "__dict__", {}).values())     # an object of a class the user trusts
             continue
         if kind is LoadedStorage or kind is StorageType:
             raise NotImplementedError(

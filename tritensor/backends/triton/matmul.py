@@ -27,6 +27,7 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass
 
+from .. import cudnn as _cudnn   # tt.backends.cudnn.benchmark / deterministic: may the tuner time?
 from .. import triton as _tb   # _tb._run / _tb.interpreting looked up per call (tools replace them)
 from ._plan import _float_bits, _next_pow2, _prod, broadcast_strides, coalesce
 from ...runtime.timing import event_median_ms
@@ -341,5 +342,12 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
     layout = "".join("c" if ms[1] == 1 else ("r" if ms[0] == 1 else "s") for ms in mat[1:3])
     key = cache_key(_gpu_name(out._storage.device), dtype_name, precision,
                     shape_class(rows, N, K, n_batch > 1, layout))
-    config = tuned_config(key, candidates(rows, N, K, family(dtype_name, precision)), launch_all, timer)
-    launch_all(config)
+    launch_all(choose_config(key, candidates(rows, N, K, family(dtype_name, precision)), launch_all, timer))
+
+
+def choose_config(key, configs, run, timer=None):
+    """The tuned configuration (tuned_config), or, when tt.backends.cudnn says not to time
+    (benchmark=False or deterministic=True), the first that fits: the same in every process."""
+    if not _cudnn.autotune_allowed():
+        return configs[0]
+    return tuned_config(key, configs, run, timer)

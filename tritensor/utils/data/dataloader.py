@@ -15,7 +15,9 @@ import multiprocessing
 import os
 import queue
 import time
+import warnings
 
+from ... import accelerator as _accelerator
 from ...ops.random import default_generator
 from . import _worker
 from ._collate import default_collate, default_convert, pin_memory as _pin_memory
@@ -189,7 +191,11 @@ class _BaseIter:
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
-        self._pin_memory = loader.pin_memory
+        if loader.pin_memory and not _accelerator.is_available():
+            # torch: pinning only helps copies to an accelerator; without one it warns and goes on
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
+                          "pinned memory won't be used.", stacklevel=3)
+        self._pin_memory = loader.pin_memory and _accelerator.is_available()
         self._pin_memory_device = loader.pin_memory_device or None
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
