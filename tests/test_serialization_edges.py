@@ -506,7 +506,9 @@ def test_inflating_stops_at_the_claim():
 def test_more_exact_unpickler_edges():
     assert _wo_error(b"\x80\x02c__builtin__\nxrange\n.") == \
         "Unsupported global: GLOBAL range was not an allowed global by default. tritensor.load rebuilds only " \
-        "tensors, Parameters, dtypes, devices, sizes and standard containers from an untrusted file."
+        "tensors, Parameters, dtypes, devices, sizes and standard containers from an untrusted file. Please use " \
+        "`tritensor.serialization.add_safe_globals([range])` or the `tritensor.serialization.safe_globals([range])` " \
+        "context manager to allowlist this global if you trust this class/function."
     st = forge.storage()
     tensor_first = forge.EMPTY_DICT + forge.MARK + forge.text("s") + st + forge.text("t") + forge.tensor() + \
         b"q\x63" + forge.text("u") + b"h\x63" + forge.SETITEMS
