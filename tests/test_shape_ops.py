@@ -82,6 +82,7 @@ ERRORS = [
     (lambda: tt.combinations(X), RuntimeError, "Expect a 1D vector, but got shape [2, 3]"),
     (lambda: tt.combinations(S), RuntimeError, "Expect a 1D vector, but got shape []"),
     (lambda: tt.combinations(V, -1), RuntimeError, "Expect a non-negative number, but got -1"),
+    (lambda: tt.combinations(V, r=2.0), TypeError, "combinations(): argument 'r' must be int, not float"),
     (lambda: tt.meshgrid(indexing="ij"), RuntimeError, "meshgrid expects a non-empty TensorList"),
     (lambda: tt.meshgrid(V, indexing="foo"), RuntimeError, 'torch.meshgrid: indexing must be one of "xy" or "ij", '
      "but received: foo"),

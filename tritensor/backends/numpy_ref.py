@@ -168,7 +168,10 @@ def _run_matmul(out, args, compute):
     y = y._host_array if y._host_array is not None else _view(y)
     token = _extobj_contextvar.set(_IGNORE_ERRORS)
     try:
-        np.matmul(x, y, out=_view(out))
+        if compute.is_floating_point:
+            np.matmul(x, y, out=_view(out))
+        else:
+            np.copyto(_view(out), integer_matmul(x, y), casting="unsafe")
     finally:
         _extobj_contextvar.reset(token)
     return True
@@ -705,10 +708,23 @@ def scan(op):
 
 
 # ------------------------------------------------------------------ matmul family (ops/linalg.py)
+def integer_matmul(x, y):
+    """x @ y of integer arrays, exact and wrapping as torch's CPU kernels (and NumPy's integer
+    matmul, a plain loop: ~20x slower than BLAS). When no partial sum can reach 2**53 the product
+    goes through float64 BLAS instead, exactly (its result converted back to x's dtype)."""
+    k = x.shape[-1]
+    if x.size and y.size and k:
+        # in Python integers: abs() of the most negative int64 would overflow in NumPy
+        bound = max(-int(x.min()), int(x.max())) * max(-int(y.min()), int(y.max())) * k
+        if bound < 2 ** 53:
+            return np.matmul(x.astype(np.float64), y.astype(np.float64)).astype(np.int64).astype(x.dtype)
+    return np.matmul(x, y)
+
+
 def matmul(*arrays, beta=1, alpha=1):
     """mm, bmm, matmul, addmm, baddbmm: alpha * (x @ y) [+ beta * input], from [input,] x, y."""
     x, y = arrays[-2:]
-    prod = np.matmul(x, y)
+    prod = integer_matmul(x, y) if np.issubdtype(x.dtype, np.integer) else np.matmul(x, y)
     if alpha != 1:
         prod = prod * alpha
     if len(arrays) == 3 and beta != 0:   # beta == 0 ignores input entirely (NaN too), as torch

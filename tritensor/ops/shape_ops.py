@@ -343,8 +343,9 @@ def combinations(input, r=2, with_replacement=False):
     of each element is computed from the length alone; the values are gathered by index_select
     per column and stacked (StackBackward0, as torch's)."""
     check_tensor("combinations", input)
+    if not isinstance(r, int) or isinstance(r, bool):
+        raise TypeError(f"combinations(): argument 'r' must be int, not {type(r).__name__}")
     _check_vector(input)
-    r = int(r)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
