@@ -192,7 +192,8 @@ def _ndtr_reference(x):
 
 
 record("special_ndtr", tt.special.ndtr, FLOAT_PAIR + (tt.int64, tt.float16),
-       samples("special_ndtr", ("any",)), _ndtr_reference, tolerances=dict(TOLERANCES))
+       samples("special_ndtr", ("any",)), _ndtr_reference, tolerances=dict(TOLERANCES),
+       op_db=("special.ndtr",))
 
 
 # --------------------------------------------------------------------------- binary ops

@@ -67,6 +67,7 @@ import threading
 
 import numpy as np
 
+from . import interpreter as _interpreter
 from . import device as _device
 from . import streams as _streams
 
@@ -146,6 +147,8 @@ def _first_launch():
 
 def _decide_mode():
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+    if interpreted:
+        _interpreter.install()      # device-function calls skip the interpreter's re-patching
     _state["blocking"] = launch_blocking()
     if not interpreted and _state["driver"] is None:
         install_triton_driver()
