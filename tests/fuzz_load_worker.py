@@ -46,7 +46,7 @@ def _check(t):
     if DTYPES.get(name) is not t.dtype or t.dtype.itemsize != ITEMSIZE[name]:
         return f"dtype {t.dtype!r} is not tritensor's"
     size, stride, offset = tuple(t.shape), t.stride(), t.storage_offset()
-    nbytes = t.untyped_storage().nbytes
+    nbytes = t.untyped_storage().nbytes()
     if len(size) != len(stride) or min(size + stride + (offset,), default=0) < 0:
         return f"geometry {size} {stride} {offset}"
     numel = 1

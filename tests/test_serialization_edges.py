@@ -557,7 +557,7 @@ def test_more_exact_loader_edges(tmp_path):
     with zipfile.ZipFile(path) as zf:
         assert "archive/byteorder" not in zf.namelist()
     back = tt.load(path, mmap=True)["t"]
-    assert back.tolist() == OK and isinstance(back.untyped_storage()._keepalive, np.memmap)
+    assert back.tolist() == OK and isinstance(back._storage._keepalive, np.memmap)
 
 
 def test_more_writer_edges():

@@ -24,6 +24,11 @@ NOT_OPS_TT = {
     "promote_types", "result_type", "can_cast", "finfo", "iinfo",
     # memory formats (layout constants, as torch.channels_last)
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
+    # layouts (torch.layout and its values) and the storages tensors hand out
+    "layout", "strided", "sparse_coo", "TypedStorage", "UntypedStorage",
+    # the legacy tensor types (tritensor/_legacy.py: constructors and isinstance tests, not ops)
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor",
     # grad mode (context managers and switches)
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     # the random number state

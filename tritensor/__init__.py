@@ -23,6 +23,13 @@ from .ops._return_types import return_types  # noqa: F401  (torch.return_types: 
 from .memory_formats import (  # noqa: F401  (torch.memory_format and its four values)
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format)
 from .runtime.device import device  # noqa: F401
+from .layouts import layout, sparse_coo, strided  # noqa: F401  (torch.layout and its values)
+from .runtime.storage import TypedStorage, UntypedStorage  # noqa: F401  (Tensor.storage(), untyped_storage())
+from ._legacy import CPU_TYPES as _CPU_TYPES, CUDA_TYPES as _CUDA_TYPES  # noqa: E402
+globals().update(_CPU_TYPES)            # tt.FloatTensor, tt.LongTensor ... (the legacy types)
+for _name, _cls in _CUDA_TYPES.items():
+    setattr(cuda, _name, _cls)          # tt.cuda.FloatTensor ...
+del _name, _cls
 from . import linalg, optim, testing, utils  # noqa: F401  (the library layer: optimizers, test helpers, the data pipeline)
 from . import accelerator, onnx  # noqa: F401  (tt.accelerator; tt.onnx, importable, without an exporter)
 from .serialization import load, load_file, save, save_file  # noqa: F401

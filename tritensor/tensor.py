@@ -11,6 +11,7 @@ from operator import attrgetter as _attrgetter
 import numpy as np
 
 from . import dtypes as _dt
+from .layouts import strided as _strided
 from .memory_formats import contiguous_format as _contiguous_format, preserve_format as _preserve_format
 from .runtime.device import device as _device
 
@@ -143,7 +144,24 @@ class Tensor:
         return self._storage.data_ptr() + self._offset * self.dtype.itemsize
 
     def untyped_storage(self):
-        return self._storage
+        """torch's UntypedStorage of the bytes under this tensor: the same object for every tensor
+        sharing them (while it is alive); ``data_ptr``, ``nbytes``, ``size``, ``tolist`` ..."""
+        from .runtime.storage import UntypedStorage
+        return UntypedStorage._of(self._storage)
+
+    def storage(self):
+        """torch's TypedStorage (deprecated there, with its warning): the storage's bytes read as
+        this tensor's dtype."""
+        from .runtime.storage import TypedStorage, UntypedStorage, warn_typed_storage_removal
+        warn_typed_storage_removal()
+        return TypedStorage(UntypedStorage._of(self._storage), self._dtype)
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """No argument: the legacy type name ("torch.FloatTensor", "torch.cuda.LongTensor").
+        Otherwise this tensor converted to the type a string, a legacy type (tt.DoubleTensor) or
+        a dtype names; itself when that changes nothing (tritensor/_legacy.py)."""
+        from ._legacy import tensor_type
+        return tensor_type(self, dtype, non_blocking, **kwargs)
 
     def element_size(self):
         return self.dtype.itemsize
@@ -183,7 +201,8 @@ class Tensor:
     def is_cpu(self):
         return self.device.type == "cpu"
 
-    # dense, strided, unquantized memory on a real device: every tensor here
+    # dense, strided, unquantized memory on a real device: every tensor here (but sparse ones)
+    layout = read_only(lambda self: _strided, "layout")
     is_sparse = read_only(lambda self: False, "is_sparse")
     is_quantized = read_only(lambda self: False, "is_quantized")
     is_meta = read_only(lambda self: False, "is_meta")

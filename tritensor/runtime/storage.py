@@ -115,3 +115,196 @@ class Storage:
 
 def device_is_host_backed(device) -> bool:
     return device.type == "cpu" or cuda_mode() == "emulated"
+
+
+# =========================================================================== the public storages
+# torch.UntypedStorage / torch.TypedStorage: what Tensor.untyped_storage() and Tensor.storage()
+# return. Each is a face over the runtime ``Storage`` above (the bytes every view of a tensor
+# shares); the runtime object stays internal, so its fields (nbytes, host ...) are free to differ
+# from torch's methods (nbytes(), size() ...).
+import threading as _threading  # noqa: E402
+import warnings as _warnings  # noqa: E402
+import weakref as _weakref  # noqa: E402
+
+_faces = _weakref.WeakValueDictionary()   # id(Storage) -> its live UntypedStorage (one per storage)
+_faces_lock = _threading.Lock()
+
+
+def _host_bytes(storage, start=0, n=None):
+    """A copy of ``n`` bytes of ``storage`` from ``start`` (any device), as uint8."""
+    n = storage.nbytes - start if n is None else n
+    return storage.copy_to_host(start, n) if n > 0 else np.empty(0, np.uint8)
+
+
+class UntypedStorage:
+    """torch.UntypedStorage: the bytes under a tensor, shared by all of its views. Tensors that
+    share memory return the same object from ``untyped_storage()`` (while it is alive), so
+    ``a.untyped_storage() is b.untyped_storage()`` tells views of one storage apart, as in torch.
+    ``UntypedStorage(n, device=...)`` allocates n new bytes (uninitialised, as torch's)."""
+    __slots__ = ("_storage", "__weakref__")
+
+    def __init__(self, size=0, *, device=None):
+        from .device import as_device
+        self._storage = Storage(int(size), as_device(device))
+
+    @classmethod
+    def _of(cls, storage):
+        """The one live face of a runtime Storage (made on first use)."""
+        with _faces_lock:
+            face = _faces.get(id(storage))
+            if face is None or face._storage is not storage:
+                face = cls.__new__(cls)
+                face._storage = storage
+                _faces[id(storage)] = face
+            return face
+
+    # ---------------------------------------------------------------- torch's queries
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def is_cuda(self):
+        return self._storage.device.type == "cuda"
+
+    def get_device(self):
+        return self._storage.device.index if self.is_cuda else -1
+
+    def data_ptr(self):
+        return self._storage.data_ptr()
+
+    def nbytes(self):
+        return self._storage.nbytes
+
+    def size(self):
+        return self._storage.nbytes
+
+    def __len__(self):
+        return self._storage.nbytes
+
+    def element_size(self):
+        return 1
+
+    @property
+    def is_sparse(self):
+        return False
+
+    def untyped(self):
+        return self
+
+    def tolist(self):
+        """The bytes as Python ints."""
+        return _host_bytes(self._storage).tolist()
+
+    def __getitem__(self, idx):
+        """An int: that byte; a slice with step 1: a storage over those bytes (sharing them)."""
+        n = self._storage.nbytes
+        if isinstance(idx, slice):
+            start, stop, step = idx.indices(n)
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 is supported")
+            st = self._storage
+            size = max(stop - start, 0)
+            wrap = Storage.wrap_host if st.host is not None else Storage.wrap_device
+            return UntypedStorage._of(wrap(st.data_ptr() + start, size, st, st.device))
+        if not isinstance(idx, int) or isinstance(idx, bool):
+            raise RuntimeError(f"can't index a torch.UntypedStorage with {type(idx).__name__}")
+        if idx < 0:
+            idx += n
+        if not 0 <= idx < n:
+            raise IndexError(f"index {idx} out of range for storage of size {n}")
+        return int(_host_bytes(self._storage, idx, 1)[0])
+
+    def __repr__(self):
+        body = "\n".join(f" {b}" for b in self.tolist())
+        tail = f"[tritensor.storage.UntypedStorage(device={self.device}) of size {len(self)}]"
+        return f"{body}\n{tail}" if body else f" \n{tail}"
+
+    def __eq__(self, other):
+        return isinstance(other, UntypedStorage) and other._storage is self._storage
+
+    __hash__ = object.__hash__
+
+
+_warned_typed = False
+
+
+def warn_typed_storage_removal():
+    """torch's deprecation warning for TypedStorage, once per process as torch gives it."""
+    global _warned_typed
+    if not _warned_typed:
+        _warned_typed = True
+        _warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+                       "only storage class. This should only matter to you if you are using storages directly.  To "
+                       "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+                       UserWarning, stacklevel=3)
+
+
+class TypedStorage:
+    """torch.TypedStorage (``Tensor.storage()``, deprecated in torch with a warning): the same
+    bytes read as elements of ``dtype``; ``size()`` counts elements."""
+    __slots__ = ("_untyped_storage", "dtype")
+
+    def __init__(self, untyped, dtype):
+        self._untyped_storage = untyped
+        self.dtype = dtype
+
+    @property
+    def device(self):
+        return self._untyped_storage.device
+
+    @property
+    def is_cuda(self):
+        return self._untyped_storage.is_cuda
+
+    def get_device(self):
+        return self._untyped_storage.get_device()
+
+    def untyped(self):
+        return self._untyped_storage
+
+    def data_ptr(self):
+        return self._untyped_storage.data_ptr()
+
+    def nbytes(self):
+        return self._untyped_storage.nbytes()
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def size(self):
+        return self.nbytes() // self.dtype.itemsize
+
+    def __len__(self):
+        return self.size()
+
+    @property
+    def is_sparse(self):
+        return False
+
+    def _values(self, start=0, n=None):
+        n = self.size() - start if n is None else n
+        raw = _host_bytes(self._untyped_storage._storage, start * self.dtype.itemsize, n * self.dtype.itemsize)
+        vals = raw.view(self.dtype.numpy_dtype)
+        return vals.astype(np.float32) if self.dtype.name == "bfloat16" else vals
+
+    def tolist(self):
+        return self._values().tolist()
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+        n = self.size()
+        if not isinstance(idx, int) or isinstance(idx, bool):
+            raise RuntimeError(f"can't index a TypedStorage with {type(idx).__name__}")
+        if idx < 0:
+            idx += n
+        if not 0 <= idx < n:
+            raise IndexError(f"index {idx} out of range for storage of size {n}")
+        return self._values(idx, 1)[0].item()
+
+    def __repr__(self):
+        vals = self.tolist()
+        body = "\n".join(f" {v}" for v in vals)
+        tail = f"[tritensor.storage.TypedStorage(dtype={self.dtype}, device={self.device}) of size {len(vals)}]"
+        return f"{body}\n{tail}" if body else f" \n{tail}"

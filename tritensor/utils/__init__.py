@@ -1,2 +1,3 @@
-"""tt.utils: the data pipeline (tt.utils.data) and DLPack exchange (tt.utils.dlpack), as torch.utils."""
-from . import data, dlpack  # noqa: F401
+"""tt.utils: the data pipeline (tt.utils.data), DLPack exchange (tt.utils.dlpack) and torch's
+backcompat switches (tt.utils.backcompat), as torch.utils."""
+from . import backcompat, data, dlpack  # noqa: F401
