@@ -23,6 +23,10 @@ op_record, a record says everything the generic tests need to know about one op:
                   raise torch's ``NotImplementedError`` instead
   kernel_fn       elementwise ops: the kernel FN (kernels/elementwise.py) the sm_90 compile check
                   launches for the op, in the flavours its dtypes reach
+  emulated_gradgradcheck
+                  False where the second derivative's launches make gradgradcheck minutes long
+                  under the interpreter: it runs on cpu (and a real GPU) only; the backward rules
+                  are the same tritensor ops on every device, and gradcheck still runs everywhere
   op_db           the names of PyTorch's OpInfo database this record specifies besides its own
                   (``special_ndtr`` -> ``("special.ndtr",)``; tests/test_op_db_coverage.py wants a
                   record for every op_db name built since that list was taken)
@@ -93,6 +97,7 @@ class OpInfo:
     no_second_derivative: Optional[str] = None
     kernel_fn: Optional[str] = None     # elementwise ops: the kernels/elementwise.py FN its launches run
     op_db: tuple = ()                   # further op_db names this record specifies (see above)
+    emulated_gradgradcheck: bool = True  # False: second derivative on cpu (and real GPUs) only
 
     @property
     def has_parity(self):
@@ -933,6 +938,9 @@ PARITY_ESCAPES = {
 # a new family is a new file, so work on different families never edits this one. A record may
 # also name a public op that is no table entry (a composite such as ``tile`` or ``linalg.solve``):
 # its ``op`` is the public callable.
+# gradient cases whose emulated-cuda gradgradcheck is left out (see OpInfo.emulated_gradgradcheck)
+CPU_ONLY_GRADGRAD: set = set()
+
 import importlib as _importlib  # noqa: E402
 import pathlib as _pathlib  # noqa: E402
 
@@ -949,6 +957,8 @@ for _name, _case in GRAD_CASES.items():
     _BY_NAME[_name].grad_case = _case
     _BY_NAME[_name].no_derivative = NO_DERIVATIVE.get(_name)
     _BY_NAME[_name].no_second_derivative = NO_SECOND_DERIVATIVE.get(_name)
+    if _name in CPU_ONLY_GRADGRAD:
+        _BY_NAME[_name].emulated_gradgradcheck = False
 
 OPS = {r.name: r for r in RECORDS}
 

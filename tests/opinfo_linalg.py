@@ -14,7 +14,7 @@ import scipy.linalg as sla
 from scipy.linalg import lapack
 
 import tritensor as tt
-from opinfo import (GRAD_CASES, NO_DERIVATIVE, NO_SECOND_DERIVATIVE, PARITY_ESCAPES, SampleInput, record, rng_for,
+from opinfo import (CPU_ONLY_GRADGRAD, GRAD_CASES, NO_DERIVATIVE, NO_SECOND_DERIVATIVE, PARITY_ESCAPES, SampleInput, record, rng_for,
                     table_op)
 
 DTYPES = (tt.float32, tt.float64)
@@ -406,20 +406,10 @@ def _piv(device):
     return tt.tensor([2, 3, 3], dtype=tt.int32, device=device)
 
 
-def _on_cpu_or_gpu(case):
-    """A gradient case that runs on cpu and on a real GPU. Under the emulated device each kernel
-    step is interpreted Python, and a factorization's gradgradcheck is thousands of launches
-    (minutes per op): the formulas (tritensor ops, the same on every device) are checked on cpu
-    here, the emulated kernels by the parity records, and tests/test_linalg_autograd.py runs
-    first derivatives of cholesky, solve, det and lu_factor on the emulated device."""
-    def make(device):
-        if _emulated(device):
-            pytest.skip("gradients of the factorizations: cpu and real GPUs (see _on_cpu_or_gpu)")
-        return case(device)
-    return make
-
-
-GRAD_CASES.update({name: _on_cpu_or_gpu(case) for name, case in {
+# The factorizations' second derivatives are thousands of interpreted launches (minutes per op):
+# gradgradcheck runs on cpu (and a real GPU) only (opinfo.CPU_ONLY_GRADGRAD); gradcheck runs on
+# every device.
+_FACTORIZATION_GRADS = {
     "linalg_cholesky_ex": lambda d: (lambda x: tt.linalg.cholesky(_spd(x), upper=True), (_r(d, 3, 3),), {}),
     "linalg_lu_factor_ex": lambda d: (lambda a: tt.linalg.lu_factor(a)[0], (_r(d, 3, 3),), {}),
     "linalg.lu": lambda d: (lambda a: tt.linalg.lu(a)[1:], (_r(d, 2, 3),), {}),
@@ -445,6 +435,8 @@ GRAD_CASES.update({name: _on_cpu_or_gpu(case) for name, case in {
     "ormqr": lambda d: (lambda a, t, c: tt.ormqr(a, t, c, left=False, transpose=True), (_r(d, 3, 2), _r(d, 2), _r(d, 2, 3)),
                         {}),
     "logdet": lambda d: (lambda x: tt.logdet(_spd(x)), (_r(d, 3, 3),), {}),
-}.items()})
+}
+GRAD_CASES.update(_FACTORIZATION_GRADS)
+CPU_ONLY_GRADGRAD.update(_FACTORIZATION_GRADS)
 NO_DERIVATIVE["geqrf"] = "geqrf"
 NO_SECOND_DERIVATIVE["geqrf"] = "geqrf"

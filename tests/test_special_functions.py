@@ -541,24 +541,6 @@ def test_gradients_recorded_from_torch():
     del nan
 
 
-@pytest.mark.parametrize("name", ["polygamma", "i1", "i1e", "zeta", "igamma", "igammac", "xlog1py", "log_ndtr"])
-def test_second_derivatives_on_cpu(name):
-    """The double backward of the ops whose emulated-cuda gradgradcheck is left out (opinfo_special)."""
-    def t(values):
-        return tt.tensor(values, dtype=tt.float64, requires_grad=True)
-    cases = {
-        "polygamma": (lambda x: tt.polygamma(1, x) + tt.polygamma(3, x), (t([0.7, 1.3, -0.5]),)),
-        "i1": (tt.special.i1, (t([0.3, -1.2, 9.0]),)), "i1e": (tt.special.i1e, (t([0.3, -1.2, 9.0]),)),
-        "zeta": (lambda q: tt.special.zeta(tt.tensor([2.5, 3.0], dtype=tt.float64), q), (t([0.7, 2.0]),)),
-        "igamma": (lambda x: tt.igamma(tt.tensor([0.5, 3.0], dtype=tt.float64), x), (t([0.4, 2.5]),)),
-        "igammac": (lambda x: tt.igammac(tt.tensor([0.5, 3.0], dtype=tt.float64), x), (t([0.4, 2.5]),)),
-        "xlog1py": (tt.special.xlog1py, (t([0.3, -1.5, 2.0]), t([0.5, 2.0, -0.5]))),
-        "log_ndtr": (tt.special.log_ndtr, (t([0.3, -3.0, 2.0]),)),
-    }
-    fn, inputs = cases[name]
-    assert gradcheck(fn, inputs) and gradgradcheck(fn, inputs)
-
-
 def test_warnings_free_on_edge_values():
     """The references compute NaN and infinities silently (IEEE), as the kernels do."""
     x = tt.tensor([0.0, -1.0, float("inf"), float("-inf"), float("nan"), 1e308], dtype=tt.float64)
