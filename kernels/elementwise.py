@@ -108,8 +108,8 @@ def tanh(x):
 
 @triton.jit
 def relu(x):
-    # NaN stays NaN (as torch); -0.0 becomes 0
-    return tl.where((x > 0) | (x != x), x, tl.zeros_like(x))
+    # torch's max(x, 0) with x kept on ties: NaN stays NaN, -0.0 stays -0.0
+    return tl.where(x < 0, tl.zeros_like(x), x)
 
 
 @triton.jit
@@ -238,7 +238,8 @@ def tanh_backward(grad, y):
 
 @triton.jit
 def relu_backward(grad, x):
-    return tl.where(x > 0, grad, tl.zeros_like(grad))
+    # torch's threshold_backward: 0 where x <= 0, else grad (so a NaN x passes it)
+    return tl.where(x <= 0, tl.zeros_like(grad), grad)
 
 
 # ------------------------------------------------------------------ rounding helpers
@@ -562,7 +563,8 @@ def gelu_tanh_backward(grad, x):
 
 @triton.jit
 def erf_backward(grad, x):
-    return grad * 1.12837916709551257390 * tl.exp(_negate(x * x))    # 2 / sqrt(pi)
+    # torch's order, 2 / sqrt(pi) * exp(-x^2) * grad: a huge grad times exp(-inf) = 0 is 0
+    return grad * (1.12837916709551257390 * tl.exp(_negate(x * x)))
 
 
 # ------------------------------------------------------------------ ternary FNs

@@ -303,7 +303,8 @@ def overwrite(x, src, **_):
 
 
 def relu(x):
-    return np.maximum(x, x.dtype.type(0))    # NaN propagates (as torch); no temporaries
+    # torch's max(x, 0) keeps x on ties: NaN stays NaN, -0.0 stays -0.0 (np.maximum gives +0.0)
+    return np.where(x < 0, x.dtype.type(0), x)
 
 
 def pow(x, y):
@@ -333,7 +334,7 @@ def tanh_backward(grad, y):
 
 
 def relu_backward(grad, x):
-    return np.where(x > 0, grad, grad.dtype.type(0))
+    return np.where(x <= 0, grad.dtype.type(0), grad)    # torch's threshold_backward: NaN passes grad
 
 
 def maximum(x, y):
@@ -398,8 +399,10 @@ def div_trunc(x, y):
     _check_int_divisor(x, y)
     if np.asarray(x).dtype.kind == "f":
         return np.trunc(np.true_divide(x, y))
-    q = np.abs(x) // np.abs(y)                 # C division truncates toward zero
-    return np.where((x < 0) != (y < 0), -q, q).astype(np.result_type(x, y))
+    # C division truncates toward zero: the floor quotient, one up where it was rounded down
+    # (not |x| // |y|, which overflows at the minimum: 1 / INT_MIN is 0)
+    q = np.floor_divide(x, y)
+    return np.where((np.remainder(x, y) != 0) & ((x < 0) != (y < 0)), q + 1, q).astype(np.result_type(x, y))
 
 
 def div_floor(x, y):
@@ -442,7 +445,8 @@ def gelu_backward(grad, x, approximate="none"):
 
 
 def erf_backward(grad, x):
-    return grad * 2 / np.sqrt(np.pi) * np.exp(-x * x)
+    # torch's order, 2 / sqrt(pi) * exp(-x^2) * grad: a huge grad times exp(-inf) = 0 is 0
+    return grad * (2 / np.sqrt(np.pi) * np.exp(-x * x))
 
 
 def clamp(x, lo, hi):

@@ -399,8 +399,18 @@ def _hardtanh_integer(input, min_val, max_val, inplace):
 
 
 def _hardtanh(input, min_val, max_val):
-    inside = _pw.logical_and(_ew.gt(input, min_val), _ew.lt(input, max_val))
-    return _ew.where(inside, input, input.detach().clamp(min_val, max_val))
+    if input.dtype is _dt.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if not input.dtype.is_floating_point:   # torch clamps integers to the bounds as integers
+        min_val, max_val = int(min_val), int(max_val)
+        if input.dtype is _dt.uint8 and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    # torch's hardtanh_backward passes the gradient unless x <= min or x >= max (a NaN passes it);
+    # the value is x itself unless it lies outside the bounds (so -0.0 at a bound 0 stays -0.0)
+    passes = _pw.logical_not(_pw.logical_or(_ew.le(input, min_val), _ew.ge(input, max_val)))
+    held = input.detach()
+    held = _ew.where(_pw.logical_or(_ew.lt(held, min_val), _ew.gt(held, max_val)), held.clamp(min_val, max_val), held)
+    return _ew.where(passes, input, held)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):

@@ -277,12 +277,12 @@ def _pow_backward(ctx, g):
     gx = gy = None
     if ctx.needs_input_grad[0]:
         if isinstance(y, (int, float)) and y == 0:
-            gx = mul(g, 0)
+            gx = zeros_like(g)            # torch: zeros_like(self), even where g is NaN or inf
         elif isinstance(y, Tensor):
             # torch's pow_backward_self: 0 where the exponent is 0 (so 0 ** 0 gives 0, not 0 * inf)
-            gx = where(eq(y, 0), 0.0, mul(mul(g, y), pow(x, sub(y, 1))))
+            gx = where(eq(y, 0), 0.0, mul(g, mul(y, pow(x, sub(y, 1)))))
         else:
-            gx = mul(mul(g, y), pow(x, y - 1))
+            gx = mul(g, mul(pow(x, y - 1), y))
     if ctx.needs_input_grad[1]:
         # d/dy x^y = x^y log x, taken as 0 where x == 0 and y >= 0 (torch's convention)
         safe = where(logical_and_eq0_ge0(x, y), 0.0, log(x) if isinstance(x, Tensor) else _scalar_log(x))

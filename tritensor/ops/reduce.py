@@ -25,7 +25,7 @@ from ._checks import check_int_dim, check_tensor
 from ._return_types import return_types
 from ._shapes import contiguous_strides, normalize_dims, reduced_shape, wrap_dim
 from .copy import copy_into
-from .creation import arange, ones, tensor, zeros
+from .creation import ones, tensor, zeros
 from .joining import cat, flip
 from .dispatch import dispatch
 from .table import Meta, op, signature_rule
@@ -359,11 +359,11 @@ def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry)
 
 
 def _value_at(input, idx, dim, keepdim):
-    """The value at the index, as a differentiable selection: the gradient goes to the index."""
-    n = input.shape[dim]
-    pos = arange(n, device=input.device).view((n,) + (1,) * (input.dim() - 1 - dim))
-    picked = _ew.where(_ew.eq(pos, idx), input, 0.0)
-    return sum(picked, dim, keepdim, dtype=input.dtype)
+    """The value at the index, as a differentiable selection: the gradient goes to the index.
+    A gather, so the value is the element itself (a masked sum would turn -0.0 into 0.0)."""
+    from .indexing import gather      # (indexing imports this module)
+    picked = gather(input, dim, idx)
+    return picked if keepdim else picked.squeeze(dim)
 
 
 def _zeros_index(x):
