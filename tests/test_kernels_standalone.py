@@ -1125,16 +1125,46 @@ def elementwise_signatures():
     return from_records()
 
 
-def test_compile_check_launches_every_elementwise_record():
-    """The compile check's elementwise launches come from the op records: each is a kernel FN of
-    its arity, and every elementwise record (the parity test's reference == "table") has one."""
-    from opinfo import RECORDS
+def _table_launch_fn(entry):
+    """The kernel FN a plain elementwise table entry launches (ops/elementwise.py ``launcher(fn)``
+    keeps it in its closure), or None for an entry with a launcher of its own (gelu's two FNs,
+    bitwise_not of bool, clamp's ternary)."""
+    kernel = entry.kernel
+    if kernel is None or kernel.__qualname__ != "launcher.<locals>.launch":
+        return None
+    return dict(zip(kernel.__code__.co_freevars, (c.cell_contents for c in kernel.__closure__)))["fn"]
+
+
+def _check_compile_launches(records, signatures):
+    """Each launch is a kernel FN of its arity; each elementwise record names the FN its table
+    entry really launches (read from the entry, not from the record) and the check compiles it."""
+    from tritensor.ops.table import TABLE
     k = tb._kernels()
-    signatures = elementwise_signatures()
     for fn, compute, out, ins in signatures:
         assert fn in (k.elementwise.UNARY if len(ins) == 1 else k.elementwise.BINARY), (fn, ins)
-    assert {r.kernel_fn for r in RECORDS if r.kernel_fn} == {sig[0] for sig in signatures}
-    assert all(r.kernel_fn or r.name in ("clamp_min", "clamp_max") for r in RECORDS if r.reference == "table")
+    launched = {sig[0] for sig in signatures}
+    for r in records:
+        if r.reference != "table":
+            continue
+        table_fn = _table_launch_fn(TABLE[r.name])
+        assert r.kernel_fn or table_fn is None, f"{r.name}: its entry launches {table_fn}, the record names none"
+        if table_fn is not None:
+            assert r.kernel_fn == table_fn, f"{r.name}: the record names {r.kernel_fn}, the entry launches {table_fn}"
+        assert r.kernel_fn is None or r.kernel_fn in launched, f"{r.name}: {r.kernel_fn} is never compiled"
+
+
+def test_compile_check_launches_every_elementwise_record():
+    """The compile check's elementwise launches come from the op records, and the records name
+    the FNs the table launches: a record naming another FN than its entry's (or none) fails, as
+    the two broken copies below show."""
+    import dataclasses
+    from opinfo import OPS, RECORDS
+    signatures = elementwise_signatures()
+    _check_compile_launches(RECORDS, signatures)
+    for broken in (dataclasses.replace(OPS["floor_divide"], kernel_fn="floor_divide"),
+                   dataclasses.replace(OPS["clamp_min"], kernel_fn=None)):
+        with pytest.raises(AssertionError):
+            _check_compile_launches([broken], signatures)
 
 
 @pytest.mark.skipif(os.environ.get("TRITENSOR_COMPILE_CHECK", "1") == "0", reason="TRITENSOR_COMPILE_CHECK=0")

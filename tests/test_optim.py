@@ -155,6 +155,22 @@ def test_adam_matches_numpy(device, name, options):
     assert state["exp_avg"].device.type == device
 
 
+@pytest.mark.parametrize("name,options", [("Adam", {}), ("AdamW", dict(amsgrad=True))], ids=str)
+def test_adam_default_eps_is_seen(device, name, options):
+    """Gradients of size 1e-8 make sqrt(v) as small as the default eps = 1e-8, so the update
+    depends on eps by a factor of about 2: the cuda check's tolerance (rtol 2e-6) sees eps at its
+    default, which it cannot with gradients near 1 (eps then moves the result by 1e-8). The same
+    reference without eps is shown to fail the check."""
+    arrays, grads = data(10, shapes=[(70,)], steps=2)
+    grads = [[g * np.float32(1e-8) for g in gs] for gs in grads]
+    params = make_params(arrays, device)
+    run(getattr(tt.optim, name)(params, lr=0.01, **options), params, grads, device)
+    ref = dict(options, decoupled=name == "AdamW", weight_decay=1e-2 if name == "AdamW" else 0)
+    check(device, params[0], ref_adam(arrays[0], [g[0] for g in grads], lr=0.01, **ref))
+    with pytest.raises(AssertionError):
+        check(device, params[0], ref_adam(arrays[0], [g[0] for g in grads], lr=0.01, eps=0.0, **ref))
+
+
 RMSPROP_CASES = [dict(), dict(lr=0.01, momentum=0.9, centered=True), dict(lr=0.03, alpha=0.9, weight_decay=0.1,
                  maximize=True, eps=1e-4), dict(centered=True)]
 

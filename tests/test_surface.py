@@ -184,7 +184,13 @@ def test_method_and_operator_bind_the_implementation_without_out():
     """Methods and operators are the implementation through _method's one frame: no out=
     wrapper on the hot path (tests/test_dispatch_budget.py counts the calls)."""
     a = tt.ones(2)
-    assert "out" not in inspect.signature(tt.Tensor.add).parameters or True
+
+    def bound(method):      # the function _method's one frame calls (its closure's ``fn``)
+        return dict(zip(method.__code__.co_freevars, (c.cell_contents for c in method.__closure__)))["fn"]
+    assert bound(tt.Tensor.add) is tt.ops.elementwise.add and bound(tt.Tensor.__add__) is tt.ops.elementwise.add
+    assert "out" not in inspect.signature(bound(tt.Tensor.add)).parameters
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):    # as torch's Tensor.add
+        a.add(a, out=tt.empty(2))
     assert tt.Tensor.__add__.__name__ == "add"
     assert tt.add is not tt.ops.elementwise.add           # the out= wrapper
     assert tt.add._out_impl is tt.ops.elementwise.add
