@@ -2,6 +2,7 @@
 the DataLoader's options and errors, and worker processes (kept few and small: each starts
 processes)."""
 import collections
+import math
 import os
 import random
 import warnings
@@ -182,6 +183,209 @@ def test_batch_sampler():
         BatchSampler(range(3), 0, False)
     with pytest.raises(ValueError, match="drop_last should be a boolean value, but got drop_last=1"):
         BatchSampler(range(3), 2, 1)
+
+
+# ------------------------------------------------------------------------------ shuffling is random
+# Statistical checks on fixed seeds: each runs the same draws every time (it cannot flake), and the
+# p-value thresholds (1e-3) are met by a fair shuffle and missed by the biased ones shown beside.
+def _chi2_sf(x, dof):
+    """P(chi-square with ``dof`` degrees of freedom > x), in closed form (integer dof)."""
+    half = x / 2
+    if dof % 2 == 0:
+        term, total = 1.0, 1.0
+        for i in range(1, dof // 2):
+            term *= half / i
+            total += term
+        return math.exp(-half) * total
+    total, term = math.erfc(math.sqrt(half)), math.sqrt(x) * math.sqrt(2 / math.pi) * math.exp(-half)
+    for i in range(1, (dof + 1) // 2):
+        total += term
+        term *= x / (2 * i + 1)
+    return total
+
+
+def _chi2_p(counts, expected=None):
+    """p-value of the chi-square test of ``counts`` (any shape) against ``expected`` (default:
+    equally likely cells)."""
+    counts = np.asarray(counts, dtype=np.float64).ravel()
+    expected = np.full_like(counts, counts.mean()) if expected is None else np.asarray(expected, np.float64)
+    return _chi2_sf(float(((counts - expected) ** 2 / expected).sum()), counts.size - 1)
+
+
+def test_chi_square_p_values():
+    """The closed form against tabulated values (0.05 and 0.001 critical values)."""
+    for dof, x05, x001 in ((1, 3.841, 10.828), (2, 5.991, 13.816), (5, 11.070, 20.515), (9, 16.919, 27.877),
+                           (23, 35.172, 49.728), (35, 49.802, 66.619)):
+        assert abs(_chi2_sf(x05, dof) - 0.05) < 2e-4 and abs(_chi2_sf(x001, dof) - 0.001) < 2e-5
+
+
+def _position_counts(orders, n):
+    """counts[position, value] over many orders of range(n)."""
+    counts = np.zeros((n, n), dtype=np.int64)
+    for order in orders:
+        counts[np.arange(n), list(order)] += 1
+    return counts
+
+
+def _permutation_counts(orders, n):
+    """How often each of the n! permutations of range(n) occurs."""
+    import itertools
+    index = {p: i for i, p in enumerate(itertools.permutations(range(n)))}
+    counts = np.zeros(len(index), dtype=np.int64)
+    for order in orders:
+        counts[index[tuple(order)]] += 1
+    return counts
+
+
+def _assert_uniform(orders, n):
+    """Every value equally likely at every position (chi-square, (n-1)^2 dof) and, for n <= 5,
+    every permutation equally likely (n! - 1 dof)."""
+    orders = [tuple(o) for o in orders]
+    assert all(sorted(o) == list(range(n)) for o in orders)
+    assert _chi2_p(_position_counts(orders, n)) > 1e-3
+    if n <= 5:
+        assert _chi2_p(_permutation_counts(orders, n)) > 1e-3
+
+
+def test_the_uniformity_check_rejects_biased_shuffles():
+    """The check above, on shuffles that are not uniform: a constant order (a sampler seeded with
+    a constant), rotations only, and the classic swap-with-any-position shuffle (n^n paths onto
+    n! orders: some orders come up more often)."""
+    rng = random.Random(0)
+    n, trials = 4, 2400
+    constant = [(2, 0, 3, 1)] * trials
+    rotations = [tuple((i + k) % n for i in range(n)) for k in (rng.randrange(n) for _ in range(trials))]
+
+    def naive():
+        a = list(range(n))
+        for i in range(n):
+            j = rng.randrange(n)
+            a[i], a[j] = a[j], a[i]
+        return tuple(a)
+    swaps = [naive() for _ in range(trials)]
+    for orders in (constant, rotations, swaps):
+        with pytest.raises(AssertionError):
+            _assert_uniform(orders, n)
+
+
+def test_random_sampler_orders_are_uniform_and_differ_by_seed_and_epoch():
+    n = 4
+    sampler = RandomSampler(range(n), generator=tt.Generator().manual_seed(0))
+    epochs = [tuple(sampler) for _ in range(2400)]      # one generator: each epoch draws anew
+    _assert_uniform(epochs, n)
+    assert len(set(epochs[:8])) > 1                      # consecutive epochs differ
+    # different seeds, different orders (20! orders: a repeat among 30 seeds is a bug)
+    by_seed = {tuple(RandomSampler(range(20), generator=tt.Generator().manual_seed(s))) for s in range(30)}
+    assert len(by_seed) == 30
+    # no generator: a fresh one per epoch seeded from the global generator; still uniform
+    tt.manual_seed(1)
+    unseeded = RandomSampler(range(n))
+    _assert_uniform([tuple(unseeded) for _ in range(2400)], n)
+    # with replacement: each index equally likely, positions independent
+    drawn = list(RandomSampler(range(6), replacement=True, num_samples=6000, generator=tt.Generator().manual_seed(2)))
+    assert _chi2_p(np.bincount(drawn, minlength=6)) > 1e-3
+    pairs = np.bincount(np.array(drawn[0::2]) * 6 + np.array(drawn[1::2]), minlength=36)
+    assert _chi2_p(pairs) > 1e-3
+
+
+def test_generator_is_honoured_and_the_global_one_left_alone():
+    """The order follows ``generator=`` alone: the same seed gives the same order whatever the
+    global generator holds, and drawing it does not move the global generator."""
+    for make in (lambda g: list(RandomSampler(range(30), generator=g)),
+                 lambda g: list(SubsetRandomSampler(list(range(30)), generator=g)),
+                 lambda g: list(WeightedRandomSampler([1.0] * 30, 30, generator=g)),
+                 lambda g: random_split(range(30), [10, 20], generator=g)[0].indices,
+                 lambda g: [int(b) for b in DataLoader(list(range(30)), batch_size=None, shuffle=True, generator=g)]):
+        tt.manual_seed(0)
+        first = make(tt.Generator().manual_seed(7))
+        after = tt.randint(0, 2 ** 30, (4,)).tolist()
+        tt.manual_seed(123)
+        assert make(tt.Generator().manual_seed(7)) == first
+        tt.manual_seed(0)
+        make(tt.Generator().manual_seed(8))
+        assert tt.randint(0, 2 ** 30, (4,)).tolist() == after         # the global stream untouched
+        assert make(tt.Generator().manual_seed(8)) != first
+
+
+def test_dataloader_shuffle_is_uniform_and_new_each_epoch():
+    n = 4
+    loader = DataLoader(list(range(n)), batch_size=None, shuffle=True, generator=tt.Generator().manual_seed(3))
+    epochs = [tuple(int(i) for i in loader) for _ in range(2400)]
+    _assert_uniform(epochs, n)
+    assert len(set(epochs[:8])) > 1
+    tt.manual_seed(4)                                    # without a generator: the global seed
+    plain = DataLoader(list(range(n)), batch_size=None, shuffle=True)
+    _assert_uniform([tuple(int(i) for i in plain) for _ in range(2400)], n)
+    # batches of a shuffled loader: every element once per epoch, orders differ between epochs
+    batched = DataLoader(list(range(10)), batch_size=3, shuffle=True, generator=tt.Generator().manual_seed(5))
+    a, b = ([int(i) for batch in batched for i in batch] for _ in range(2))
+    assert sorted(a) == sorted(b) == list(range(10)) and a != b
+
+
+def test_random_split_is_uniform():
+    """Which elements land in which part: every permutation of the indices equally likely."""
+    g = tt.Generator().manual_seed(6)
+    orders = []
+    for _ in range(2400):
+        first, second = random_split(range(4), [1, 3], generator=g)
+        orders.append(tuple(first.indices + second.indices))
+    _assert_uniform(orders, 4)
+    membership = np.zeros(6, dtype=np.int64)
+    for _ in range(1200):
+        for i in random_split(range(6), [2, 4], generator=g)[0].indices:
+            membership[i] += 1
+    assert membership.sum() == 2400 and _chi2_p(membership) > 1e-3
+
+
+def test_subset_and_weighted_samplers_follow_their_distributions():
+    g = tt.Generator().manual_seed(9)
+    sub = SubsetRandomSampler([10, 11, 12, 13], generator=g)
+    _assert_uniform([tuple(i - 10 for i in sub) for _ in range(2400)], 4)
+    weights = [0.5, 1.0, 0.0, 2.5]
+    drawn = np.bincount(list(WeightedRandomSampler(weights, 8000, generator=g)), minlength=4)
+    assert drawn[2] == 0
+    assert _chi2_p(drawn[[0, 1, 3]], np.array([0.5, 1.0, 2.5]) / 4.0 * 8000) > 1e-3
+    # without replacement: distinct indices, the first drawn in proportion to the weights
+    firsts = [next(iter(WeightedRandomSampler(weights, 3, replacement=False, generator=g))) for _ in range(2000)]
+    assert _chi2_p(np.bincount(firsts, minlength=4)[[0, 1, 3]], np.array([0.5, 1.0, 2.5]) / 4.0 * 2000) > 1e-3
+    assert sorted(WeightedRandomSampler(weights, 3, replacement=False, generator=g)) == [0, 1, 3]
+
+
+def test_sampler_arguments_and_boundaries():
+    """torch's argument checks and sizes at their boundaries (found by mutation testing: each
+    line kills a mutant the tests above let live)."""
+    assert len(list(RandomSampler(range(3), num_samples=1))) == 1                 # 1 is positive
+    for n in (31, 32, 33, 64):                 # replacement draws come in chunks of 32, as torch's
+        assert len(list(RandomSampler(range(3), replacement=True, num_samples=n))) == n
+    # draws that all come from the last (partial) chunk: still uniform over every index
+    g = tt.Generator().manual_seed(12)
+    tail = [i for _ in range(300) for i in RandomSampler(range(6), replacement=True, num_samples=20, generator=g)]
+    assert _chi2_p(np.bincount(tail, minlength=6)) > 1e-3
+    # no generator: the global one (torch's SubsetRandomSampler and WeightedRandomSampler draw from it)
+    for make in (lambda: list(SubsetRandomSampler([5, 6, 7, 8, 9])), lambda: list(WeightedRandomSampler([1.0] * 5, 5))):
+        tt.manual_seed(21)
+        first = make()
+        tt.manual_seed(21)
+        assert make() == first
+        assert make() != first            # the global stream moved on
+    sampler = WeightedRandomSampler([1, 3], 2)
+    assert sampler.weights.dtype == np.float64 and len(sampler) == 2      # torch: a double tensor
+    assert len(list(WeightedRandomSampler([1.0], 1))) == 1
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match=f"num_samples should be a positive integer value, but got num_samples={bad}"):
+            WeightedRandomSampler([1.0, 2.0], bad)
+    with pytest.raises(ValueError, match="replacement should be a boolean value, but got replacement=1"):
+        WeightedRandomSampler([1.0, 2.0], 2, replacement=1)
+    with pytest.raises(ValueError, match=r"weights should be a 1d sequence but given weights have shape \(1, 2\)"):
+        WeightedRandomSampler([[1.0, 2.0]], 2)
+    with pytest.raises(RuntimeError, match=r"^cannot sample n_sample > prob_dist.size\(-1\) samples without replacement$"):
+        list(WeightedRandomSampler([0.0, 1.0, 2.0], 3, replacement=False))     # a zero weight is no candidate
+    assert sorted(WeightedRandomSampler([0.0, 1.0, 2.0], 2, replacement=False)) == [1, 2]
+    for bad in (0, True, 2.0):
+        with pytest.raises(ValueError, match=f"batch_size should be a positive integer value, but got batch_size={bad}"):
+            BatchSampler(range(3), bad, False)
+    assert [len(BatchSampler(range(n), 3, False)) for n in (5, 6, 7)] == [2, 2, 3]
+    assert [len(BatchSampler(range(n), 3, True)) for n in (5, 6, 7)] == [1, 2, 2]
 
 
 # ------------------------------------------------------------------------------ collation
