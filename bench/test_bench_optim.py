@@ -7,6 +7,8 @@ Rows of a group (same parameters, same gradients):
 - ``torch_fused`` / ``torch_foreach``: torch.optim.Adam(fused=True) / the default foreach path,
   where torch with a GPU is importable.
 
+Before it is timed, each implementation takes two steps that are checked against a float64
+NumPy reference of torch's update (a fast wrong step is no result).
 Adam moves 7 values per element (reads p, g, m, v; writes p, m, v): ``extra_info["bytes"]`` gives
 the traffic of one step for a GB/s figure. Tiny sizes on the emulated device (a smoke check)."""
 import math
@@ -67,6 +69,36 @@ def _numel():
     return sum(math.prod(s) for s in SHAPES)
 
 
+CHECK_STEPS = 2     # steps each implementation takes before it is timed, checked against NumPy
+
+
+def _reference(kind):
+    """The parameters after CHECK_STEPS steps with the same gradient each step, in float64
+    NumPy (torch's formulas: Adam with bias corrections; SGD with momentum, first buffer = g)."""
+    values, grads = _arrays()
+    b1, b2 = BETAS
+    out = []
+    for p, g in zip(values, grads):
+        p, g = p.astype(np.float64), g.astype(np.float64)
+        m, v = np.zeros_like(p), np.zeros_like(p)
+        for step in range(1, CHECK_STEPS + 1):
+            if kind == "adam":
+                m = b1 * m + (1 - b1) * g
+                v = b2 * v + (1 - b2) * g * g
+                p = p - LR / (1 - b1 ** step) * m / (np.sqrt(v) / math.sqrt(1 - b2 ** step) + EPS)
+            else:
+                m = g if step == 1 else 0.9 * m + g
+                p = p - LR * m
+        out.append(p)
+    return out
+
+
+def _check_against_reference(params, kind):
+    for p, want in zip(params, _reference(kind)):
+        np.testing.assert_allclose(np.asarray(p.detach().cpu().numpy(), dtype=np.float64), want,
+                                   rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("impl", ["tritensor_fused", "tritensor_op_loop", "torch_fused", "torch_foreach"])
 def test_adam_step(benchmark, impl):
     benchmark.group = f"adam step, {len(SHAPES)} params, {_numel()} elements"
@@ -85,6 +117,11 @@ def test_adam_step(benchmark, impl):
         step = tt.optim.Adam(params, lr=LR, betas=BETAS, eps=EPS).step if impl == "tritensor_fused" \
             else _op_loop_adam(params)
         sync = tt.cuda.synchronize
+
+    for _ in range(CHECK_STEPS):        # the timed step is the right step
+        step()
+    sync()
+    _check_against_reference(params, "adam")
 
     def run():
         step()
@@ -107,6 +144,11 @@ def test_sgd_momentum_step(benchmark, impl):
     else:
         params = _tt_params()
         opt, sync = tt.optim.SGD(params, lr=LR, momentum=0.9), tt.cuda.synchronize
+
+    for _ in range(CHECK_STEPS):
+        opt.step()
+    sync()
+    _check_against_reference(params, "sgd")
 
     def run():
         opt.step()

@@ -102,43 +102,123 @@ def test_transfer_bandwidth(benchmark, direction, memory):
 
 
 # ----------------------------------------------------------------------------- launches
-def test_launch_latency(benchmark):
-    """Event-timed cost of a kernel launch: ``LAUNCHES`` in-place adds on one float queued back
-    to back (host-bound: each one's Python and launch cost), and one alone (its device time)."""
-    x = tt.zeros(1, device="cuda")
-    x.add_(1.0)
-
-    def many():
-        for _ in range(LAUNCHES):
-            x.add_(1.0)
-
-    per_launch_us = event_median_ms(many, warmup=1, rep=3) * 1e3 / LAUNCHES
-    one_us = event_median_ms(lambda: x.add_(1.0), warmup=2, rep=REP) * 1e3
-    tt.cuda.synchronize()
-    assert x.item() == 1.0 + 4 * LAUNCHES + 2 + REP         # every launch ran, in order
-    benchmark.extra_info.update({"us per launch (back to back)": per_launch_us, "us one launch": one_us})
-    if REAL:
-        print(f"\nlaunch: {per_launch_us:.2f} us per launch back to back, {one_us:.2f} us for one "
-              f"between events ({tt.cuda.get_device_name()})")
-    benchmark.pedantic(lambda: (x.add_(1.0), tt.cuda.current_stream().synchronize()), rounds=REP, iterations=1)
-
-
-@pytest.mark.skipif(os.environ.get("TRITENSOR_BENCH_STREAMS") is None and not REAL,
-                    reason="real GPU (or TRITENSOR_BENCH_STREAMS=1)")
-def test_launch_latency_on_a_side_stream(benchmark):
-    """The same launches on a non-default stream: the driver hook hands Triton the stream, which
-    must cost nothing measurable."""
-    x = tt.zeros(1, device="cuda")
-    s = tt.cuda.Stream()
-    with tt.cuda.stream(s):
-        x.add_(1.0)
+def _peer_launch_us():
+    """Microseconds per back-to-back in-place add on one float with a peer (CuPy, else torch),
+    where one with a GPU is importable: the ratio's denominator. None on the emulated device."""
+    if not REAL:
+        return None, None
+    try:
+        import cupy
+        y = cupy.zeros(1, dtype=cupy.float32)
 
         def many():
             for _ in range(LAUNCHES):
-                x.add_(1.0)
+                cupy.add(y, 1.0, out=y)
+        return event_median_ms(many, warmup=1, rep=3) * 1e3 / LAUNCHES, "cupy"
+    except ImportError:
+        pass
+    try:
+        import torch
+        if torch.cuda.is_available():
+            z = torch.zeros(1, device="cuda")
 
-        per_launch_us = event_median_ms(many, warmup=1, rep=3) * 1e3 / LAUNCHES
+            def many_torch():
+                for _ in range(LAUNCHES):
+                    z.add_(1.0)
+                torch.cuda.synchronize()
+            import time
+            many_torch()
+            t0 = time.perf_counter()
+            many_torch()
+            return (time.perf_counter() - t0) * 1e6 / LAUNCHES, "torch"
+    except ImportError:
+        pass
+    return None, None
+
+
+def _launches(x):
+    def many():
+        for _ in range(LAUNCHES):
+            x.add_(1.0)
+    return many
+
+
+def test_launch_latency(benchmark):
+    """Event-timed cost of a kernel launch: ``LAUNCHES`` in-place adds on one float queued back
+    to back (host-bound: each one's Python and launch cost), and one alone (its device time);
+    the ratio against a peer's same loop where one is importable."""
+    x = tt.zeros(1, device="cuda")
+    x.add_(1.0)
+    per_launch_us = event_median_ms(_launches(x), warmup=1, rep=3) * 1e3 / LAUNCHES
+    one_us = event_median_ms(lambda: x.add_(1.0), warmup=2, rep=REP) * 1e3
+    tt.cuda.synchronize()
+    assert x.item() == 1.0 + 4 * LAUNCHES + 2 + REP         # every launch ran, in order
+    assert per_launch_us > 0 and one_us > 0
+    benchmark.extra_info.update({"us per launch (back to back)": per_launch_us, "us one launch": one_us})
+    peer_us, peer = _peer_launch_us()
+    if peer_us:
+        benchmark.extra_info[f"ratio to {peer}"] = per_launch_us / peer_us
+    if REAL:
+        ratio = f"; {per_launch_us / peer_us:.2f}x {peer}'s {peer_us:.2f} us" if peer_us else ""
+        print(f"\nlaunch: {per_launch_us:.2f} us per launch back to back, {one_us:.2f} us for one "
+              f"between events{ratio} ({tt.cuda.get_device_name()})")
+    benchmark.pedantic(lambda: (x.add_(1.0), tt.cuda.current_stream().synchronize()), rounds=REP, iterations=1)
+
+
+def test_launch_latency_on_a_side_stream(benchmark):
+    """The same launches on a non-default stream: the driver hook hands Triton the stream, which
+    must cost nothing measurable. Timed on the side stream against the default stream measured
+    in the same run (the ratio); the benchmark rows time a side-stream launch plus its sync."""
+    x = tt.zeros(1, device="cuda")
+    default_us = event_median_ms(_launches(x), warmup=1, rep=3) * 1e3 / LAUNCHES
+    s = tt.cuda.Stream()
+    with tt.cuda.stream(s):
+        side_us = event_median_ms(_launches(x), warmup=1, rep=3) * 1e3 / LAUNCHES
     s.synchronize()
-    benchmark.extra_info["us per launch (side stream)"] = per_launch_us
-    print(f"\nlaunch on a side stream: {per_launch_us:.2f} us per launch back to back")
-    benchmark.pedantic(lambda: None, rounds=1, iterations=1)
+    assert x.item() == 8.0 * LAUNCHES                      # both loops ran every launch, in order
+    assert side_us > 0 and default_us > 0
+    benchmark.extra_info.update({"us per launch (side stream)": side_us, "us per launch (default stream)": default_us,
+                                 "ratio side / default": side_us / default_us})
+    print(f"\nlaunch on a side stream: {side_us:.2f} us per launch back to back, {side_us / default_us:.2f}x "
+          f"the default stream's {default_us:.2f} us")
+
+    calls = [0]
+
+    def launch_and_sync():
+        with tt.cuda.stream(s):
+            x.add_(1.0)
+        s.synchronize()
+        calls[0] += 1
+    benchmark.pedantic(launch_and_sync, rounds=REP, iterations=1)
+    assert calls[0] >= 1 and x.item() == 8.0 * LAUNCHES + calls[0]
+
+
+def test_stream_synchronize_and_event_query(benchmark):
+    """The host cost of waiting on an idle stream and of polling an event (what every
+    synchronize, .item() and allocator release pays), against CuPy's where it is importable."""
+    import time
+    s = tt.cuda.current_stream()
+    e = tt.cuda.Event()
+    e.record(s)
+    s.synchronize()
+    assert e.query() and s.query()
+
+    def per_call_us(fn, n=2000 if REAL else 200):
+        fn()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        return (time.perf_counter() - t0) * 1e6 / n
+    sync_us, query_us = per_call_us(s.synchronize), per_call_us(e.query)
+    benchmark.extra_info.update({"us stream.synchronize (idle)": sync_us, "us event.query": query_us})
+    line = f"\nidle stream.synchronize {sync_us:.2f} us, event.query {query_us:.2f} us"
+    if REAL:
+        try:
+            import cupy
+            peer = per_call_us(cupy.cuda.get_current_stream().synchronize)
+            benchmark.extra_info["ratio to cupy (synchronize)"] = sync_us / peer
+            line += f"; {sync_us / peer:.2f}x cupy's {peer:.2f} us"
+        except ImportError:
+            pass
+    print(line)
+    benchmark(s.synchronize)
