@@ -75,6 +75,14 @@ KNOWN_DIFFERENCES: dict[str, str] = {
                                           "its float32 one with sqrt (NaN); tritensor's computes in float32 (NaN)"),
 }
 
+# Cases not run at all, with why: the (op, dtype) would not finish in a test's time.
+NOT_RUN: dict[str, str] = {
+    **{f"special_{p}_polynomial_{q}/{dtype}": (
+        "the degree n = the dtype's maximum (2**31 - 1) runs the recurrence n times in a Python loop "
+        "(torch's C loop takes seconds): hangs")
+       for p, q in (("laguerre", "l"), ("legendre", "p")) for dtype in ("int16", "int32")},
+}
+
 # Where the sign of a zero result is not defined by torch: max/min of equal zeros (-0.0 vs +0.0)
 # give the first or the second operand depending on whether the element falls in torch's
 # vectorised loop or its scalar tail (IEEE 754 leaves it open too). Not checked there.
@@ -184,7 +192,7 @@ def outcomes(name):
     record = _records()[name]
     entry = edge_entry(record)
     return {dtype: check_case(record.op, case, dtype, signed_zeros=_zero_sign_defined(name))
-            for dtype, case in entry["dtypes"].items()}
+            for dtype, case in entry["dtypes"].items() if f"{name}/{dtype}" not in NOT_RUN}
 
 
 def _zero_sign_defined(name):
