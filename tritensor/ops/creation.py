@@ -518,6 +518,10 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
         raise TypeError(f"linspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}")
     start, end = _number(start, "linspace"), _number(end, "linspace")
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):     # torch's arg parser
+        raise TypeError(f"linspace() received an invalid combination of arguments - got ({type(start).__name__}, "
+                        f"{type(end).__name__}, {type(steps).__name__}), but expected one of:\n"
+                        " * (Tensor start, Tensor end, int steps, *, ...)\n * (Number start, Number end, int steps, *, ...)")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = _dtype_or_default(dtype)

@@ -361,8 +361,7 @@ def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry)
 def _value_at(input, idx, dim, keepdim):
     """The value at the index, as a differentiable selection: the gradient goes to the index.
     A gather, so the value is the element itself (a masked sum would turn -0.0 into 0.0)."""
-    from .indexing import gather      # (indexing imports this module)
-    picked = gather(input, dim, idx)
+    picked = input.gather(dim, idx)    # (the method: ops/indexing.py imports this module)
     return picked if keepdim else picked.squeeze(dim)
 
 
