@@ -37,14 +37,9 @@ STRICT_ALL = os.environ.get("TRITENSOR_ORACLE_STRICT") == "1"
 
 # Case id (or a prefix of one: "op", "op/variant", "op/variant/dtype", "op/variant/dtype/kind")
 # -> why tritensor differs from torch there. Only shrinks: a listed case that agrees fails.
-_INT_MATMUL = ("integer matmul: tritensor follows torch's cuda, which has none (ops/linalg.py "
-               "_check_floating, a design decision); torch's cpu computes it")
 _UNBOUND_REFLECTED = ("Tensor.__r*__ called unbound with a number as self: torch's C descriptor refuses it, "
                       "tritensor's Python method accepts it (`3 + t` never gets there)")
 KNOWN_DIFFERENCES: dict[str, str] = {
-    **dict.fromkeys(["addmm//int64", "addmm/decomposed/int64", "baddbmm//int64", "bmm//int64", "dot//int64",
-                     "matmul//int64", "mm//int64", "mv//int64", "nn.functional.linear//int64",
-                     "__rmatmul__//int64"], _INT_MATMUL),
     **dict.fromkeys(["__radd__///error", "__rmul__///error", "__rand__///error", "__ror__///error",
                      "__rxor__///error"], _UNBOUND_REFLECTED),
     "index_select///error#0": "out= with internal overlap (an expanded out) is not refused: the out= "
