@@ -30,7 +30,7 @@ import checkpoint_forge as forge  # noqa: E402
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_load_worker.py")
 MEMORY_CAP = 1 << 30           # bytes the worker may map past what it holds after warming up
 TIMEOUT = 20.0                 # seconds for one load
-EXAMPLES = int(os.environ.get("TRITENSOR_FUZZ_EXAMPLES", "400"))
+EXAMPLES = int(os.environ.get("TRITENSOR_FUZZ_EXAMPLES", "250"))
 DERANDOMIZE = "TRITENSOR_FUZZ_EXAMPLES" not in os.environ or "TRITENSOR_FUZZ_SEED" in os.environ
 
 # the exceptions tt.load documents for a bad file (README, "Security")
