@@ -877,16 +877,8 @@ GRAD_CASES.update({
     "cdist_backward": lambda d: (lambda g, x, y: table_op("cdist_backward", g, x, y, tt.cdist(x, y, 1.5).detach(), p=1.5),
                                  (_randn((2, 1), d), _randn((2, 1), d), _randn((1, 1), d)), {}),
 })
-# norm(p='nuc'): its gradient U V^T comes from NumPy's SVD, which tritensor does not differentiate
-# again (torch does): the second derivative raises instead of being wrong
-GRAD_CASES.update({
-    "nuclear_norm": lambda d: (lambda x: x.norm("nuc", dim=(2, 0)), (_randn((2, 2, 3), d),), {}),
-    "nuclear_norm_backward": lambda d: (lambda x: table_op("nuclear_norm_backward", x, dims=(0, 1)),
-                                        (_randn((2, 3), d),), {}),
-})
-NO_DERIVATIVE = {"pdist_backward": "_pdist_backward", "cdist_backward": "_cdist_backward",
-                 "nuclear_norm_backward": "nuclear_norm_backward"}
-NO_SECOND_DERIVATIVE = {"pdist": "_pdist_backward", "nuclear_norm": "nuclear_norm_backward", **NO_DERIVATIVE}
+NO_DERIVATIVE = {"pdist_backward": "_pdist_backward", "cdist_backward": "_cdist_backward"}
+NO_SECOND_DERIVATIVE = {"pdist": "_pdist_backward", **NO_DERIVATIVE}
 
 
 # --------------------------------------------------------------------------- views added with torch's node names
@@ -922,8 +914,6 @@ PARITY_ESCAPES = {
     "scatter_add": "tests/test_indexing.py",
     "scatter_reduce": "tests/test_indexing.py, test_parity_issue16.py",
     "index_put": "tests/test_indexing.py (accumulate and duplicate indices)",
-    "nuclear_norm": "tests/test_parity_issue16.py (NumPy's SVD on the host)",
-    "nuclear_norm_backward": "tests/test_parity_issue16.py",
     "pdist_backward": "tests/test_pdist.py",
     "cdist_backward": "tests/test_pdist.py",
     "cross_entropy": "the fused per-row terms: tests/test_nn_functional.py (through F.cross_entropy)",

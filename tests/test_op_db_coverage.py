@@ -95,12 +95,6 @@ PENDING_BY_FAMILY = {
         select_scatter slice_scatter as_strided_scatter tril_indices triu_indices unravel_index
         nonzero_static
     """.split(),
-    "linalg_spectral_norms": """
-        linalg.eigh linalg.eigvalsh linalg.svd linalg.svdvals svd pca_lowrank svd_lowrank
-        linalg.pinv pinverse linalg.matrix_rank linalg.cond linalg.norm linalg.vector_norm
-        linalg.matrix_norm linalg.matrix_power matrix_exp linalg.multi_dot linalg.vecdot
-        linalg.cross cross linalg.vander linalg.diagonal
-    """.split(),
     "legacy_sparse_random": """
         to_sparse sparse.mm sparse.sampled_addmm cauchy exponential geometric log_normal uniform
         native_layer_norm native_dropout_backward nn.functional.alpha_dropout

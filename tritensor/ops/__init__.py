@@ -18,6 +18,8 @@ checks that there is no import cycle):
     indexing, random (the sampling ops), linalg, nn, pdist, sorting
     factorizations, solvers    (torch.linalg's factorizations and the solvers built on them;
                _linalg is what they share)
+    spectral, norms, matrix_functions    (eigh, svd and what is built on them; the vector and
+               matrix norms and cond; matrix_exp, matrix_power, multi_dot, cross, vecdot, vander)
     special    lgamma, digamma, erfc, i0, igamma ... and torch.special's functions
     view_copies  the view ops' copies (*_copy) and in-place forms (t_ ...), T/mT/H/mH
     shape_ops    shape and construction composites (tile, kron, block_diag, meshgrid ...)
@@ -32,6 +34,7 @@ from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F4
 from . import pointwise_math  # noqa: F401
 from . import indexing, random, linalg, nn, pdist, sorting  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
+from . import spectral, norms, matrix_functions  # noqa: F401
 from . import special  # noqa: F401
 from . import view_copies, shape_ops, einsum, aten, factories, windows  # noqa: F401
 from .table import TABLE  # noqa: F401

@@ -154,10 +154,15 @@ def _check_nonempty_all(name, x, dim):
                            "Specify the reduction dim with the 'dim' argument.")
 
 
-def _check_nonempty(name, x, dims):
+def _check_nonempty(name, x, dims, given=None):
+    """A reduction over an empty dim has no identity: torch's IndexError, naming the dim as the
+    caller gave it (``given``: -1 stays -1)."""
+    named = dict(zip(dims, dims))
+    if given is not None and not _reduces_all(given):
+        named = {wrap_dim(d, x.dim()): d for d in ((given,) if isinstance(given, int) else given)}
     for d in dims:
         if x.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(f"{name}(): Expected reduction dim {named.get(d, d)} to have non-zero size.")
 
 
 def _expand_back(g, ctx):
@@ -267,7 +272,7 @@ def amax(input, dim=(), keepdim=False):
     check_tensor("amax", input)
     _check_nonempty_all("amax", input, dim)
     dims = normalize_dims(input, dim)
-    _check_nonempty("amax", input, dims)
+    _check_nonempty("amax", input, dims, dim)
     return dispatch(AMAX, input, dims=dims, keepdim=keepdim)
 
 
@@ -275,7 +280,7 @@ def amin(input, dim=(), keepdim=False):
     check_tensor("amin", input)
     _check_nonempty_all("amin", input, dim)
     dims = normalize_dims(input, dim)
-    _check_nonempty("amin", input, dims)
+    _check_nonempty("amin", input, dims, dim)
     return dispatch(AMIN, input, dims=dims, keepdim=keepdim)
 
 
@@ -492,20 +497,8 @@ def _norm_check_empty(input, p, dim, dims):
                                "because this dimension is empty and the operation does not have an identity")
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    if isinstance(p, str) and p == "nuc":
-        return _norm(input, p, dim, keepdim, dtype)
-    # a vector norm: one LinalgVectorNormBackward0 node, as torch's
-    return named_composite("LinalgVectorNormBackward0", _norm, input, p, dim, keepdim, dtype)
-
-
 def _norm(input, p, dim, keepdim, dtype):
     check_tensor("norm", input)
-    if isinstance(p, str) and p == "nuc":
-        if not input.dtype.is_floating_point:
-            raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as input. "
-                               f"Got {_dt.type_name(input.dtype)}")
-        return _nuclear_norm(input if dtype is None else input.to(_dt.as_dtype(dtype)), dim, keepdim)
     if not input.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_dt.type_name(input.dtype)}")
@@ -519,15 +512,7 @@ def _norm(input, p, dim, keepdim, dtype):
                                "should be convertible without narrowing to the specified dtype "
                                f"({_dt.type_name(dtype)})")
         input = input.to(dtype)
-    if p is None:
-        p = "fro"
-    if isinstance(p, str):
-        if p == "nuc":
-            return _nuclear_norm(input, dim, keepdim)
-        if p != "fro":
-            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-        p = 2
-    elif isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
     dims = normalize_dims(input, dim)
     _norm_check_empty(input, p, dim, dims)
@@ -554,61 +539,6 @@ def _norm(input, p, dim, keepdim, dtype):
         else:
             out = _ew.pow(s, 1.0 / p)
     return out.to(input.dtype) if out.dtype is not input.dtype else out
-
-
-# ------------------------------------------------------------------ nuclear norm
-# The singular values come from NumPy's SVD on the host, for the cpu reference and for cuda alike
-# (tritensor has no SVD kernel): a cuda input is copied to the host and the result back.
-def _matrix_dims(input, dim):
-    if input.dim() < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    # torch.norm's dim=None means every dim: only a matrix passes the 2-tuple check
-    dims = tuple(range(input.dim())) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
-    if len(dims) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
-    d0, d1 = wrap_dim(dims[0], input.dim()), wrap_dim(dims[1], input.dim())
-    if d0 == d1:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})")
-    return d0, d1
-
-
-def _on_host(reference):
-    """A launcher that runs ``reference`` on the host copy of its operand (cuda: no SVD kernel)."""
-    def launch(out, x, *, compute, **attrs):
-        host = x.detach()._to_host_array()
-        if compute != x.dtype.name:
-            host = host.astype(_dt.as_dtype(compute).numpy_dtype)
-        copy_into(out, tensor(np.array(reference(host, **attrs), order="C"), device=out.device))
-    return launch
-
-
-def _nuclear_rule(x, dims, keepdim):
-    return Meta(reduced_shape(x.shape, dims, keepdim), x.dtype, _dt.compute_dtype(x.dtype))
-
-
-def _nuclear_backward(ctx, g):
-    g = _keep(g, ctx)
-    return _ew.mul(g, dispatch(POLAR, ctx.x, dims=ctx.dims))
-
-
-def _polar_backward(ctx, g):
-    raise NotImplementedError("the derivative for 'nuclear_norm_backward' is not implemented.")
-
-
-NUCLEAR_NORM = op("nuclear_norm", ("x",), rule=_nuclear_rule, reference=numpy_reduce.nuclear_norm,
-                  kernel=_on_host(numpy_reduce.nuclear_norm), backward=_nuclear_backward, saves=("x",),
-                  grad_name="SumBackward1")      # torch's nuclear norm is sum(svdvals): its node
-# the gradient U V^T; tritensor has no derivative of it (torch differentiates the SVD again)
-POLAR = op("nuclear_norm_backward", ("x",), rule=lambda x, dims: Meta(tuple(x.shape), x.dtype, _dt.compute_dtype(x.dtype)),
-           reference=numpy_reduce.polar, kernel=_on_host(numpy_reduce.polar), backward=_polar_backward)
-
-
-def _nuclear_norm(input, dim, keepdim):
-    """torch.norm(p='nuc') / linalg.matrix_norm(ord='nuc'): the sum of the singular values of the
-    matrices spanned by ``dim`` (the last two dims by default); its gradient is U V^T."""
-    d0, d1 = _matrix_dims(input, dim)
-    # sorted: the singular values (and U V^T, moved back) do not depend on which dim is the rows
-    return dispatch(NUCLEAR_NORM, input, dims=tuple(sorted((d0, d1))), keepdim=keepdim)
 
 
 def logsumexp(input, dim, keepdim=False):

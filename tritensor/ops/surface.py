@@ -204,6 +204,11 @@ OUT_RULES = {
     "where": _exact("Expected out type to be {res} but got {out}"),
     "clamp": _exact("Found dtype {out} but expected {res}"),
     "mv": _mv_dtype,
+    # torch.linalg's composites with their own out= checks
+    "linalg.matrix_norm": _exact("linalg.matrix_norm expected out tensor dtype {res} but got: {out}"),
+    "linalg.norm": _exact("linalg.norm expected out tensor dtype {res} but got: {out}"),
+    "linalg.vecdot": _exact("linalg.vecdot: Expected out of dtype{res} but found {out}"),
+    "multi_dot": _exact("multi_dot(): expected out tensor to have dtype {res_cpp} but got {out_cpp}"),
 }
 
 

@@ -11,7 +11,7 @@ import warnings
 from ...autograd import no_grad
 from ...ops.creation import tensor as _tensor
 from ...ops.joining import stack
-from ...ops.reduce import norm as _vector_norm
+from ...ops.norms import vector_norm as _vector_norm
 from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
