@@ -57,9 +57,9 @@ def _order(key, idx, n, DESCENDING: tl.constexpr):
 
 
 @triton.jit
-def jacobi_kernel(A, W, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
-                  s_ab, s_ar, s_ac, s_wb, s_wr, s_wc, s_sb, s_sc, s_vb, s_vr, s_vc, s_ib,
-                  ONE_SIDED: tl.constexpr, LOWER: tl.constexpr, COMPUTE_V: tl.constexpr,
+def jacobi_kernel(A, Q, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
+                  s_ab, s_ar, s_ac, s_qb, s_qr, s_qc, s_sb, s_sc, s_vb, s_vr, s_vc, s_ib,
+                  ONE_SIDED: tl.constexpr, LOWER: tl.constexpr, COMPUTE_V: tl.constexpr, FULL: tl.constexpr,
                   BLOCK_M: tl.constexpr, BLOCK: tl.constexpr):
     """Two-sided (eigh) or one-sided (ONE_SIDED: svd) Jacobi on one matrix.
 
@@ -67,8 +67,12 @@ def jacobi_kernel(A, W, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
     triangle, ascending, and (COMPUTE_V) V = its eigenvectors as columns; info = torch's code for
     a NaN in that triangle (n - 1 with COMPUTE_V, else n - 2; 0 for n <= 2).
     svd: A is m x n with m >= n: A V = W with orthogonal columns, so A = U diag(S) V^T with S =
-    W's column norms (descending) and U = W diag(S)^-1; with COMPUTE_V, W (m x n) and V (n x n)
-    in S's order. info = 1 where A has a NaN.
+    W's column norms (descending) and U = W diag(S)^-1; with COMPUTE_V, V (n x n) and Q = U
+    (m x n, or m x m with FULL) in S's order. U's columns whose singular value is negligible
+    (<= eps s_max: their W column is rounding noise) and, with FULL, its columns past n complete
+    the others to an orthonormal basis: each is the unit vector e_i least covered by the columns
+    so far (the smallest row of U, so |(I - U U^T) e_i|^2 >= 1 - k / m), orthogonalised twice
+    against them ("twice is enough"). info = 1 where A has a NaN.
 
     ``pairs`` holds the circle method's partners: row r (r < N - 1, N = n rounded up to even)
     gives the index paired with each of the BLOCK indices in round r."""
@@ -150,10 +154,10 @@ def jacobi_kernel(A, W, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
         values = tl.sqrt(tl.sum(a * a, axis=0))
     else:
         values = tl.sum(tl.where(on_diag, a, 0.0), axis=1)
-    values = tl.where(finite, values * scale, float("nan"))
-    rank = _order(values, idx, n, ONE_SIDED)
+    rank = _order(tl.where(finite, values, float("nan")), idx, n, ONE_SIDED)
     perm = rank[:, None] == cols                        # perm[i, k]: value i goes to position k
-    tl.store(S + b * s_sb + idx.to(tl.int64) * s_sc, tl.sum(tl.where(perm, values[:, None], 0.0), axis=0),
+    in_order = tl.sum(tl.where(perm, values[:, None], 0.0), axis=0)
+    tl.store(S + b * s_sb + idx.to(tl.int64) * s_sc, tl.where(finite, in_order * scale, float("nan")),
              mask=idx < n)
     if COMPUTE_V:
         p = perm.to(ACC)
@@ -162,26 +166,34 @@ def jacobi_kernel(A, W, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
         tl.store(V + b * s_vb + rows.to(tl.int64) * s_vr + cols.to(tl.int64) * s_vc, v,
                  mask=(rows < n) & (cols < n))
         if ONE_SIDED:
-            a = tl.where(finite, tl.dot(a, p, input_precision="ieee", out_dtype=ACC), float("nan"))
-            tl.store(W + b * s_wb + ri.to(tl.int64) * s_wr + cols.to(tl.int64) * s_wc, a, mask=x_mask)
-
-
-@triton.jit
-def column_signs_kernel(Q, R, m, k, s_qb, s_qr, s_qc, s_rb, s_rr, s_rc,
-                        BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr):
-    """Q[:, j] *= sign(R[j, j]) for the first k columns (a zero diagonal counts as +1): the Q of a
-    Householder QR W = Q R of a matrix W with orthogonal columns, turned into W's normalised
-    columns (the left singular vectors)."""
-    b = tl.program_id(0).to(tl.int64)
-    j = tl.program_id(1).to(tl.int64) * BLOCK_K + tl.arange(0, BLOCK_K)
-    jm = j < k
-    d = tl.load(R + b * s_rb + j * s_rr + j * s_rc, mask=jm, other=1.0)
-    sign = tl.where(d < 0, -1.0, 1.0)
-    rb = tl.arange(0, BLOCK_R)
-    for r0_ in range(0, m, BLOCK_R):
-        r0 = tl.cast(r0_, tl.int64)
-        rows = r0 + rb
-        ptrs = Q + b * s_qb + rows[:, None] * s_qr + j[None, :] * s_qc
-        mask = (rows[:, None] < m) & jm[None, :]
-        q = tl.load(ptrs, mask=mask, other=0.0)
-        tl.store(ptrs, q * sign[None, :].to(q.dtype), mask=mask)
+            ri_ = tl.arange(0, BLOCK_M)
+            keep = (in_order > eps * tl.max(in_order, axis=0)) & (idx < n)
+            u = tl.dot(a, p, input_precision="ieee", out_dtype=ACC)
+            u = tl.where(keep[None, :], u / tl.where(keep, in_order, 1.0)[None, :], 0.0)
+            if FULL:                                    # U is m x m: u's columns, then room for more
+                qi = ri_
+                u = tl.dot(u, (rows == qi[None, :]).to(ACC), input_precision="ieee", out_dtype=ACC)
+                filled = tl.reduce(tl.where((rows == qi[None, :]) & keep[:, None], 1, 0), 0,
+                                   tl.standard._sum_combine) > 0
+                columns = m
+            else:
+                qi = idx
+                filled = keep
+                columns = n
+            for j_ in range(columns):
+                j = tl.cast(j_, tl.int64)
+                if tl.reduce(tl.where((qi == j) & ~filled, 1, 0), 0, tl.standard._sum_combine) > 0:
+                    coverage = tl.reduce(u * u, 1, tl.standard._sum_combine)
+                    coverage = tl.where(ri_ < m, coverage, 2.0)
+                    least = tl.reduce(coverage, 0, tl.standard._elementwise_min)
+                    first = tl.reduce(tl.where(coverage == least, ri_, BLOCK_M), 0, tl.standard._elementwise_min)
+                    c = tl.where(ri_ == first, 1.0, 0.0).to(ACC)
+                    for _ in tl.static_range(2):
+                        coef = tl.reduce(u * c[:, None], 0, tl.standard._sum_combine)
+                        c = c - tl.reduce(u * coef[None, :], 1, tl.standard._sum_combine)
+                    c = c / tl.sqrt(tl.reduce(c * c, 0, tl.standard._sum_combine))
+                    u = tl.where(qi[None, :] == j, c[:, None], u)
+                    filled = filled | (qi == j)
+            u = tl.where(finite, u, float("nan"))
+            tl.store(Q + b * s_qb + ri.to(tl.int64) * s_qr + qi[None, :].to(tl.int64) * s_qc, u,
+                     mask=(ri < m) & (qi[None, :] < columns))

@@ -147,8 +147,8 @@ def _collect(roots, stop_at=frozenset()):
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
-            if nxt in seen:
-                deps[nxt] += 1
+            if nxt in seen:      # (a root reached from another root has no count yet)
+                deps[nxt] = deps.get(nxt, 0) + 1
             else:
                 deps[nxt] = 1
                 seen.add(nxt)

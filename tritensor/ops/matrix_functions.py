@@ -32,7 +32,7 @@ from . import _linalg as L
 from ._checks import check_tensor
 from ._shapes import broadcast_shapes, wrap_dim
 from .creation import eye, full, ones, tensor, zeros
-from .joining import cat
+from .joining import cat, stack
 from .linalg import dot, matmul
 from .solvers import inv
 from .surface import declare
@@ -67,15 +67,13 @@ _T18 = ((0., -1.00365581030144618291e-01, -8.02924648241156932449e-03, -8.921384
         (0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02, -1.40086798182036094347e-05))
 
 
-def _combination(powers, coefficients):
-    """sum_j c_j powers[j] (torch's _compute_linear_combination, one row of coefficients)."""
-    out = None
-    for c, p in zip(coefficients, powers):
-        if c == 0:
-            continue
-        term = p * c
-        out = term if out is None else out + term
-    return out
+def _combinations(powers, coefficients):
+    """B_i = sum_j c_ij powers[j] for every row i (torch's _compute_linear_combination): one
+    matrix product of the coefficients with the stacked, flattened powers."""
+    shape = tuple(powers[0].shape)
+    stacked = stack(powers).reshape(len(powers), -1)
+    c = tensor(coefficients, dtype=stacked.dtype, device=stacked.device)
+    return (c @ stacked).reshape((len(coefficients),) + shape).unbind(0)
 
 
 def _taylor(A, degree):
@@ -96,11 +94,11 @@ def _taylor(A, degree):
         return I + A + A2 * c["y2"] + A8
     A3 = A @ A2
     if degree == 12:
-        B = [_combination((I, A, A2, A3), row) for row in _T12]
+        B = _combinations((I, A, A2, A3), _T12)
         A6 = B[2] + B[3] @ B[3]
         return B[0] + (B[1] + A6) @ A6
     A6 = A3 @ A3
-    B = [_combination((I, A, A2, A3, A6), row) for row in _T18]
+    B = _combinations((I, A, A2, A3, A6), _T18)
     A9 = B[0] @ B[4] + B[3]
     return B[1] + (B[2] + A9) @ A9
 

@@ -5,13 +5,10 @@ the orthogonal factors are stored transposed (LAPACK's column-major layout, torc
 the kernels write them through transposed views. Batches are read in place with their strides,
 one program per matrix (linalg.py's ``_batches``).
 
-eigh   ``eigh_kernel`` on each matrix (in registers: n <= ``small_n``).
-svd    one-sided Jacobi on X = A (m >= n) or X = A^T (m < n), k = min(m, n) columns:
-       ``svd_kernel`` gives X V = W (orthogonal columns, in S's order), S and V. The other
-       factor is W's normalised columns, taken as the Q of W's Householder QR (geqrf_kernel,
-       householder_kernel of kernels/linalg.py) with each column's sign set by R's diagonal
-       (``column_signs_kernel``): Q is orthonormal even where W has zero columns (rank-deficient
-       X), and with full_matrices its last columns complete the basis.
+eigh   ``jacobi_kernel`` (two-sided) on each matrix, in registers (n <= ``small_n``).
+svd    ``jacobi_kernel`` (one-sided) on X = A (m >= n) or X = A^T (m < n, as A = V S U^T):
+       S, V and U = X V S^-1, completed to an orthonormal basis (of m columns with
+       full_matrices) where singular values vanish.
 
 Above ``small_n`` rows or columns the launchers raise NotImplementedError (the register
 kernels hold the whole matrix).
@@ -22,8 +19,7 @@ import numpy as np
 
 from ...runtime.launch import pointer
 from .. import triton as tb
-from .linalg import _batches, _mat, _mT, _pow2, _view
-from . import linalg as tla
+from .linalg import _batches, _mat, _mT, _pow2
 
 GPU = {"small_n": 32, "max_sweeps": 30, "row_block": 64, "warps": 4}
 INTERPRETER = {"small_n": 32, "max_sweeps": 30, "row_block": 16, "warps": 4}
@@ -82,8 +78,8 @@ def _pairs(like, N, block):
     return table
 
 
-def _jacobi(x, W, S, V, info, one_sided, lower, compute_v):
-    """jacobi_kernel on every matrix of x (eigh: n x n; svd: M x N with M >= N)."""
+def _jacobi(x, Q, S, V, info, one_sided, lower, compute_v, full=False):
+    """jacobi_kernel on every matrix of x (eigh: n x n; svd: M x N with M >= N, Q = U)."""
     k = _kernels()
     cfg = settings()
     m, n = (int(s) for s in x.shape[-2:])
@@ -94,15 +90,15 @@ def _jacobi(x, W, S, V, info, one_sided, lower, compute_v):
     if compute_v:
         operands.append((V, 2))
         if one_sided:
-            operands.append((W, 2))
+            operands.append((Q, 2))
     for count, ptrs, bstrides in _batches(batch, operands):
         px, ps, pi = ptrs[:3]
         bx, bs, bi = bstrides[:3]
         pv, vstrides = (ptrs[3], (bstrides[3],) + _mat(V)) if compute_v else (ps, (0, 0, 0))
-        pw, wstrides = (ptrs[4], (bstrides[4],) + _mat(W)) if compute_v and one_sided else (ps, (0, 0, 0))
-        tb._run(k.jacobi_kernel, (count,), px, pw, ps, pv, pi, pointer(pairs), m, n, _eps(x), _eps(x) ** 0.5, cfg["max_sweeps"],
-                bx, *_mat(x), *wstrides, bs, int(S.stride()[-1]), *vstrides, bi,
-                ONE_SIDED=bool(one_sided), LOWER=bool(lower), COMPUTE_V=bool(compute_v),
+        pq, qstrides = (ptrs[4], (bstrides[4],) + _mat(Q)) if compute_v and one_sided else (ps, (0, 0, 0))
+        tb._run(k.jacobi_kernel, (count,), px, pq, ps, pv, pi, pointer(pairs), m, n, _eps(x), _eps(x) ** 0.5,
+                cfg["max_sweeps"], bx, *_mat(x), *qstrides, bs, int(S.stride()[-1]), *vstrides, bi,
+                ONE_SIDED=bool(one_sided), LOWER=bool(lower), COMPUTE_V=bool(compute_v), FULL=bool(full),
                 BLOCK_M=_block(m) if one_sided else 16, BLOCK=block, num_warps=cfg["warps"])
 
 
@@ -119,22 +115,6 @@ def eigh(outs, a, *, compute, lower, compute_v):
 
 
 # --------------------------------------------------------------------------- svd
-def _orthonormal_columns(Q, W):
-    """Q (M x M or M x N) = the Q of W's Householder QR, its first N columns signed as W's
-    columns: W's normalised columns where they are nonzero, an orthonormal completion elsewhere."""
-    k = _kernels()
-    cfg = settings()
-    M, N = (int(s) for s in W.shape[-2:])
-    batch = tuple(W.shape[:-2])
-    tau = tb._scratch(W, batch + (N,), W.dtype)
-    tla.geqrf(W, W, compute=None, tau=tau)                  # in place: R on top, reflectors below
-    tla.householder_product(Q, W, tau, compute=None)
-    block_k = min(32, _pow2(N))
-    for count, (pq, pw), (bq, bw) in _batches(batch, [(Q, 2), (W, 2)]):
-        tb._run(k.column_signs_kernel, (count, tb._cdiv(N, block_k)), pq, pw, M, N, bq, *_mat(Q), bw, *_mat(W),
-                BLOCK_R=cfg["row_block"], BLOCK_K=block_k, num_warps=cfg["warps"])
-
-
 def svd(outs, a, *, compute, full_matrices, compute_uv):
     """ut = U^T, s = the singular values (descending), v = V (= Vh^T), info = 1 where a has a NaN."""
     ut, s, v, info = outs
@@ -144,14 +124,10 @@ def svd(outs, a, *, compute, full_matrices, compute_uv):
         _too_large("linalg.svd", m, n, cfg["small_n"])
     tall = m >= n
     x = a if tall else _mT(a)
-    M, N = max(m, n), min(m, n)
-    batch = tuple(a.shape[:-2])
     if not compute_uv:
         _jacobi(x, None, s, None, info, True, False, False)
         return
-    W = tb._scratch(a, batch + (M, N), a.dtype)
     u = _mT(ut)                       # U: m x m (full) or m x k
-    # X = A: V is A's V and W's normalised columns are U; X = A^T: the roles swap
-    small, big = (_view(v, 0, 0, N, N), u) if tall else (_view(u, 0, 0, N, N), v)
-    _jacobi(x, W, s, small, info, True, False, True)
-    _orthonormal_columns(big, W)
+    # X = A: the kernel's V is A's V and its Q is U; X = A^T (A = V S U^T): the roles swap
+    small, big = (v, u) if tall else (u, v)
+    _jacobi(x, big, s, small, info, True, False, True, full=full_matrices and m != n)
