@@ -322,3 +322,13 @@ def test_linalg_past_2_31(big):
     np.testing.assert_allclose(to_numpy(tt.linalg.cholesky(a)), low, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(to_numpy(tt.linalg.solve(a, b)), np.linalg.solve(m, rhs), rtol=1e-5)
     np.testing.assert_allclose(to_numpy(tt.linalg.det(a)).item(), np.linalg.det(m.astype(np.float64)), rtol=1e-5)
+
+
+def test_spectral_past_2_31(big):
+    """The Jacobi kernels (eigh, svd) on a matrix whose rows lie 2**30 elements apart."""
+    m = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], np.float32)
+    a = _put(_view(big, tt.float32, (3, 3), (2 ** 30 + 3, 1), offset=37), m)
+    np.testing.assert_allclose(to_numpy(tt.linalg.eigvalsh(a)), np.linalg.eigvalsh(m.astype(np.float64)), rtol=1e-5)
+    U, S, Vh = tt.linalg.svd(a[:, :2])
+    np.testing.assert_allclose(to_numpy(S), np.linalg.svd(m[:, :2].astype(np.float64), compute_uv=False), rtol=1e-5)
+    np.testing.assert_allclose(to_numpy(U[:, :2] * S) @ to_numpy(Vh), m[:, :2], atol=1e-5)

@@ -1095,6 +1095,18 @@ for name in ("float32", "float64"):        # Householder QR and its Q, in memory
     tla.geqrf((T((3, 70, 40), name), T((3, 40), name)), T((3, 70, 40), name, True), compute=name)
     tla.householder_product(T((3, 70, 40), name), T((3, 70, 40), name, True), T((3, 30), name), compute=name)
 tla.lu_pivots_to_permutation(T((3, 70), "int64"), T((3, 40), "int32"), compute="int64", m=70)
+from tritensor.backends.triton import linalg_spectral as tls   # Jacobi eigh / svd: one program per matrix
+for name in ("float32", "float64"):
+    i32 = T((3,), "int32")
+    tls.eigh((T((3, 20), name), T((3, 20, 20), name), i32), T((3, 20, 20), name, True), compute=name, lower=True,
+             compute_v=True)
+    tls.eigh((T((3, 5), name), T((0,), name), i32), T((3, 5, 5), name), compute=name, lower=False, compute_v=False)
+    tls.svd((T((3, 30, 30), name), T((3, 20), name), T((3, 20, 20), name), i32), T((3, 30, 20), name), compute=name,
+            full_matrices=True, compute_uv=True)                   # tall, U completed to 30 columns
+    tls.svd((T((3, 20, 20), name), T((3, 20), name), T((3, 30, 20), name), i32), T((3, 20, 30), name, True),
+            compute=name, full_matrices=False, compute_uv=True)    # wide: the transposed problem
+    tls.svd((T((0,), name), T((3, 20), name), T((0,), name), i32), T((3, 30, 20), name), compute=name,
+            full_matrices=False, compute_uv=False)
 from tritensor.backends.triton import sort as tsort   # sort/argsort/topk: tile sorts, merges, 64-bit keys
 _SORT_GPU = dict(tsort.GPU_SETTINGS)
 tsort.GPU_SETTINGS.update(tile_n=64, tile=256, merge_block=64)   # the same code, a smaller unrolled network

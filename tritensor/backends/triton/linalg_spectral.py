@@ -62,7 +62,7 @@ def _pairs(like, N, block):
     (r, i) is the index paired with i in round r (i + j = r mod N - 1 for i, j < N - 1, the
     one left over with N - 1); indices past N are their own partners. Uploaded once per device
     and size."""
-    key = (like._storage.device, N, block)
+    key = (getattr(like._storage, "device", None), N, block)
     table = _PAIRS.get(key)
     if table is None:
         M = N - 1
