@@ -33,7 +33,7 @@ from ._checks import check_tensor
 from ._shapes import broadcast_shapes, wrap_dim
 from .creation import eye, full, ones, tensor, zeros
 from .joining import cat, stack
-from .linalg import dot, matmul
+from .linalg import matmul, vdot
 from .solvers import inv
 from .surface import declare
 
@@ -366,12 +366,8 @@ def vecdot(x, y, *, dim=-1):
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_dt.type_name(x.dtype)} and y of type {_dt.type_name(y.dtype)} instead")
     if x.dim() == 1 and y.dim() == 1:
-        if x.shape[0] != y.shape[0]:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to "
-                               f"have the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements "
-                               "respectively")
         wrap_dim(dim, 1)
-        return named_composite("VdotBackward0", dot, x, y)
+        return vdot(x, y)
     return (x * y).sum(dim)
 
 
