@@ -908,6 +908,10 @@ tb.random(T((64,), "float32"), "uniform", 123, 5, 0.0, 1.0)
 tb.random(T((5, 40), "float64", True), "uniform", 123, 2 ** 33 + 2, -1.0, 2.0)   # two words a number
 for name, low, span in [("int64", -3, 8), ("int8", 0, 2 ** 32), ("float32", 2, 5), ("bool", 0, 2)]:
     tb.random(T((5, 40), name, True), "integers", 123, 2 ** 33 + 4, low, span)
+for kind, a, b in [("exponential", 0.5, 0.0), ("cauchy", 1.0, 2.0), ("log_normal", 0.5, 0.25), ("geometric", 0.0, -2.8)]:
+    # each transform in float32 (geometric counts stored into int64) and in full float64
+    tb.random(T((5, 40), "int64" if kind == "geometric" else "float32", True), kind, 123, 2 ** 33 + 4, a, b)
+    tb.random(T((5, 40), "float64", True), kind, 123, 2 ** 33 + 4, a, b)
 for op, name, c in [("argmax", "float32", "float32"), ("argmin", "bfloat16", "float32"),
                     ("argmax", "int64", "int64"), ("argmin", "float64", "float64")]:
     tb.arg_reduce(op, T((7,), "int64"), T((7, 5000), name), 1, c)          # along rows

@@ -5,7 +5,8 @@ torch.testing._internal.common_methods_invocations) against tritensor's public s
 ``tests/data/make_op_db_names.py``; tritensor never imports torch). A name counts as implemented
 when it resolves in tritensor's namespace as it does in torch's: ``linalg.solve`` is
 ``tt.linalg.solve``, ``nn.functional.relu`` is ``tt.nn.functional.relu``, ``torch.ops.aten.x`` is
-``tt.ops.aten.x``, and a bare name is ``tt.<name>``, a Tensor attribute (``H``, ``__radd__``) or,
+``tt.ops.aten.x``, and a bare name is ``tt.<name>``, a Tensor attribute (``H``, ``__radd__``; the
+in-place method for op_db's random samplers in ``INPLACE_ONLY``: ``cauchy`` is ``Tensor.cauchy_``) or,
 where op_db's entry is an ATen operator with no public function (``slice`` is aten.slice.Tensor),
 ``tt.ops.aten.<name>``.
 
@@ -96,9 +97,7 @@ PENDING_BY_FAMILY = {
         nonzero_static
     """.split(),
     "legacy_sparse_random": """
-        to_sparse sparse.mm sparse.sampled_addmm cauchy exponential geometric log_normal uniform
-        native_layer_norm native_dropout_backward nn.functional.alpha_dropout
-        nn.functional.feature_alpha_dropout torch.ops.aten._safe_softmax.default
+        to_sparse sparse.mm sparse.sampled_addmm
     """.split(),
 }
 PENDING = {n for names in PENDING_BY_FAMILY.values() for n in names}
@@ -130,6 +129,11 @@ where zero_ zeros zeros_like
 """.split())
 
 
+# op_db names whose op is the in-place method (torch has no function or method without the
+# underscore): op_db's random samplers, tested through Tensor.<name>_
+INPLACE_ONLY = {"cauchy", "exponential", "geometric", "log_normal", "uniform"}
+
+
 def resolve(name):
     """The tritensor object for an op_db name, or None."""
     path = name.split(".")
@@ -141,7 +145,7 @@ def resolve(name):
         if obj is None:
             break
     if obj is None and len(path) == 1:
-        obj = getattr(tt.Tensor, name, None)
+        obj = getattr(tt.Tensor, name + "_" if name in INPLACE_ONLY else name, None)
     if obj is None and len(path) == 1:
         obj = getattr(getattr(tt.ops, "aten", None), name, None)
     return obj

@@ -388,3 +388,123 @@ def test_expanding_a_0d_tensor_gives_stride_0(device):
     assert z.item() == 2.0 and e.is_contiguous()
     with pytest.raises(RuntimeError, match=INTERNAL):
         z.expand(2).add_(1)
+
+
+# =========================================================================== this family's op_db names
+SAMPLER_ERRORS = [
+    (lambda t: t.exponential_(-1), RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=-1"),
+    (lambda t: t.exponential_(0), RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=0"),
+    (lambda t: t.exponential_(float("nan")), RuntimeError, "but found lambda=nan"),
+    (lambda t: t.cauchy_(0, -1), RuntimeError, "cauchy_ expects sigma > 0.0, but found sigma=-1"),
+    (lambda t: t.log_normal_(1, 0), RuntimeError, "log_normal_ expects std > 0.0, but found std=0"),
+    (lambda t: t.geometric_(1.5), RuntimeError, r"geometric_ expects p to be in \(0, 1\), but got p=1.5"),
+    (lambda t: t.geometric_(0), RuntimeError, r"geometric_ expects p to be in \(0, 1\), but got p=0"),
+    (lambda t: t.long().exponential_(), RuntimeError, "Exponential distribution is a continuous probability "
+                                                      "distribution. dtype must be a floating point but you specified Long"),
+    (lambda t: t.long().cauchy_(), RuntimeError, "Cauchy distribution is a continuous probability distribution. "
+                                                 "dtype must be a floating point but you specified long int"),
+    (lambda t: t.long().log_normal_(), NotImplementedError, "\"log_normal_cpu\" not implemented for 'Long'"),
+    (lambda t: t.bool().geometric_(0.5), NotImplementedError, "\"geometric_cpu\" not implemented for 'Bool'"),
+    (lambda t: t[:1].expand(3).exponential_(), RuntimeError, INTERNAL),
+    (lambda t: t.requires_grad_().geometric_(0.5), RuntimeError, "a leaf Variable that requires grad is being used "
+                                                                 "in an in-place operation."),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SAMPLER_ERRORS)))
+def test_sampler_errors_are_torchs(case):
+    fn, kind, message = SAMPLER_ERRORS[case]
+    with pytest.raises(kind, match=message):
+        fn(tt.zeros(3))
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_samplers_follow_their_distributions(device):
+    """Kolmogorov-Smirnov statistics against SciPy's distributions (4000 draws from fixed seeds:
+    the 0.001 critical value is 0.031), and the geometric's probabilities."""
+    stats = pytest.importorskip("scipy.stats")
+    g = tt.Generator(device).manual_seed(0)
+
+    def draw(method, *args, dtype=tt.float32):
+        t = tt.empty(4000, dtype=dtype, device=device)
+        assert getattr(t, method)(*args, generator=g) is t
+        return t.double().cpu().numpy()
+    assert stats.kstest(draw("exponential_", 2.0), stats.expon(scale=0.5).cdf).statistic < 0.031
+    assert stats.kstest(draw("cauchy_", 1.0, 0.5), stats.cauchy(1.0, 0.5).cdf).statistic < 0.031
+    assert stats.kstest(draw("log_normal_", 0.5, 0.25, dtype=tt.float64),
+                        stats.lognorm(0.25, scale=np.exp(0.5)).cdf).statistic < 0.031
+    k = draw("geometric_", 0.3, dtype=tt.int64)
+    assert k.min() >= 1 and np.all(k == np.round(k))
+    freq = np.bincount(k.astype(np.int64), minlength=6)[1:6] / k.size
+    assert np.abs(freq - stats.geom(0.3).pmf(np.arange(1, 6))).max() < 0.03
+    a = tt.empty(6, device=device).exponential_(generator=tt.Generator(device).manual_seed(9))
+    b = tt.empty(6, device=device).exponential_(generator=tt.Generator(device).manual_seed(9))
+    assert a.tolist() == b.tolist() and min(a.tolist()) >= 0     # a seed repeats its draws
+
+
+def test_sampler_edge_values():
+    assert tt.zeros(4).exponential_(float("inf")).tolist() == [0.0] * 4
+    assert tt.zeros(2, dtype=tt.float64).cauchy_(float("inf"), 1).tolist() == [float("inf")] * 2
+    assert tt.empty(5, dtype=tt.float16).geometric_(1e-9).tolist() == [float("inf")] * 5   # past float16
+    assert tt.empty(0).cauchy_().shape == (0,)
+    t = tt.empty(2, 3).t()
+    t.log_normal_()
+    assert (t > 0).all() and t.stride() == (1, 3)
+
+
+def test_native_layer_norm_returns_the_statistics():
+    x = tt.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+    out, mean, rstd = tt.native_layer_norm(x, (4,), None, None, 1e-5)
+    assert out.grad_fn.name() == "NativeLayerNormBackward0"
+    assert mean.shape == rstd.shape == (2, 3, 1) and not mean.requires_grad and not rstd.requires_grad
+    assert mean[:, :, 0].tolist() == [[1.5, 5.5, 9.5], [13.5, 17.5, 21.5]]
+    np.testing.assert_allclose(rstd.detach().numpy(), 1 / np.sqrt(1.25 + 1e-5), rtol=1e-6)
+    _, m16, r16 = tt.native_layer_norm(x.detach().half(), (3, 4), None, None, 1e-5)
+    assert m16.dtype is tt.float16 and m16.shape == (2, 1, 1)
+    assert tt.native_layer_norm(tt.zeros(0, 3), (3,), None, None, 1e-5)[1].shape == (0, 1)
+    with pytest.raises(TypeError):
+        tt.native_layer_norm(x, (4,), None, None)       # eps has no default, as torch's
+
+
+def test_native_dropout_backward_promotes_as_torch():
+    aten = tt.ops.aten
+    g = tt.arange(6).view(2, 3)
+    m = tt.tensor([[True, False, True], [False, True, True]])
+    r = aten.native_dropout_backward(g, m, 2.5)
+    assert r.dtype is tt.float32 and r.tolist() == [[0.0, 0.0, 5.0], [0.0, 10.0, 12.5]]
+    assert aten.native_dropout_backward.default(g.bool(), m, 2.0).tolist() == [[0.0, 0.0, 2.0], [0.0, 2.0, 2.0]]
+    assert aten.native_dropout_backward(g.half(), m, 2.0).dtype is tt.float16
+    x = tt.randn(2, 3, requires_grad=True)
+    y = aten.native_dropout_backward(x, m, 2.0)
+    assert y.grad_fn.name() == "NativeDropoutBackwardBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [[2.0, 0.0, 2.0], [0.0, 2.0, 2.0]]
+
+
+def test_safe_softmax_zeroes_fully_masked_slices():
+    inf = float("inf")
+    x = tt.tensor([[0.0, -inf], [-inf, -inf]], requires_grad=True)
+    y = tt.ops.aten._safe_softmax.default(x, 1)
+    assert y.tolist() == [[1.0, 0.0], [0.0, 0.0]] and y.grad_fn.name() == "SafeSoftmaxBackward0"
+    y.backward(tt.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    assert x.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]        # torch's: no NaN from the masked row
+    np.testing.assert_allclose(tt.ops.aten._safe_softmax(tt.tensor([1, 2]), 0, dtype=tt.float64).tolist(),
+                               [0.2689414213699951, 0.7310585786300049])
+
+
+def test_alpha_dropout_arguments():
+    x = tt.randn(4, 3)
+    assert F.alpha_dropout(x, 0.5) is x and F.feature_alpha_dropout(x, 0.5, training=False) is x
+    assert F.alpha_dropout(x, 0.0, True) is x
+    assert F.alpha_dropout(x, 1.0, True).tolist() == [[0.0] * 3] * 4
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        F.alpha_dropout(x, 1.5, True)
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions in the input"):
+        F.feature_alpha_dropout(tt.randn(5), 0.5, True)
+    y = x.clone()
+    assert F.alpha_dropout(y, 0.5, True, inplace=True) is y
+    # every value of a channel is kept or dropped together: dropped ones are all -alpha * a + b
+    tt.manual_seed(2)
+    z = F.feature_alpha_dropout(tt.ones(8, 6, 5), 0.5, True)
+    per_channel = z.view(8, 6, 5)
+    assert (per_channel == per_channel[:, :, :1]).all()

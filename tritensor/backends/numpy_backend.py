@@ -73,13 +73,25 @@ class NumpyBackend(Backend):
             vals = engine.integers(a, b, size=out.shape, dtype=np.int64)
         else:
             dt = np.float64 if out.dtype.name == "float64" else np.float32
-            if kind == "uniform":
-                vals = engine.random(out.shape, dtype=dt) * (b - a) + a
-            elif kind == "normal":
-                vals = engine.standard_normal(out.shape, dtype=dt) * b + a
-            else:
-                raise ValueError(f"random: unknown kind {kind!r}")
-        out._host_view()[...] = vals.astype(out.dtype.numpy_dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                if kind == "uniform":
+                    vals = engine.random(out.shape, dtype=dt) * (b - a) + a
+                elif kind == "normal":
+                    vals = engine.standard_normal(out.shape, dtype=dt) * b + a
+                elif kind == "log_normal":
+                    vals = np.exp(engine.standard_normal(out.shape, dtype=dt) * b + a)
+                elif kind == "exponential":      # a = 1 / lambda
+                    vals = engine.standard_exponential(out.shape, dtype=dt) * a
+                elif kind == "cauchy":
+                    vals = a + b * np.tan(np.pi * (engine.random(out.shape, dtype=dt) - 0.5))
+                elif kind == "geometric":        # b = 1 / log(1 - p): trials up to the first success
+                    vals = np.maximum(np.ceil(np.log1p(-engine.random(out.shape)) * b), 1.0)
+                else:
+                    raise ValueError(f"random: unknown kind {kind!r}")
+            if not out.dtype.is_floating_point:      # geometric counts: wrap into the dtype as C casts do
+                vals = np.nan_to_num(vals, posinf=2.0 ** 62).astype(np.int64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out._host_view()[...] = vals.astype(out.dtype.numpy_dtype)
 
     def permutation(self, n, generator, device):
         return generator._np.permutation(n)

@@ -10,6 +10,7 @@ import warnings as _warnings
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite as _named_composite
 from ..ops import copy as _copy
+from ..ops import creation as _creation
 from ..ops import elementwise as _ew
 from ..ops import pointwise as _pw
 from ..ops import nn as _nn
@@ -347,6 +348,44 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if inplace:
         return input.mul_(scale)
     return input * scale
+
+
+_SELU_ALPHA = 1.7580993408473766     # -scale * alpha of SELU: where alpha dropout sends a dropped value
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    """torch's _dropout_impl<alpha_dropout>: keep each value (or each channel, feature=True) with
+    probability 1 - p, send the dropped ones to SELU's negative saturation, then the affine map
+    a * x + b that restores zero mean and unit variance for a standard input."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = _creation.zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    if feature:
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        noise = _creation.empty(*input.shape[:2], *([1] * (input.dim() - 2)), dtype=input.dtype, device=input.device)
+    else:
+        noise = _creation.empty_like(input)
+    noise.bernoulli_(1 - p)
+    a = 1.0 / ((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p)) ** 0.5
+    b = noise.add(-1).mul_(_SELU_ALPHA * a).add_(_SELU_ALPHA * a * p)
+    noise.mul_(a)
+    return (input.mul_(noise) if inplace else input * noise).add_(b)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """torch.nn.functional.alpha_dropout: dropout that keeps a SELU network's self-normalization
+    (mean 0, variance 1); the input itself when not training or p == 0."""
+    return _alpha_dropout(input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """torch.nn.functional.feature_alpha_dropout: alpha dropout of whole channels (dim 1)."""
+    return _alpha_dropout(input, p, training, inplace, feature=True)
 
 
 def one_hot(tensor, num_classes=-1):

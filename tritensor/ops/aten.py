@@ -1,9 +1,14 @@
 """``tt.ops.aten``: the ATen operators torch exposes as ``torch.ops.aten.<name>.<overload>`` that
 have no public function of their own. op_db lists ``slice`` (aten.slice.Tensor): the view
-torch's basic indexing makes along one dim. Each is a packet callable as its default overload,
-with the overloads as attributes (``tt.ops.aten.slice.Tensor(x, 1, 0, 2)``)."""
+torch's basic indexing makes along one dim; ``_safe_softmax`` (softmax with fully -inf slices
+giving zeros) and ``native_dropout_backward`` (dropout's gradient). Each is a packet callable as
+its default overload, with the overloads as attributes (``tt.ops.aten.slice.Tensor(x, 1, 0, 2)``,
+``tt.ops.aten._safe_softmax.default(x, 1)``). The packets are listed here one by one: an aten
+operator exists in tritensor only where one is written with torch's schema."""
 from __future__ import annotations
 
+from .nn import native_dropout_backward as _native_dropout_backward
+from .softmax import safe_softmax as _safe_softmax_fn
 from .view_copies import slice_tensor
 
 
@@ -24,3 +29,5 @@ class _Packet:
 
 
 slice = _Packet("slice", Tensor=slice_tensor, default=slice_tensor)  # noqa: A001  (aten's name)
+_safe_softmax = _Packet("_safe_softmax", default=_safe_softmax_fn)
+native_dropout_backward = _Packet("native_dropout_backward", default=_native_dropout_backward)

@@ -12,9 +12,11 @@ from ..tensor import Size, Tensor
 from . import copy as _copy
 from . import creation as _creation
 from . import elementwise as _ew  # noqa: F401  (declares the arithmetic core)
+from . import generators as _generators
 from . import indexing as _indexing
 from . import joining as _join
 from . import linalg as _linalg
+from . import nn as _nn
 from . import pdist as _pdist
 from . import pointwise as _pw  # noqa: F401  (declares the rest of the pointwise ops)
 from . import pointwise_math as _pm
@@ -90,6 +92,8 @@ declare("type_as", method=lambda self, other: _copy.to(self, dtype=other.dtype))
 # --------------------------------------------------------------------------- random
 declare("normal", _random.normal, method=False, inplace=_random.normal_)
 declare("uniform", method=False, inplace=_random.uniform_)
+for _name in ("exponential", "cauchy", "log_normal", "geometric"):      # Tensor.exponential_ ... only
+    declare(_name, method=False, inplace=getattr(_generators, _name + "_"))
 declare("random", method=False, inplace=_random.random_)
 declare("bernoulli", _random.bernoulli, inplace=_random.bernoulli_)
 declare("multinomial", _random.multinomial)
@@ -106,6 +110,7 @@ declare("dot", _linalg.dot, out="dot")
 declare("mv", _linalg.mv, out="mv")
 declare("outer", _linalg.outer, aliases=("ger",), out="cast")
 declare("linear", method=False, functional="own")   # F.linear only (no torch.linear)
+declare("native_layer_norm", _nn.native_layer_norm, method=False)
 declare("vdot", _linalg.vdot, out="dot")
 declare("addmv", _linalg.addmv, inplace=_linalg.addmv_, inplace_function=True, out="exact")
 declare("addr", _linalg.addr, inplace=_linalg.addr_, out="cast")
@@ -276,7 +281,7 @@ declare("broadcast_shapes", broadcast_shapes, method=False)
 # surface test knows every public name of tt.nn.functional.
 for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss",
               "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
-              "cross_entropy", "embedding", "dropout", "one_hot"):
+              "cross_entropy", "embedding", "dropout", "one_hot", "alpha_dropout", "feature_alpha_dropout"):
     declare(_name, method=False, functional="own")
 declare("leaky_relu_", method=False, functional="own")
 for _name in ("hardtanh", "hardtanh_", "relu6"):

@@ -19,6 +19,7 @@ from ..autograd.grad_mode import no_grad
 from ..backends.base import backend_for
 from ..runtime.device import as_device, current_device, device as _device, device_count
 from ..tensor import Tensor
+from ._overlap import assert_no_internal_overlap
 from .dispatch import check_inplace
 
 # A generator's state is (seed, offset) plus what its device's backend keeps (backends/base.py):
@@ -233,6 +234,68 @@ def normal_(t, mean=0.0, std=1.0, *, generator=None):
     check_inplace(t)
     with no_grad():
         return _fill_random(t, "normal", mean, std, generator)
+
+
+# --------------------------------------------------------------------------- distributions
+# torch's in-place samplers (Tensor.exponential_ ...): the argument checks of
+# DistributionTemplates.h in torch's order (in-place and overlap checks, the parameter, the
+# dtype), then a fill from the device's generator through the transform (kernels/random.py;
+# NumPy's samplers on cpu).
+def _sampler_prologue(t):
+    check_inplace(t)
+    assert_no_internal_overlap(t)
+
+
+def _draw(t, kind, a, b, generator):
+    gen = generator_of(t.device, generator)
+    if t.numel():
+        with no_grad():
+            backend_for(t.device).random(t, kind, gen, a, b)
+        t._version_counter.value += 1
+    return t
+
+
+def exponential_(t, lambd=1.0, *, generator=None):
+    """Tensor.exponential_: rate ``lambd`` (> 0; inf gives zeros, as torch)."""
+    _sampler_prologue(t)
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_cpp_double(lambd)}")
+    if not t.dtype.is_floating_point:
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {_dt.type_name(t.dtype)}")
+    return _draw(t, "exponential", 1.0 / lambd, 0.0, generator)
+
+
+def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
+    """Tensor.cauchy_: median + sigma * tan(pi * (U - 1/2))."""
+    _sampler_prologue(t)
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_cpp_double(sigma)}")
+    if not t.dtype.is_floating_point:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_CPP_NAMES[t.dtype.name]}")
+    return _draw(t, "cauchy", float(median), float(sigma), generator)
+
+
+def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
+    """Tensor.log_normal_: exp of a normal with ``mean`` and ``std``."""
+    _sampler_prologue(t)
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_cpp_double(std)}")
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_normal_{t.device.type}\" not implemented for '{_dt.type_name(t.dtype)}'")
+    return _draw(t, "log_normal", float(mean), float(std), generator)
+
+
+def geometric_(t, p, *, generator=None):
+    """Tensor.geometric_: the number of Bernoulli(p) trials up to the first success (1, 2, ...),
+    any dtype but bool."""
+    _sampler_prologue(t)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_cpp_double(p)}")
+    if t.dtype is _dt.bool_:
+        raise NotImplementedError(f"\"geometric_{t.device.type}\" not implemented for 'Bool'")
+    return _draw(t, "geometric", 0.0, 1.0 / math.log1p(-p), generator)
 
 
 def _fill_integers(t, low, high, generator):

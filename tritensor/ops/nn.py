@@ -206,6 +206,36 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return dispatch(LAYER_NORM, input, weight, bias, mean, rstd, eps=float(eps), n_norm=k)
 
 
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """torch.native_layer_norm: (layer_norm's output, the per-row mean, the per-row rstd), the
+    statistics shaped as input with its normalized dims kept as size 1, in input's dtype, and
+    not differentiable (torch's output_differentiability); the output's node is layer_norm's
+    NativeLayerNormBackward0."""
+    k = _check_layer_norm(input, normalized_shape, weight, bias)
+    if not _rows_mergeable(input, k):
+        input = input.contiguous()
+    weight = weight.contiguous() if weight is not None else None
+    bias = bias.contiguous() if bias is not None else None
+    M, _ = _split_rows(tuple(input.shape), k)
+    compute = _dt.compute_dtype(input.dtype)
+    mean = empty((M,), compute, input.device)
+    rstd = empty((M,), compute, input.device)
+    out = dispatch(LAYER_NORM, input, weight, bias, mean, rstd, eps=float(eps), n_norm=k)
+    stat_shape = tuple(input.shape[:input.dim() - k]) + (1,) * k
+    return out, mean.view(stat_shape).to(input.dtype), rstd.view(stat_shape).to(input.dtype)
+
+
+def native_dropout_backward(grad_output, mask, scale):
+    """aten.native_dropout_backward: grad_output * mask * scale (torch's promotion: an integer or
+    bool gradient times the float scale is the default float dtype); one
+    NativeDropoutBackwardBackward0 node, differentiable again."""
+    return named_composite("NativeDropoutBackwardBackward0", _dropout_backward, grad_output, mask, float(scale))
+
+
+def _dropout_backward(grad_output, mask, scale):
+    return _ew.mul(_ew.mul(grad_output, mask), scale)
+
+
 # ------------------------------------------------------------------ nll_loss / cross_entropy checks
 def _check_target_dtype(target):
     if target.dtype not in (_dt.int64, _dt.uint8):

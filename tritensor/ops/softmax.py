@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import dtypes as _dt
+from ..autograd.composite import named_composite
 from ..backends import numpy_ref
 from ..backends import triton as tb
 from . import elementwise as _ew
@@ -113,3 +114,21 @@ def softmax(input, dim, dtype=None):
 
 def log_softmax(input, dim, dtype=None):
     return _softmax_call(LOG_SOFTMAX, "log_softmax", input, dim, dtype)
+
+
+def safe_softmax(input, dim, dtype=None):
+    """aten._safe_softmax (tt.ops.aten._safe_softmax): softmax, except that a slice whose values
+    are all -inf gives zeros instead of NaN (attention over fully masked rows); one
+    SafeSoftmaxBackward0 node, as torch's."""
+    return named_composite("SafeSoftmaxBackward0", _safe_softmax, input, dim, dtype)
+
+
+def _safe_softmax(input, dim, dtype):
+    d = wrap_dim(dim, input.dim())
+    masked = _ew.eq(input.detach(), float("-inf"))
+    if input.dim():
+        masked = masked.all(d, keepdim=True)
+    # the masked slices are softmaxed as zeros, then replaced: no NaN forward, and none in the
+    # gradient (torch's is 0 there: the output it differentiates through is 0)
+    out = softmax(_ew.where(masked, 0.0, input), dim, dtype)
+    return _ew.where(masked, 0.0, out)

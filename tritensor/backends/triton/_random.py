@@ -11,13 +11,16 @@ def random(out, kind, seed, offset, a, b):
     """Fill ``out`` (float dtype, any strides) from Philox stream (seed, offset): the element at
     row-major position i gets the number at stream position offset + i. kind "uniform": U[a, b);
     "normal": mean a, std b; "integers": a + (a 32-bit word mod b), for ints a and 1 <= b <= 2**32
-    (any out dtype). The caller advances its offset past numel numbers; float64 uniform/normal
+    (any out dtype); "exponential" (a = 1 / lambda), "cauchy" (median a, sigma b), "log_normal"
+    (mean a, std b) and "geometric" (b = 1 / log(1 - p); any out dtype): torch's transforms
+    (kernels/random.py). The caller advances its offset past numel numbers; float64 uniform/normal
     take two words per number (full precision), positions offset + 2i and offset + 2i + 1, so
     the caller advances 2 * numel (and passes an even offset)."""
-    kinds = {"uniform": 0, "normal": 1, "integers": 2}
+    kinds = {"uniform": 0, "normal": 1, "integers": 2, "exponential": 3, "cauchy": 4, "log_normal": 5,
+             "geometric": 6}
     if kind not in kinds:
         raise ValueError(f"random: unknown kind {kind!r}")
-    if kind != "integers" and not out.dtype.is_floating_point:
+    if kind not in ("integers", "geometric") and not out.dtype.is_floating_point:
         raise TypeError(f"random: {kind} needs a floating point tensor, got {out.dtype}")
     if kind == "integers" and not 1 <= b <= 2 ** 32:
         raise ValueError(f"random: an integer range of {b} is outside 1 .. 2**32")
