@@ -61,12 +61,14 @@ def reduce_kernel(x_ptr, out_ptr, n_out, R, CHUNK, kshape, kstrides, rshape, rst
                   out_kstride, out_cstride,
                   OP: tl.constexpr, IDENTITY: tl.constexpr, COMPUTE: tl.constexpr,
                   KRANK: tl.constexpr, RRANK: tl.constexpr,
-                  BLOCK_OUT: tl.constexpr, BLOCK_RED: tl.constexpr, NONZERO: tl.constexpr = False):
+                  BLOCK_OUT: tl.constexpr, BLOCK_RED: tl.constexpr, NONZERO: tl.constexpr = False,
+                  NAN_AS_ZERO: tl.constexpr = False):
     """out[k * out_kstride + c * out_cstride] = OP over r in chunk c of x[k, r], where
     k = 0..n_out-1 indexes the kept dims (kshape/kstrides) and r = 0..R-1 the reduced dims
     (rshape/rstrides); chunk c (program_id 1) covers r in [c * CHUNK, (c + 1) * CHUNK).
     NONZERO reads each element as (x != 0) before combining (count_nonzero/any/all), so those
-    need no temporary bool tensor: the test happens on the loaded value, before any cast."""
+    need no temporary bool tensor: the test happens on the loaded value, before any cast.
+    NAN_AS_ZERO reads a NaN as 0 (nansum: one pass, no where(isnan(x), 0, x) written first)."""
     kidx = tl.program_id(0).to(tl.int64) * BLOCK_OUT + tl.arange(0, BLOCK_OUT)
     chunk = tl.program_id(1).to(tl.int64)
     kmask = kidx < n_out
@@ -83,6 +85,9 @@ def reduce_kernel(x_ptr, out_ptr, n_out, R, CHUNK, kshape, kstrides, rshape, rst
         raw = tl.load(x_ptr + (koff[:, None] + roff[None, :]), mask=mask, other=0)
         if NONZERO:
             v = convert(raw != 0, COMPUTE)
+        elif NAN_AS_ZERO:
+            v = convert(raw, COMPUTE)
+            v = tl.where(v != v, 0, v)
         else:
             v = convert(raw, COMPUTE)
         acc = combine(acc, tl.where(mask, v, IDENTITY), OP)   # masked lanes add the identity

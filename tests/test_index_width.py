@@ -215,6 +215,12 @@ def test_scans_past_2_31(big):
     f = (1 + (np.arange(33) % 3) / 8).astype(np.float16)
     x = _put(_view(big, tt.float16, (33,), (S,), offset=5), f)
     np.testing.assert_allclose(to_numpy(x.cumprod(0)), np.cumprod(f.astype(np.float64)), rtol=1e-2)
+    np.testing.assert_allclose(to_numpy(x.logcumsumexp(0)), np.logaddexp.accumulate(f.astype(np.float64)),
+                               rtol=2e-3)
+    v, i = a.cummax(0)
+    np.testing.assert_array_equal(to_numpy(v), np.maximum.accumulate(u))
+    assert to_numpy(i)[-1] == 27 and to_numpy(x.nansum()).item() == pytest.approx(float(f.astype(np.float64).sum()),
+                                                                               rel=4e-3)
 
 
 def _softmax(w):

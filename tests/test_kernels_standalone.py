@@ -931,6 +931,15 @@ for op, name, c in [("sum", "float32", "float32"), ("prod", "float64", "float64"
     out = "int64" if c == "int64" else name
     tb.scan(op, T((5, 3000), out), T((5, 3000), name), 1, c)
     tb.scan(op, T((3000, 5), out), T((3000, 5), name, True), 0, c, reverse=True)
+# issue 21.3: nansum (NaN read as 0 in the reduce kernel), logcumsumexp (the log-add-exp scan, both
+# ways), cummax/cummin (the (value, index) scan) in the dtypes' compute flavours
+for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float64", "float64")]:
+    tb.reduce("nansum", T((7,), name), T((7, 5000), name), (1,), c)
+    tb.scan("logsumexp", T((5, 3000), name), T((5, 3000), name), 1, c)
+    tb.scan("logsumexp", T((3000, 5), name), T((3000, 5), name, True), 0, c, reverse=True)
+for op, name, c in [("max", "float32", "float32"), ("min", "float16", "float32"), ("max", "int64", "int64"),
+                    ("min", "bool", "bool"), ("max", "uint8", "uint8"), ("min", "float64", "float64")]:
+    tb.scan_index(op, T((5, 3000), name), T((5, 3000), "int64"), T((5, 3000), name, True), 1, c)
 for r in range(1, 9):   # every rank a launch can have
     shape = ((2, 3) * 4)[:r]
     tb.elementwise("add", T(shape, "float32", True), [T(shape, "float32"), T(shape[1:], "float32", True)], "float32")

@@ -11,7 +11,7 @@ Layout (the private modules are re-exported here; the op layer uses only the pub
     _copy.py         copy, fill                                     kernels/copy.py
     _reduce.py       reduce, arg_reduce                             kernels/reduce.py
     _softmax.py      softmax family                                 kernels/softmax.py
-    _scan.py         cumsum / cumprod                               kernels/scan.py
+    _scan.py         cumsum / cumprod / logcumsumexp, cummax/cummin kernels/scan.py
     _random.py       Philox fills                                   kernels/random.py
     index.py         gather/scatter/compaction + the indexing ops' launches   kernels/index.py
     join.py          cat, stack, flip, tril/triu                    kernels/join.py
@@ -75,5 +75,5 @@ from ._elementwise import _EW_PLANS, elementwise  # noqa: E402,F401
 from ._copy import copy, fill  # noqa: E402,F401
 from ._reduce import arg_reduce, reduce  # noqa: E402,F401
 from ._softmax import softmax  # noqa: E402,F401
-from ._scan import scan  # noqa: E402,F401
+from ._scan import scan, scan_index  # noqa: E402,F401
 from ._random import random  # noqa: E402,F401

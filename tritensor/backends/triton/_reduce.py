@@ -48,10 +48,11 @@ def reduce(op, out, x, dims, compute):
     shape minus ``dims``; x may have any strides and is read in place. Deterministic: no atomics,
     every run adds in the same order. An empty reduced range gives the identity (0 / 1); amax/amin
     of an empty range is an error the caller raises first."""
+    nan_as_zero = op == "nansum"     # sum with NaN read as 0 (on the loaded value)
     if op == "count_nonzero":   # sum of (x != 0) in int64, tested on the loaded value
         op, compute, nonzero = "sum", "int64", True
-    elif op in ("sum", "prod", "amax", "amin"):
-        nonzero = False
+    elif op in ("sum", "prod", "amax", "amin", "nansum"):
+        op, nonzero = ("sum" if nan_as_zero else op), False
     else:
         raise ValueError(f"reduce: unknown op {op!r}")
     dims = tuple(sorted({int(d) for d in dims}))
@@ -76,7 +77,7 @@ def reduce(op, out, x, dims, compute):
     rshape, (rstrides,) = coalesce([xshape[d] for d in red], [[xstrides[d] for d in red]])
     if len(kshape) > MAX_RANK or len(rshape) > MAX_RANK:
         x, kshape, kstrides, rshape, rstrides = _regrouped(x, kept, red, n_out, R)
-    _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero)
+    _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero, nan_as_zero)
 
 
 def _reduce_blocks(n_out, R, kinner, rinner, cfg):
@@ -104,7 +105,8 @@ def _chunking(n_blocks, R, block_red, cfg):
     return chunks, chunk
 
 
-def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero=False):
+def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero=False,
+                   nan_as_zero=False):
     k = _kernels()
     cfg = settings()
     compute_tl = k.compute[compute]
@@ -120,13 +122,13 @@ def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, com
     if chunks == 1:
         _backend._run(k.reduce.reduce_kernel, (n_blocks, 1), pointer(x), pointer(out), n_out, R, R,
                       kshape, kstrides, rshape, rstrides, 1, 0, KRANK=len(kshape), RRANK=len(rshape),
-                      BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, **meta)
+                      BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, NAN_AS_ZERO=nan_as_zero, **meta)
         return
     # Pass 1: partial[k, c] = OP over chunk c of x[k, :]. Pass 2: out[k] = OP over c of partial[k, c].
     partial = _backend._scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
     _backend._run(k.reduce.reduce_kernel, (n_blocks, chunks), pointer(x), pointer(partial), n_out, R, chunk,
                   kshape, kstrides, rshape, rstrides, chunks, 1, KRANK=len(kshape), RRANK=len(rshape),
-                  BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, **meta)
+                  BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, NAN_AS_ZERO=nan_as_zero, **meta)
     block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg)
     _backend._run(k.reduce.reduce_kernel, (_cdiv(n_out, block_out), 1), pointer(partial), pointer(out), n_out,
                   chunks, chunks, (n_out,), (chunks,), (chunks,), (1,), 1, 0, KRANK=1, RRANK=1,

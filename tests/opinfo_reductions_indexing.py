@@ -1,0 +1,453 @@
+"""OpInfo records of issue 21.3 (reductions, scans, comparisons: tritensor/ops/reductions_extra.py
+and the composites of tritensor/ops/numerical.py) and 21.4 (indexing and scatter:
+tritensor/ops/scatter.py), checked by tests/test_ops_table.py (cpu, emulated cuda) and
+tests/test_op_gradients.py.
+
+The references are independent of the backends' NumPy references: plain NumPy expressions
+written here (np.nansum is not used for nansum: NaN is zeroed by hand; the running max is a
+Python loop over torch's rule; cov is NumPy's own np.cov), and torch-recorded values and hand
+values in tests/test_reductions_extra.py and tests/test_indexing_extra.py.
+
+Costs: every dtype runs on cpu; on the emulated cuda the layouts run in float32 and the other
+dtypes one sample each, sizes crossing the interpreter's blocks (the scan chunk of 16, the
+reduce tile of 64) with few programs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tritensor as tt
+from opinfo import GRAD_CASES, SampleInput, _randn, _t, record, rng_for
+
+ALL = (tt.bool, tt.uint8, tt.int8, tt.int16, tt.int32, tt.int64, tt.float16, tt.bfloat16, tt.float32, tt.float64)
+NUMBERS = ALL[1:]
+FLOATS = (tt.float16, tt.bfloat16, tt.float32, tt.float64)
+F64 = np.float64
+NAN = math.nan
+
+
+def _values(shape, dtype, rng, nan=True):
+    """Small values with ties; floats with NaN (when ``nan``), infinities and signed zeros."""
+    if dtype is tt.bool:
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if not dtype.is_floating_point:
+        lo = 0 if dtype is tt.uint8 else -5
+        return rng.integers(lo, lo + 11, size=shape)
+    v = np.round(rng.standard_normal(shape) * 3, 1)
+    if nan and v.size:
+        flat = v.reshape(-1)
+        picks = rng.choice(flat.size, size=max(1, flat.size // 12), replace=False)
+        flat[picks[::3]] = NAN
+        flat[picks[1::3]] = np.inf
+        flat[picks[2::3]] = -0.0
+    return v
+
+
+def _make(dtype, device, rng, nan=True):
+    def make(shape):
+        return tt.tensor(_values(shape, dtype, rng, nan), dtype=dtype, device=device)
+    return make
+
+
+def _samples(name, specs, nan=True, cuda=3):
+    """Samples from ``(desc, build, kwargs)``: every spec on cpu; on cuda the first ``cuda`` specs
+    in float32 and the first one in the other dtypes (the emulated launches cost: the specs come
+    in order of what they add for a kernel)."""
+    def samples(device, dtype):
+        count = len(specs) if device == "cpu" else (cuda if dtype is tt.float32 else 1)
+        for desc, build, kwargs in specs[:count]:
+            args = build(_make(dtype, device, rng_for(name, dtype, desc), nan))
+            yield SampleInput(args if isinstance(args, tuple) else (args,), dict(kwargs), desc=desc)
+    return samples
+
+
+def _axes(x, dim):
+    return None if dim is None else dim
+
+
+# --------------------------------------------------------------------------- nansum / nanmean
+def _nansum_reference(x, dim=None, keepdim=False, dtype=None):
+    v = np.where(np.isnan(x), 0, x) if x.dtype.kind == "f" else x.astype(np.int64)
+    return np.asarray(v.astype(F64).sum(axis=_axes(x, dim), keepdims=keepdim and dim is not None))
+
+
+REDUCE_SPECS = (
+    ("transposed-dim0", lambda m: m((7, 33)).t(), {"dim": 0}),
+    ("all", lambda m: m((7, 33)).t(), {}),
+    ("dims-keepdim", lambda m: m((3, 5, 70))[:, ::2], {"dim": (0, 2), "keepdim": True}),
+    ("0d", lambda m: m(()), {}),
+    ("empty", lambda m: m((0, 4)), {"dim": 0}),
+)
+record("nansum", tt.nansum, ALL, _samples("nansum", REDUCE_SPECS), _nansum_reference,
+       tolerances={tt.float16: (2e-3, 2e-2), tt.bfloat16: (1.6e-2, 0.2), tt.float32: (1e-5, 1e-4),
+                   tt.float64: (1e-10, 1e-10)})
+
+
+def _nanmean_reference(x, dim=None, keepdim=False):
+    keep = keepdim and dim is not None
+    x = x.astype(F64)
+    total = np.where(np.isnan(x), 0, x).sum(axis=_axes(x, dim), keepdims=keep)
+    count = (~np.isnan(x)).sum(axis=_axes(x, dim), keepdims=keep)
+    with np.errstate(all="ignore"):
+        return np.asarray(total / count)
+
+
+record("nanmean", tt.nanmean, FLOATS, _samples("nanmean", REDUCE_SPECS[:4]), _nanmean_reference,
+       tolerances={tt.float16: (2e-3, 2e-3), tt.bfloat16: (1.6e-2, 2e-2), tt.float32: (1e-5, 1e-5),
+                   tt.float64: (1e-10, 1e-10)})
+
+
+# --------------------------------------------------------------------------- aminmax
+def _aminmax_reference(x, dim=None, keepdim=False):
+    if x.ndim == 0:
+        return x, x
+    axis = dim
+    keep = keepdim
+    lo = x.min(axis=axis, keepdims=keep) if x.dtype.kind != "f" else np.asarray(np.min(x, axis=axis, keepdims=keep))
+    hi = np.asarray(np.max(x, axis=axis, keepdims=keep))
+    return np.asarray(lo), hi
+
+
+record("aminmax", lambda x, **kw: tuple(tt.aminmax(x, **kw)), ALL, _samples("aminmax", (
+    ("transposed-dim1", lambda m: m((7, 33)).t(), {"dim": 1}),
+    ("all-keepdim", lambda m: m((7, 33)).t(), {"keepdim": True}),
+    ("sliced-dim0", lambda m: m((70, 5))[::2], {"dim": 0, "keepdim": True}),
+    ("0d", lambda m: m(()), {"dim": 0}),
+    ("empty-kept", lambda m: m((0, 4)), {"dim": 1}))), _aminmax_reference)
+
+
+# --------------------------------------------------------------------------- scans
+SCAN_SPECS = (       # rows of 20 cross the interpreter's 16-long scan chunk
+    ("transposed-dim0", lambda m: m((5, 20)).t(), {"dim": 0}),
+    ("0d", lambda m: m(()), {"dim": 0}),
+    ("sliced-last", lambda m: m((4, 5, 40))[:, 1::2, ::2], {"dim": -1}),
+    ("rows-dim1", lambda m: m((3, 37)), {"dim": 1}),
+    ("empty", lambda m: m((0, 3)), {"dim": 0}),
+)
+
+
+def _logcumsumexp_reference(x, dim):
+    a = np.moveaxis(np.atleast_1d(x).astype(F64), dim if x.ndim else 0, -1)
+    out = np.empty_like(a)
+    acc = np.full(a.shape[:-1], -np.inf)
+    for n in range(a.shape[-1]):
+        v = a[..., n]
+        big, small = np.maximum(acc, v), np.minimum(acc, v)
+        with np.errstate(all="ignore"):
+            acc = np.where(np.isnan(acc) | np.isnan(v), NAN,
+                           np.where(small == big, big + np.log(2.0) * np.isfinite(big),
+                                    big + np.log1p(np.exp(small - big))))
+            acc = np.where(np.isneginf(big), -np.inf, acc)
+        out[..., n] = acc
+    return np.moveaxis(out, -1, dim if x.ndim else 0).reshape(x.shape)
+
+
+record("logcumsumexp", tt.logcumsumexp, FLOATS, _samples("logcumsumexp", SCAN_SPECS), _logcumsumexp_reference,
+       tolerances={tt.float16: (2e-3, 2e-3), tt.bfloat16: (1.6e-2, 2e-2), tt.float32: (2e-5, 1e-5),
+                   tt.float64: (1e-10, 1e-10)})
+
+
+def _running(x, dim, better):
+    """(values, indices) of a running extremum, torch's rule written out element by element."""
+    a = np.moveaxis(np.atleast_1d(x), dim if x.ndim else 0, -1)
+    values, indices = np.empty_like(a), np.zeros(a.shape, np.int64)
+    for pos in np.ndindex(a.shape[:-1]):
+        best, at = None, 0
+        for n, v in enumerate(a[pos]):
+            if best is None or v != v or (best == best and better(v, best)):
+                best, at = v, n
+            values[pos + (n,)], indices[pos + (n,)] = best, at
+    back = (lambda r: np.moveaxis(r, -1, dim if x.ndim else 0).reshape(x.shape))
+    return back(values), back(indices)
+
+
+record("cummax", lambda x, dim: tuple(tt.cummax(x, dim)), ALL, _samples("cummax", SCAN_SPECS),
+       lambda x, dim: _running(x, dim, lambda v, b: v >= b))
+record("cummin", lambda x, dim: tuple(tt.cummin(x, dim)), ALL, _samples("cummin", SCAN_SPECS),
+       lambda x, dim: _running(x, dim, lambda v, b: v <= b))
+
+
+# --------------------------------------------------------------------------- std_mean / var_mean
+def _var_mean_reference(root):
+    def reference(x, dim=None, correction=1, keepdim=False):
+        x = x.astype(F64)
+        axis = dim if dim is not None else None
+        n = x.size if dim is None else int(np.prod([x.shape[d] for d in np.atleast_1d(dim)]))
+        mean = x.mean(axis=axis, keepdims=keepdim)
+        with np.errstate(all="ignore"):
+            var = ((x - x.mean(axis=axis, keepdims=True)) ** 2).sum(axis=axis, keepdims=keepdim) / max(n - correction, 0)
+        return (np.sqrt(var) if root else var), mean
+    return reference
+
+
+VAR_SPECS = (
+    ("transposed-dim0", lambda m: m((7, 33)).t(), {"dim": 0}),
+    ("all", lambda m: m((7, 33)), {"correction": 0}),
+    ("dims-keepdim", lambda m: m((3, 5, 70))[:, ::2], {"dim": (0, 2), "keepdim": True, "correction": 2}),
+)
+for _name, _root in (("std_mean", True), ("var_mean", False)):
+    record(_name, getattr(tt, _name), FLOATS, _samples(_name, VAR_SPECS, nan=False, cuda=2), _var_mean_reference(_root),
+           tolerances={tt.float16: (4e-3, 4e-3), tt.bfloat16: (2e-2, 3e-2), tt.float32: (2e-5, 1e-5),
+                       tt.float64: (1e-10, 1e-10)})
+
+
+# --------------------------------------------------------------------------- isclose / allclose / equal
+def _isclose_reference(x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if x.dtype == bool:
+        x, y = x.astype(np.float32), y.astype(np.float32)
+    if x.dtype.kind == "f":
+        x, y = x.astype(F64), y.astype(F64)
+    with np.errstate(all="ignore"):
+        close = (x == y) | ((np.abs(x - y) <= atol + rtol * np.abs(y.astype(F64))) & np.isfinite(np.abs(x - y)))
+    if equal_nan and x.dtype.kind == "f":
+        close |= np.isnan(x) & np.isnan(y)
+    return close
+
+
+def _close_pair(dtype, device, rng, shape):
+    a = _values(shape, dtype, rng)
+    b = np.array(a, copy=True)
+    if dtype.is_floating_point:
+        flat = b.reshape(-1)
+        flat[::3] = flat[::3] * (1 + 1e-6)          # within rtol
+        flat[1::5] = flat[1::5] + 0.5               # not
+    elif dtype is not tt.bool:
+        b.reshape(-1)[::4] += 1
+    else:
+        b.reshape(-1)[::4] ^= True
+    return tt.tensor(a, dtype=dtype, device=device), tt.tensor(b, dtype=dtype, device=device)
+
+
+def _isclose_samples(device, dtype):
+    rng = rng_for("isclose", dtype)
+    a, b = _close_pair(dtype, device, rng, (7, 13))
+    yield SampleInput((a, b), desc="default")
+    if device == "cpu" or dtype is tt.float32:
+        yield SampleInput((a.t(), b.t()), {"rtol": 0.1, "atol": 1, "equal_nan": True}, desc="transposed-loose")
+        yield SampleInput((a[:, :1], b), {"rtol": 0.0, "atol": 0.0}, desc="broadcast-exact")
+
+
+record("isclose", tt.isclose, ALL, _isclose_samples, _isclose_reference)
+record("allclose", lambda x, y, **kw: tt.tensor(tt.allclose(x, y, **kw), device=x.device), (tt.float32, tt.int64),
+       _isclose_samples, lambda x, y, **kw: np.asarray(_isclose_reference(x, y, **kw).all()))
+
+
+def _equal_samples(device, dtype):
+    rng = rng_for("equal", dtype)
+    a, b = _close_pair(dtype, device, rng, (5, 9))
+    yield SampleInput((a, a.clone()), desc="same-values")
+    yield SampleInput((a, b), desc="different")
+    yield SampleInput((a, a[:1]), desc="other-shape")
+    yield SampleInput((a.t(), a.t().contiguous()), desc="layouts")
+
+
+def _equal_reference(x, y):
+    return np.asarray(x.shape == y.shape and bool(np.all(x == y)))
+
+
+record("equal", lambda x, y: tt.tensor(tt.equal(x, y), device=x.device), (tt.bool, tt.int32, tt.float32), _equal_samples,
+       _equal_reference)
+
+
+# --------------------------------------------------------------------------- renorm
+def _renorm_reference(x, p, dim, maxnorm):
+    x = x.astype(F64)
+    axes = tuple(d for d in range(x.ndim) if d != dim % x.ndim)
+    norm = (np.abs(x) ** p).sum(axis=axes, keepdims=True) ** (1 / p) if not np.isinf(p) else \
+        np.abs(x).max(axis=axes, keepdims=True)
+    return x * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+record("renorm", tt.renorm, FLOATS, _samples("renorm", (
+    ("transposed-dim0", lambda m: m((7, 33)).t(), {"p": 2, "dim": 0, "maxnorm": 5.0}),
+    ("p1-dim1", lambda m: m((5, 37)), {"p": 1, "dim": 1, "maxnorm": 4.0}),
+    ("inf-3d", lambda m: m((3, 4, 9))[:, ::2], {"p": math.inf, "dim": -1, "maxnorm": 2.0}),
+    ("p3-empty", lambda m: m((2, 0)), {"p": 3, "dim": 0, "maxnorm": 1.0})), nan=False), _renorm_reference,
+    tolerances={tt.float16: (4e-3, 4e-3), tt.bfloat16: (2e-2, 3e-2), tt.float32: (2e-5, 1e-5),
+                tt.float64: (1e-10, 1e-10)})
+
+
+# --------------------------------------------------------------------------- composites (ops/numerical.py)
+def _pnorm(v, p):
+    a = np.abs(v.astype(F64)).reshape(-1)
+    if p == 0:
+        return np.asarray(float(np.count_nonzero(a)))
+    if np.isinf(p):
+        return np.asarray(a.max() if p > 0 else a.min())
+    return np.asarray((a ** p).sum() ** (1 / p))
+
+
+record("dist", tt.dist, FLOATS, _samples("dist", (
+    ("broadcast", lambda m: (m((7, 33)).t(), m((7,))), {}),
+    ("p1", lambda m: (m((5, 3)), m((5, 3))), {"p": 1}),
+    ("p0-inf", lambda m: (m((4, 6))[:, ::2], m((4, 3))), {"p": math.inf}),
+    ("p3", lambda m: (m((9,)), m(())), {"p": 3})), nan=False), lambda x, y, p=2: _pnorm(x - y, p),
+    tolerances={tt.float16: (4e-3, 4e-3), tt.bfloat16: (2e-2, 3e-2), tt.float32: (2e-5, 1e-5),
+                tt.float64: (1e-10, 1e-10)})
+record("trace", tt.trace, NUMBERS, _samples("trace", (
+    ("wide", lambda m: m((4, 7)), {}), ("transposed", lambda m: m((9, 5)).t(), {}),
+    ("empty", lambda m: m((0, 3)), {})), nan=False),
+    lambda x: np.asarray(np.trace(x.astype(F64))),
+    tolerances={tt.float16: (4e-3, 4e-2), tt.bfloat16: (2e-2, 0.3), tt.float32: (2e-5, 1e-5),
+                tt.float64: (1e-10, 1e-10)})
+
+
+def _cov_reference(x, correction=1, fweights=None, aweights=None):
+    fweights, aweights = (None if w is None else w.cpu().numpy() for w in (fweights, aweights))
+    with np.errstate(all="ignore"):
+        return np.asarray(np.cov(x.astype(F64), ddof=correction, fweights=fweights, aweights=aweights))
+
+
+def _cov_samples(device, dtype):
+    make = _make(dtype, device, rng_for("cov", dtype), nan=False)
+    yield SampleInput((make((3, 11)),), desc="rows")
+    if device == "cpu" or dtype is tt.float32:
+        yield SampleInput((make((11, 3)).t(),), {"correction": 0}, desc="transposed")
+        yield SampleInput((make((9,)),), desc="vector")
+        fw = tt.tensor([1, 2, 0, 3, 1, 1, 2], device=device)
+        aw = tt.tensor([0.5, 1.0, 2.0, 0.25, 1.0, 3.0, 0.5], device=device,
+                       dtype=tt.float64 if dtype is tt.float64 else tt.float32)
+        yield SampleInput((make((2, 7)),), {"fweights": fw, "aweights": aw}, desc="weights")
+        yield SampleInput((make((2, 7)),), {"aweights": aw, "correction": 2}, desc="aweights")
+
+
+record("cov", tt.cov, (tt.int64, tt.float32, tt.float64), _cov_samples, _cov_reference)
+record("corrcoef", tt.corrcoef, (tt.int64, tt.float32, tt.float64), _samples("corrcoef", (
+    ("rows", lambda m: m((3, 11)), {}), ("transposed", lambda m: m((11, 4)).t(), {})), nan=False),
+    lambda x: np.asarray(np.corrcoef(x.astype(F64))))
+
+
+def _diff_reference(x, n=1, dim=-1, prepend=None, append=None):
+    parts = [p for p in (prepend, x, append) if p is not None]
+    a = np.concatenate(parts, axis=dim) if len(parts) > 1 else x
+    for _ in range(min(n, a.shape[dim])):
+        b = np.take(a, range(1, a.shape[dim]), axis=dim)
+        c = np.take(a, range(0, a.shape[dim] - 1), axis=dim)
+        a = (b != c) if a.dtype == bool else b - c
+    return a
+
+
+record("diff", tt.diff, NUMBERS + (tt.bool,), _samples("diff", (
+    ("transposed", lambda m: m((7, 13)).t(), {"dim": 0}),
+    ("n2", lambda m: m((3, 20)), {"n": 2}),
+    ("prepend-append", lambda m: (m((4, 5)), 1, 1, m((4, 2)), m((4, 1))), {}),
+    ("n-past-length", lambda m: m((2, 3)), {"n": 5}),
+    ("n0", lambda m: m((3,)), {"n": 0})), nan=False), _diff_reference)
+
+
+def _gradient_reference(x, spacing=1, dim=None, edge_order=1):
+    dims = list(range(x.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    if isinstance(spacing, (list, tuple)):
+        steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    out = np.gradient(x.astype(F64), *steps, axis=tuple(dims), edge_order=edge_order)
+    return tuple(out) if len(dims) > 1 else (out,)
+
+
+def _gradient_samples(device, dtype):
+    make = _make(dtype, device, rng_for("gradient", dtype), nan=False)
+    yield SampleInput((make((5, 7)),), desc="all-dims")
+    if device == "cpu":
+        yield SampleInput((make((9, 4)).t(),), {"spacing": 2.0, "dim": 1, "edge_order": 2}, desc="transposed")
+        yield SampleInput((make((4, 6)),), {"spacing": [0.5, 3.0], "edge_order": 2}, desc="steps")
+    if device == "cpu" or dtype is tt.float32:
+        coords = tt.tensor([0.0, 0.5, 1.5, 1.75, 3.0, 4.5], dtype=dtype if dtype.is_floating_point else tt.float32,
+                           device=device)
+        yield SampleInput((make((3, 6)),), {"spacing": (coords,), "dim": [1], "edge_order": 2},
+                          desc="coordinates-order2")
+    if device == "cpu":
+        yield SampleInput((make((3, 6)),), {"spacing": (coords,), "dim": 1}, desc="coordinates")
+
+
+def _gradient_reference_any(x, spacing=1, dim=None, edge_order=1):
+    if isinstance(spacing, tuple) and spacing and not np.isscalar(spacing[0]):
+        return _gradient_reference(x, [s.cpu().numpy() for s in spacing], dim, edge_order)
+    return _gradient_reference(x, spacing, dim, edge_order)
+
+
+record("gradient", lambda x, **kw: tuple(tt.gradient(x, **kw)), (tt.int64, tt.float32, tt.float64),
+       _gradient_samples, _gradient_reference_any)
+
+
+def _trapezoid_reference(y, x=None, dx=None, dim=-1):
+    y = y.astype(F64)
+    if y.shape[dim] == 0:
+        return np.zeros(np.delete(np.array(y.shape), dim % y.ndim))
+    if x is None:
+        return np.asarray(np.trapezoid(y, dx=1.0 if dx is None else dx, axis=dim))
+    return np.asarray(np.trapezoid(y, x=x.astype(F64), axis=dim))
+
+
+def _cumulative_trapezoid_reference(y, x=None, dx=None, dim=-1):
+    y = np.moveaxis(y.astype(F64), dim, -1)
+    if x is None:
+        h = np.full(y.shape[-1] - 1 if y.shape[-1] else 0, 1.0 if dx is None else dx)
+    else:
+        h = np.diff(np.moveaxis(np.broadcast_to(x.astype(F64), y.shape) if x.ndim > 1 else x.astype(F64), -1, -1)
+                    if x.ndim > 1 else x.astype(F64), axis=-1)
+    out = np.cumsum((y[..., 1:] + y[..., :-1]) * h / 2, axis=-1)
+    return np.moveaxis(out, -1, dim)
+
+
+TRAPEZOID_SPECS = (
+    ("rows", lambda m: m((3, 17)), {}),
+    ("dx-dim0", lambda m: m((9, 4)).t(), {"dx": 0.5, "dim": 0}),
+    ("x-1d", lambda m: (m((4, 6)), m((6,))), {}),
+    ("x-2d", lambda m: (m((3, 5)), m((3, 5))), {"dim": 1}),
+    ("empty", lambda m: m((2, 0)), {}),
+)
+for _name in ("trapezoid", "trapz"):
+    record(_name, getattr(tt, _name), (tt.int64, tt.float32, tt.float64), _samples(_name, TRAPEZOID_SPECS, nan=False),
+           _trapezoid_reference)
+record("cumulative_trapezoid", tt.cumulative_trapezoid, (tt.int64, tt.float32, tt.float64),
+       _samples("cumulative_trapezoid", TRAPEZOID_SPECS[:4], nan=False), _cumulative_trapezoid_reference)
+
+
+# --------------------------------------------------------------------------- gradient cases (float64)
+def _emulated(device):
+    return device != "cpu" and tt.cuda.is_emulated()
+
+
+def _cpu_or_gpu(case):
+    """A gradient case on cpu and real GPUs only: for a composite (its derivative is its ops'
+    own) or a backward written as a long chain of ops, the formulas are the same on every device,
+    and under the emulated device a gradgradcheck is thousands of interpreted launches (minutes);
+    the kernels are checked by the parity records and the cheap primitives' cases."""
+    def make(device):
+        if _emulated(device):
+            pytest.skip("a composite's gradients: cpu and real GPUs (see _cpu_or_gpu)")
+        return case(device)
+    return make
+
+
+GRAD_CASES.update({
+    # primitives: small inputs (every element is a forward of the backward graph per derivative)
+    "nansum": lambda d: (lambda x: tt.nansum(x, 1, keepdim=True), (_randn((2, 3), d),), {}),
+    "aminmax": lambda d: (lambda x: tt.aminmax(x, dim=1)[0] * 2 + tt.aminmax(x, dim=1)[1],
+                          (_t([[1.0, 3.0, -2.0]], d),), {}),
+    "cummax": lambda d: (lambda x: tt.cummax(x, 0).values, (_randn((4, 1), d),), {}),
+    "cummin": lambda d: (lambda x: tt.cummin(x, -1)[0], (_randn((1, 4), d),), {}),
+})
+# primitives whose backward is a long chain of ops (the same on every device): cpu and real GPUs;
+# their first derivatives on the emulated device are in tests/test_reductions_extra.py
+GRAD_CASES.update({name: _cpu_or_gpu(case) for name, case in {
+    "logcumsumexp": lambda d: (lambda x: tt.logcumsumexp(x, 1), (_randn((2, 4), d),), {}),
+    "std_mean": lambda d: (lambda x: tt.std_mean(x, 1), (_randn((3, 4), d),), {}),
+    "var_mean": lambda d: (lambda x: tt.var_mean(x, 0, keepdim=True, correction=0), (_randn((3, 4), d),), {}),
+    "renorm": lambda d: (lambda x: tt.renorm(x, 3, 0, 1.0), (_randn((3, 4), d),), {}),
+}.items()})
+GRAD_CASES.update({name: _cpu_or_gpu(case) for name, case in {
+    "nanmean": lambda d: (lambda x: tt.nanmean(x, 0), (_randn((3, 4), d),), {}),
+    "dist": lambda d: (lambda x, y: tt.dist(x, y, 2.5), (_randn((3, 4), d), _randn((4,), d)), {}),
+    "trace": lambda d: (tt.trace, (_randn((3, 4), d),), {}),
+    "cov": lambda d: (lambda x, w: tt.cov(x, aweights=w), (_randn((2, 5), d), _randn((5,), d, positive=True)), {}),
+    "corrcoef": lambda d: (tt.corrcoef, (_randn((3, 5), d),), {}),
+    "diff": lambda d: (lambda x, p: tt.diff(x, 2, 0, prepend=p), (_randn((4, 3), d), _randn((1, 3), d)), {}),
+    "gradient": lambda d: (lambda x: tt.gradient(x, spacing=2.0, edge_order=2), (_randn((3, 4), d),), {}),
+    "trapezoid": lambda d: (tt.trapezoid, (_randn((3, 4), d), _randn((4,), d)), {}),
+    "cumulative_trapezoid": lambda d: (lambda y: tt.cumulative_trapezoid(y, dx=0.5), (_randn((3, 4), d),), {}),
+}.items()})
