@@ -23,7 +23,7 @@ from .copy import clone
 from .creation import tensor, zeros, zeros_like
 from .joining import cat
 from .linalg import mm
-from .reduce import norm as _norm
+from .reduce import _norm as _vector_norm
 from .reduce import sum as _sum
 from .scan import cumsum
 from .surface import declare
@@ -37,7 +37,7 @@ def _real_number(value):
 
 # ------------------------------------------------------------------ dist / trace
 def _dist_value(input, other, p):
-    return _norm(_ew.sub(input, other), p)
+    return _vector_norm(_ew.sub(input, other), p, None, False, None)
 
 
 def dist(input, other, p=2):

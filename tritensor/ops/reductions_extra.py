@@ -41,7 +41,7 @@ from .indexing import scatter_add
 from .reduce import (_expand_back, _extremum_backward, _reduces_all, _sum_rule,
                      _var_backward, _var_value, _zero_safe)
 from .reduce import mean as _mean
-from .reduce import norm as _norm
+from .reduce import _norm as _vector_norm
 from .reduce import sum as _sum
 from .scan import _scan_rule
 from .surface import declare
@@ -412,7 +412,7 @@ def _renorm_value(x, p, dim, maxnorm):
     elsewhere); the norm taken in float32 for the half types, as torch's."""
     dims = tuple(d for d in range(x.dim()) if d != dim)
     wide = x.to(_dt.float32) if x.dtype in (_dt.float16, _dt.bfloat16) else x
-    norm = _norm(wide, p, dims, True)
+    norm = _vector_norm(wide, p, dims, True, None)
     factor = _ew.where(_ew.gt(norm, maxnorm), _ew.div(maxnorm, _ew.add(norm, 1e-7)), 1.0)
     return _ew.mul(x, factor.to(x.dtype) if factor.dtype is not x.dtype else factor)
 
@@ -449,7 +449,7 @@ def _renorm_backward(ctx, g):
     dims = tuple(d for d in range(x.dim()) if d != dim)
     wide = x.to(_dt.float32) if x.dtype in (_dt.float16, _dt.bfloat16) else x
     gw = g.to(wide.dtype) if g.dtype is not wide.dtype else g
-    norm = _norm(wide, p, dims, True)
+    norm = _vector_norm(wide, p, dims, True, None)
     nb = _norm_backward(_sum(_ew.mul(wide, gw), dims, True), wide, p, norm, dims)
     invnorm = _ew.reciprocal(_ew.add(norm, 1e-7))
     factor = _ew.mul(invnorm, maxnorm)
