@@ -14,6 +14,7 @@ from ..ops import creation as _creation
 from ..ops import elementwise as _ew
 from ..ops import pointwise as _pw
 from ..ops import nn as _nn
+from ..ops import padding as _padding
 from ..ops import reduce as _reduce
 from ..ops import softmax as _softmax
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401
@@ -65,6 +66,13 @@ def _leaky_relu(input, negative_slope):
 
 def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, inplace=True)
+
+
+# ------------------------------------------------------------------ padding
+def pad(input, pad, mode="constant", value=None):
+    """torch.nn.functional.pad: constant (any dims; negative pads cut), reflect, replicate,
+    circular (the last 1-3 dims), with torch's errors (ops/padding.py)."""
+    return _padding.pad(input, pad, mode, value)
 
 
 # ------------------------------------------------------------------ normalization

@@ -16,6 +16,8 @@ checks that there is no import cycle):
     reduce, scan, softmax    (as kernels/ has reduce.py, scan.py, softmax.py)
     pointwise_math   the rest of torch's pointwise library (trigonometry, lerp, gcd, shifts ...)
     indexing, random (the sampling ops), linalg, nn, pdist, sorting
+    padding    F.pad, constant_pad_nd (composites of indexing and copies)
+    conv       the convolutions (on padding for padding='same')
     factorizations, solvers    (torch.linalg's factorizations and the solvers built on them;
                _linalg is what they share)
     spectral, norms, matrix_functions    (eigh, svd and what is built on them; the vector and
@@ -35,6 +37,7 @@ from . import dispatch, copy, generators, creation, views  # noqa: F401  (regist
 from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F401
 from . import pointwise_math  # noqa: F401
 from . import indexing, random, linalg, nn, pdist, sorting  # noqa: F401
+from . import padding, conv  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
 from . import spectral, norms, matrix_functions  # noqa: F401
 from . import special  # noqa: F401

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..tensor import Size, Tensor
 from . import copy as _copy
+from . import conv as _conv
 from . import creation as _creation
 from . import elementwise as _ew  # noqa: F401  (declares the arithmetic core)
 from . import generators as _generators
@@ -17,6 +18,7 @@ from . import indexing as _indexing
 from . import joining as _join
 from . import linalg as _linalg
 from . import nn as _nn
+from . import padding as _padding
 from . import pdist as _pdist
 from . import pointwise as _pw  # noqa: F401  (declares the rest of the pointwise ops)
 from . import pointwise_math as _pm
@@ -238,6 +240,13 @@ for _name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
 # --------------------------------------------------------------------------- distances
 declare("cdist", _pdist.cdist, method=False)
 declare("pdist", _pdist.pdist, method=False, functional=True)
+
+# --------------------------------------------------------------------------- convolutions, padding
+for _name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"):
+    declare(_name, getattr(_conv, _name), method=False, functional=True)
+declare("convolution", _conv.convolution, method=False)
+declare("constant_pad_nd", _padding.constant_pad_nd, method=False)
+declare("pad", method=False, functional="own")     # F.pad only (torch has no torch.pad)
 
 
 # --------------------------------------------------------------------------- small tt functions

@@ -58,7 +58,8 @@ def empty(shape, dtype, device, strides=None) -> Tensor:
 # ------------------------------------------------------------------------- output layout
 # How an op's output is allocated is a declared field of its entry (OpDef.layout, table.py):
 # "iterator" keeps the inputs' memory layout as TensorIterator does (x.t().exp() is transposed
-# too), "preserve" allocates like the first operand (clone, casts: preserve_format), and
+# too), "preserve" allocates like the first operand (clone, casts: preserve_format),
+# "memory_format" in the format the op's attrs name (convolutions: channels_last ...), and
 # "contiguous" is every other op (reductions, softmax, scans, matmul ... as in torch).
 # See ops/_layout.py for the rules themselves.
 
@@ -71,6 +72,9 @@ def output_strides(op, shape, args, attrs):
     if kind == "preserve":
         x = args[0]
         return _layout.like_strides(attrs.get("memory_format", _layout.PRESERVE), x._shape, x._stride)
+    if kind == "memory_format":      # the format the op chose (convolutions: channels_last ...)
+        strides = _layout.format_strides(attrs["memory_format"], tuple(shape))
+        return None if strides == contiguous_strides(shape) else strides
     operands = []
     has_scalars = False
     for a in args:

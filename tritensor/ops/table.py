@@ -57,7 +57,7 @@ class Meta:
     compute: object = None  # dtype the arithmetic runs in (defaults to the output's)
 
 
-LAYOUTS = ("contiguous", "iterator", "preserve")
+LAYOUTS = ("contiguous", "iterator", "preserve", "memory_format")
 
 
 def signature_rule(rule):
@@ -83,7 +83,8 @@ class OpDef:
     grad_name: Optional[object] = None    # a name, or name(args, attrs) for torch's overloads (PowBackward0/1/2)
     differentiable: bool = True
     attrs_defaults: dict = field(default_factory=dict)
-    layout: str = "contiguous"            # "contiguous", "iterator" or "preserve" (see above)
+    layout: str = "contiguous"            # "contiguous", "iterator", "preserve" or "memory_format"
+                                          # (the output in the format its attrs["memory_format"] names)
     numbers_are_operands: bool = True
     outputs: tuple = ()                   # names of several outputs (see above); () is one output
 
