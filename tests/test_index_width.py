@@ -338,3 +338,19 @@ def test_spectral_past_2_31(big):
     U, S, Vh = tt.linalg.svd(a[:, :2])
     np.testing.assert_allclose(to_numpy(S), np.linalg.svd(m[:, :2].astype(np.float64), compute_uv=False), rtol=1e-5)
     np.testing.assert_allclose(to_numpy(U[:, :2] * S) @ to_numpy(Vh), m[:, :2], atol=1e-5)
+
+
+def test_conv_k_loop_past_2_31(big):
+    """conv2d of a (1, 17, 1, 2) view whose channels lie 2 S apart: the forward's K loop (17
+    channels x 2 taps, past the interpreter's BLOCK_K) and the weight gradient's columns read
+    offsets past 2**31."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((1, 17, 1, 2)).astype(np.float16)
+    w = rng.standard_normal((1, 17, 1, 2)).astype(np.float16)
+    x = _put(_view(big, tt.float16, (1, 17, 1, 2), (1, 2 * S, 2, 1), offset=29), a)
+    want = (a.astype(np.float64) * w).sum()
+    y = F.conv2d(x, tt.tensor(w, device="cuda"))
+    np.testing.assert_allclose(y.float().item(), want, rtol=1e-2, atol=1e-2)
+    weight = tt.tensor(w, device="cuda", requires_grad=True)
+    F.conv2d(x, weight).sum().backward()
+    np.testing.assert_allclose(to_numpy(weight.grad.float()), a, rtol=1e-3, atol=1e-3)

@@ -1134,6 +1134,32 @@ for b_name, v_name, c, right in [("float32", "float32", "float32", False), ("int
 tsort.searchsorted(T((40, 3), "int32"), T((1, 500), "float32"), T((3, 40), "float32", True), T((1, 500), "int64"), True,
                    "float32")                                                    # one row, a sorter, int32 out
 tsort.count(T((50,), "int64"), T((3000,), "int64"))                             # histogram counts: int64 atomics
+from tritensor.backends.triton import conv as tconv   # convolutions: forward, input gradient, split-K weight gradient
+_CONV = {"16bit": tconv.CONFIGS["16bit"][0], "tf32": tconv.CONFIGS["tf32"][0], "ieee32": tconv.CONFIGS["ieee32"][0],
+         "float64": tconv.CONFIGS["float64"][0]}
+for name, prec, fam in [("float16", "highest", "16bit"), ("bfloat16", "highest", "16bit"), ("float32", "high", "tf32"),
+                        ("float32", "highest", "ieee32"), ("float64", "highest", "float64")]:
+    backends_cuda.set_float32_matmul_precision(prec)
+    c = compute_of(name)
+    cfg = _CONV[fam]
+    tconv.forward(T((4, 64, 28, 28), name), T((4, 32, 56, 56), name, True), T((64, 32, 3, 3), name), T((64,), name),
+                  (2, 2), (1, 1), (1, 1), 1, c, config=cfg)                                   # NCHW-strided input, bias
+    ptx = compiled_last[0].asm["ptx"] if compiled_last[0] is not None else None
+    if ptx is not None and fam in ("16bit", "tf32"):      # warpgroup MMA (the gathered tiles staged through smem)
+        assert "wgmma.mma_async" in ptx, (name, prec)
+    elif ptx is not None and fam == "float64":
+        assert re.search(r"mma\.sync\.aligned\.m\d+n\d+k\d+\.row\.col\.f64", ptx), name
+    tconv.input_grad(T((4, 32, 56, 56), name), T((4, 64, 28, 28), name, True), T((64, 32, 3, 3), name), None,
+                     (2, 2), (1, 1), (1, 1), 1, c, config=cfg)                                # residue classes
+    tconv.weight_grad(T((64, 32, 3, 3), name), T((4, 64, 28, 28), name), T((4, 32, 56, 56), name, True),
+                      (2, 2), (1, 1), (1, 1), 1, c, config=cfg)                               # split-K + reduction
+tconv.forward(T((2, 6, 9), "float32"), T((2, 4, 20), "float32"), T((6, 2, 3), "float32"), None, (2,), (1,), (2,), 2,
+              "float32", config=_CONV["ieee32"])                                               # 1-d, grouped
+tconv.input_grad(T((1, 2, 5, 9, 9), "bfloat16"), T((1, 4, 3, 4, 4), "bfloat16"), T((4, 2, 1, 3, 3), "bfloat16"),
+                 T((2,), "bfloat16"), (2, 2, 2), (0, 1, 1), (1, 2, 1), 1, "float32", config=_CONV["16bit"])  # 3-d, bias
+tconv.weight_grad(T((3, 3, 2, 2), "float16"), T((1, 3, 4, 4), "float16"), T((1, 3, 5, 5), "float16"), (1, 1), (0, 0),
+                  (1, 1), 1, "float32", config=_CONV["16bit"])                                 # one split: straight out
+backends_cuda.set_float32_matmul_precision("highest")
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

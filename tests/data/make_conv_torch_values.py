@@ -56,6 +56,68 @@ PAD_CASES = [
 ]
 
 
+# torch's errors: (function, input shape/dtype, weight shape/dtype, bias shape/dtype or None, kwargs)
+F32, F64 = "float32", "float64"
+ERRORS = [
+    ("conv2d", ((3, 4), F32), ((8, 4, 3, 3), F32), None, {}),                       # input rank
+    ("conv2d", ((3, 4, 5, 5, 5), F32), ((8, 4, 3, 3), F32), None, {}),
+    ("conv1d", ((3, 4, 5, 5), F32), ((8, 4, 3), F32), None, {}),
+    ("conv3d", ((4, 5, 5), F32), ((8, 4, 3, 3, 3), F32), None, {}),
+    ("conv_transpose2d", ((3, 4), F32), ((4, 3, 3, 3), F32), None, {}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 3, 3, 3), F32), None, {}),                 # channel mismatch
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 1, 3, 3), F32), None, {"groups": 2}),
+    ("conv_transpose2d", ((2, 4, 5, 5), F32), ((3, 3, 3, 3), F32), None, {}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((9, 2, 3, 3), F32), None, {"groups": 2}),      # groups do not divide
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"groups": 3}),
+    ("conv_transpose2d", ((2, 4, 5, 5), F32), ((4, 3, 3, 3), F32), None, {"groups": 3}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((2, 1, 3, 3), F32), None, {"groups": 4}),      # fewer filters than groups
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 6, 6), F32), None, {}),                 # kernel past the padded input
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 8, 8), F32), None, {"padding": 1}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"dilation": 3}),
+    ("conv1d", ((2, 4, 2), F32), ((8, 4, 3), F32), None, {}),
+    ("conv3d", ((2, 4, 2, 5, 5), F32), ((8, 4, 3, 3, 3), F32), None, {}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"stride": 0}),      # parameters
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"padding": -1}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"dilation": 0}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"groups": 0}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"padding": "same", "stride": 2}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"padding": "foo"}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"stride": [1, 1, 1]}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"padding": []}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3), F32), None, {}),                    # weight rank
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4), F32), None, {}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), ((4,), F32), {}),          # bias
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), ((8, 1), F32), {}),
+    ("conv_transpose2d", ((2, 4, 5, 5), F32), ((4, 3, 3, 3), F32), ((4,), F32), {}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F64), None, {}),                 # dtypes
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), ((8,), F64), {}),
+    ("conv2d", ((2, 4, 5, 5), "bool"), ((8, 4, 3, 3), "bool"), None, {}),
+    ("conv_transpose2d", ((2, 4, 5, 5), "int32"), ((4, 3, 3, 3), "int32"), None, {}),
+    ("conv_transpose2d", ((2, 4, 5, 5), F32), ((4, 3, 3, 3), F32), None, {"output_padding": 1}),
+    ("conv_transpose2d", ((2, 4, 5, 5), F32), ((4, 3, 3, 3), F32), None, {"stride": 2, "output_padding": 2}),
+    ("conv_transpose1d", ((2, 4, 5), F32), ((4, 3, 3), F32), None, {"output_padding": 1}),
+    ("conv_transpose3d", ((2, 4, 3, 3, 3), F32), ((4, 3, 3, 3, 3), F32), None, {"output_padding": 1}),
+    ("conv_transpose2d", ((2, 4, 5, 5), F32), ((4, 3, 3, 3), F32), None, {"output_padding": -1}),
+    ("conv_transpose2d", ((2, 4, 5, 5), F32), ((4, 3, 3, 3), F32), None, {"stride": 1.5}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"stride": (1, 1.5)}),
+    ("conv2d", ((2, 4, 5, 5), F32), ((8, 4, 3, 3), F32), None, {"groups": 1.0}),
+]
+# the modules' constructor errors: (class, args, kwargs)
+MODULE_ERRORS = [
+    ("Conv2d", (4, 8, 3), {"groups": 3}), ("Conv2d", (4, 9, 3), {"groups": 2}), ("Conv2d", (4, 8, 3), {"groups": 0}),
+    ("Conv2d", (4, 8, 3), {"padding": "foo"}), ("Conv2d", (4, 8, 3), {"padding": "same", "stride": 2}),
+    ("Conv1d", (4, 8, 3), {"padding_mode": "foo"}), ("ConvTranspose2d", (4, 8, 3), {"padding_mode": "reflect"}),
+]
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return [type(e).__name__, str(e)]
+    raise AssertionError("no error")
+
+
 def _t(a):
     return torch.tensor(a, dtype=torch.float64, requires_grad=True)
 
@@ -105,7 +167,18 @@ def main():
         arrays[f"{name}.b"] = m.bias.detach().numpy()
         arrays[f"{name}.y"] = m(torch.tensor(x)).detach().numpy()
         modules.append({"name": name, "cls": cls, "args": args, "kwargs": kwargs, "repr": repr(m)})
-    arrays["meta"] = np.array(json.dumps({"conv": meta, "pad": pad_meta, "modules": modules}))
+    errors = []
+    for fn, (xs, xd), (ws, wd), bias, kwargs in ERRORS:
+        x = torch.zeros(xs, dtype=getattr(torch, xd))
+        w = torch.zeros(ws, dtype=getattr(torch, wd))
+        b = None if bias is None else torch.zeros(bias[0], dtype=getattr(torch, bias[1]))
+        errors.append({"fn": fn, "x": [xs, xd], "w": [ws, wd], "b": bias, "kwargs": kwargs,
+                       "error": _error(lambda: getattr(F, fn)(x, w, b, **kwargs))})
+    module_errors = [{"cls": cls, "args": args, "kwargs": kwargs,
+                      "error": _error(lambda: getattr(torch.nn, cls)(*args, **kwargs))}
+                     for cls, args, kwargs in MODULE_ERRORS]
+    arrays["meta"] = np.array(json.dumps({"conv": meta, "pad": pad_meta, "modules": modules, "errors": errors,
+                                          "module_errors": module_errors}))
     path = pathlib.Path(__file__).parent / "conv_torch_values.npz"
     np.savez_compressed(path, **arrays)
     print("wrote", path, len(arrays), "arrays")

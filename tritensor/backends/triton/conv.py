@@ -84,7 +84,7 @@ def _meta(dtype_name, compute, config):
                 WIDEN=tb.interpreting() and dtype_name == "bfloat16", **config.meta())
 
 
-def _configured(kind, dtype_name, device, M, N, K, layout, launch_all, config=None):
+def _configured(kind, dtype_name, out, M, N, K, layout, launch_all, config=None):
     """Run ``launch_all(config)`` with the configuration for this problem: ``config`` when given
     (tools, the compile check), the fixed one under the interpreter, else the tuned one."""
     if config is None:
@@ -94,7 +94,7 @@ def _configured(kind, dtype_name, device, M, N, K, layout, launch_all, config=No
             precision = tmm.input_precision(dtype_name)
             fam = tmm.family(dtype_name, precision)
             cands = [c for c in CONFIGS[fam] if c.BLOCK_N <= max(32, _next_pow2(N))] or CONFIGS[fam][-1:]
-            key = tmm.cache_key(tmm._gpu_name(device), dtype_name, precision,
+            key = tmm.cache_key(tmm._gpu_name(out._storage.device), dtype_name, precision,
                                 f"conv_{kind}_{tmm.shape_class(M, N, K, False, layout)}")
             config = tmm.tuned_config(key, cands, launch_all)
     launch_all(config)
@@ -245,7 +245,7 @@ def forward(y, x, w, bias, stride, padding, dilation, groups, compute, config=No
                     sd, sh, sw, pd, ph, pw, dd, dh, dw, *sx, *swt, *sy,
                     HAS_BIAS=bias is not None, **_meta(name, compute, config))
 
-    _configured("fwd", name, y._storage.device if not tb.interpreting() else None, M, CO, CI * KD * KH * KW,
+    _configured("fwd", name, y, M, CO, CI * KD * KH * KW,
                 _layout_tag(x, y), launch_all, config)
 
 
@@ -283,7 +283,7 @@ def input_grad(gx, gy, w, bias, stride, padding, dilation, groups, compute, conf
                     HAS_BIAS=bias is not None, **_meta(name, compute, config))
 
     taps = _cdiv(KD, steps[0]) * _cdiv(KH, steps[1]) * _cdiv(KW, steps[2])
-    _configured("dgrad", name, gx._storage.device if not tb.interpreting() else None, M, CI, CO * taps,
+    _configured("dgrad", name, gx, M, CI, CO * taps,
                 _layout_tag(gy, gx), launch_all, config)
 
 
@@ -339,5 +339,5 @@ def weight_grad(gw, gy, x, stride, padding, dilation, groups, compute, config=No
         if splits > 1:
             tb.reduce("sum", gw, part, (0,), acc_name)
 
-    _configured("wgrad", name, gw._storage.device if not tb.interpreting() else None, CO, NCOL, M,
+    _configured("wgrad", name, gw, CO, NCOL, M,
                 _layout_tag(gy, x), launch_all, config)
