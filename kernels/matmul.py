@@ -128,7 +128,8 @@ def matmul_int_kernel(a_ptr, b_ptr, c_ptr, d_ptr, M, N, K,
     a_ptrs = a_ptr + batch * stride_ab + am[:, None] * stride_am + rk[None, :] * sak
     b_ptrs = b_ptr + batch * stride_bb + rk[:, None] * sbk + bn[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int64)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
+    for k_ in range(0, tl.cdiv(K, BLOCK_K)):
+        k = tl.cast(k_, tl.int64)     # int64 loop index (kernels/__init__.py)
         k_left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0).to(tl.int64)
         b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0).to(tl.int64)
