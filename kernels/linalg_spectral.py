@@ -60,7 +60,7 @@ def _order(key, idx, n, DESCENDING: tl.constexpr):
 def jacobi_kernel(A, Q, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
                   s_ab, s_ar, s_ac, s_qb, s_qr, s_qc, s_sb, s_sc, s_vb, s_vr, s_vc, s_ib,
                   ONE_SIDED: tl.constexpr, LOWER: tl.constexpr, COMPUTE_V: tl.constexpr, FULL: tl.constexpr,
-                  BLOCK_M: tl.constexpr, BLOCK: tl.constexpr):
+                  SORT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK: tl.constexpr):
     """Two-sided (eigh) or one-sided (ONE_SIDED: svd) Jacobi on one matrix.
 
     eigh: S = the eigenvalues of the symmetric n x n matrix read from A's lower (LOWER) or upper
@@ -73,6 +73,9 @@ def jacobi_kernel(A, Q, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
     the others to an orthonormal basis: each is the unit vector e_i least covered by the columns
     so far (the smallest row of U, so |(I - U U^T) e_i|^2 >= 1 - k / m), orthogonalised twice
     against them ("twice is enough"). info = 1 where A has a NaN.
+
+    Without SORT the values and vectors stay in the order of the indices (block Jacobi's
+    subproblems: a zero row and column of padding stays where it is).
 
     ``pairs`` holds the circle method's partners: row r (r < N - 1, N = n rounded up to even)
     gives the index paired with each of the BLOCK indices in round r."""
@@ -154,7 +157,10 @@ def jacobi_kernel(A, Q, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
         values = tl.sqrt(tl.sum(a * a, axis=0))
     else:
         values = tl.sum(tl.where(on_diag, a, 0.0), axis=1)
-    rank = _order(tl.where(finite, values, float("nan")), idx, n, ONE_SIDED)
+    if SORT:
+        rank = _order(tl.where(finite, values, float("nan")), idx, n, ONE_SIDED)
+    else:
+        rank = idx
     perm = rank[:, None] == cols                        # perm[i, k]: value i goes to position k
     in_order = tl.sum(tl.where(perm, values[:, None], 0.0), axis=0)
     tl.store(S + b * s_sb + idx.to(tl.int64) * s_sc, tl.where(finite, in_order * scale, float("nan")),
@@ -197,3 +203,134 @@ def jacobi_kernel(A, Q, S, V, info, pairs, m, n, eps, tau, MAX_SWEEPS,
             u = tl.where(finite, u, float("nan"))
             tl.store(Q + b * s_qb + ri.to(tl.int64) * s_qr + qi[None, :].to(tl.int64) * s_qc, u,
                      mask=(ri < m) & (qi[None, :] < columns))
+
+
+# --------------------------------------------------------------------------- block Jacobi (large n)
+# Matrices past the registers are diagonalised by block Jacobi (backends/triton/linalg_spectral.py):
+# the n indices in blocks of B, the blocks paired by the circle method, and for each pair (I, J)
+# of a round the 2B x 2B subproblem (the rows and columns I u J; for the svd the Gram matrix of
+# the columns I u J) diagonalised by jacobi_kernel; its eigenvectors Q then rotate the rows and
+# columns I u J of the matrix (the columns of the svd's working matrix) and the columns of V, by
+# tl.dot in tiles. The working matrices are zero-padded to a whole, even number of blocks.
+
+@triton.jit
+def symmetric_pad_kernel(A, X, n, n_pad, s_ab, s_ar, s_ac, s_xb, s_xr, s_xc,
+                         LOWER: tl.constexpr, BLOCK: tl.constexpr):
+    """X (n_pad x n_pad) = the symmetric matrix read from A's lower (upper) triangle, zero past n;
+    one BLOCK x BLOCK tile per program (program_id(1), program_id(2))."""
+    b = tl.program_id(0).to(tl.int64)
+    r = (tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK))[:, None]
+    c = (tl.program_id(2).to(tl.int64) * BLOCK + tl.arange(0, BLOCK))[None, :]
+    if LOWER:
+        first = r >= c
+    else:
+        first = r <= c
+    row = tl.where(first, r, c)
+    col = tl.where(first, c, r)
+    inside = (r < n) & (c < n)
+    a = tl.load(A + b * s_ab + row * s_ar + col * s_ac, mask=inside, other=0.0)
+    tl.store(X + b * s_xb + r * s_xr + c * s_xc, a, mask=(r < n_pad) & (c < n_pad))
+
+
+@triton.jit
+def _pair_indices(blocks, p, B: tl.constexpr):
+    """The 2B indices of the pair p: block blocks[2p] then block blocks[2p + 1]."""
+    k = tl.arange(0, 2 * B)
+    first = tl.load(blocks + 2 * p).to(tl.int64)
+    second = tl.load(blocks + 2 * p + 1).to(tl.int64)
+    return tl.where(k < B, first * B + k, second * B + (k - B))
+
+
+@triton.jit
+def pair_block_kernel(X, Out, measure, blocks, m, pairs_per_matrix,
+                      s_xb, s_xr, s_xc, s_ob, s_or, s_oc,
+                      GRAM: tl.constexpr, B: tl.constexpr, BLOCK_R: tl.constexpr):
+    """Out[matrix, pair] = the 2B x 2B subproblem of pair p of matrix b: X's rows and columns of
+    the pair (GRAM: the Gram matrix of X's columns of the pair, over X's m rows). ``measure``
+    gets its off-diagonal part: the sum of its squares (two-sided) or, GRAM, the largest
+    g_ij^2 / (g_ii g_jj) (the cosine of two columns' angle, squared)."""
+    pid = tl.program_id(0).to(tl.int64)
+    b = pid // pairs_per_matrix
+    p = pid % pairs_per_matrix
+    idx = _pair_indices(blocks, p, B)
+    k = tl.arange(0, 2 * B)
+    if GRAM:
+        g = tl.zeros([2 * B, 2 * B], X.dtype.element_ty)
+        rb = tl.arange(0, BLOCK_R)
+        for r0_ in range(0, m, BLOCK_R):
+            r0 = tl.cast(r0_, tl.int64)
+            rows = r0 + rb
+            x = tl.load(X + b * s_xb + rows[:, None] * s_xr + idx[None, :] * s_xc, mask=(rows < m)[:, None],
+                        other=0.0)
+            g += tl.dot(tl.trans(x), x, input_precision="ieee", out_dtype=X.dtype.element_ty)
+        d = tl.sum(tl.where(k[:, None] == k[None, :], g, 0.0), axis=1)
+        cosine2 = (g * g) / tl.where((d[:, None] * d[None, :]) > 0, d[:, None] * d[None, :], 1.0)
+        off = tl.max(tl.max(tl.where(k[:, None] == k[None, :], 0.0, cosine2), axis=1), axis=0)
+    else:
+        g = tl.load(X + b * s_xb + idx[:, None] * s_xr + idx[None, :] * s_xc)
+        off = tl.sum(tl.sum(tl.where(k[:, None] == k[None, :], 0.0, g * g), axis=1), axis=0)
+    tl.store(Out + pid * s_ob + k[:, None].to(tl.int64) * s_or + k[None, :].to(tl.int64) * s_oc, g)
+    tl.store(measure + pid, off)
+
+
+@triton.jit
+def pair_rotate_kernel(X, Q, blocks, length, pairs_per_matrix,
+                       s_xb, s_xr, s_xc, s_qb, s_qr, s_qc,
+                       ROWS: tl.constexpr, B: tl.constexpr, BLOCK_T: tl.constexpr):
+    """In place, for pair p of matrix b (program_id(0)) and BLOCK_T of the other dim
+    (program_id(1)): X's rows of the pair become Q^T times them (ROWS), or X's columns of the pair
+    become them times Q. Each program owns its rows (columns) and its tile: no two write the
+    same element."""
+    pid = tl.program_id(0).to(tl.int64)
+    b = pid // pairs_per_matrix
+    p = pid % pairs_per_matrix
+    idx = _pair_indices(blocks, p, B)
+    k = tl.arange(0, 2 * B)
+    q = tl.load(Q + pid * s_qb + k[:, None].to(tl.int64) * s_qr + k[None, :].to(tl.int64) * s_qc)
+    t = tl.program_id(1).to(tl.int64) * BLOCK_T + tl.arange(0, BLOCK_T)
+    if ROWS:
+        ptrs = X + b * s_xb + idx[:, None] * s_xr + t[None, :] * s_xc
+        mask = (t < length)[None, :]
+        x = tl.load(ptrs, mask=mask, other=0.0)
+        y = tl.dot(tl.trans(q), x, input_precision="ieee", out_dtype=q.dtype)
+    else:
+        ptrs = X + b * s_xb + t[:, None] * s_xr + idx[None, :] * s_xc
+        mask = (t < length)[:, None]
+        x = tl.load(ptrs, mask=mask, other=0.0)
+        y = tl.dot(x, q, input_precision="ieee", out_dtype=q.dtype)
+    tl.store(ptrs, y, mask=mask)
+
+
+@triton.jit
+def column_gather_kernel(Src, Dst, order, rows, cols, s_sb, s_sr, s_sc, s_db, s_dr, s_dc, s_ob,
+                         BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Dst[:, k] = Src[:, order[k]] (rows x cols; order int64, per matrix) in tiles
+    (program_id(1), program_id(2))."""
+    b = tl.program_id(0).to(tl.int64)
+    r = tl.program_id(1).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
+    c = tl.program_id(2).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
+    src = tl.load(order + b * s_ob + c, mask=c < cols, other=0)
+    mask = (r < rows)[:, None] & (c < cols)[None, :]
+    v = tl.load(Src + b * s_sb + r[:, None] * s_sr + src[None, :] * s_sc, mask=mask, other=0.0)
+    tl.store(Dst + b * s_db + r[:, None] * s_dr + c[None, :] * s_dc, v, mask=mask)
+
+
+@triton.jit
+def column_signs_kernel(Q, R, m, k, s_qb, s_qr, s_qc, s_rb, s_rr, s_rc,
+                        BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Q[:, j] *= sign(R[j, j]) for the first k columns (a zero diagonal counts as +1): the Q of a
+    Householder QR W = Q R of a matrix W with orthogonal columns, turned into W's normalised
+    columns (the left singular vectors), with an orthonormal completion where W's are zero."""
+    b = tl.program_id(0).to(tl.int64)
+    j = tl.program_id(1).to(tl.int64) * BLOCK_K + tl.arange(0, BLOCK_K)
+    jm = j < k
+    d = tl.load(R + b * s_rb + j * s_rr + j * s_rc, mask=jm, other=1.0)
+    sign = tl.where(d < 0, -1.0, 1.0)
+    rb = tl.arange(0, BLOCK_R)
+    for r0_ in range(0, m, BLOCK_R):
+        r0 = tl.cast(r0_, tl.int64)
+        rows = r0 + rb
+        ptrs = Q + b * s_qb + rows[:, None] * s_qr + j[None, :] * s_qc
+        mask = (rows[:, None] < m) & jm[None, :]
+        q = tl.load(ptrs, mask=mask, other=0.0)
+        tl.store(ptrs, q * sign[None, :].to(q.dtype), mask=mask)

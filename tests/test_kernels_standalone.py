@@ -1120,6 +1120,11 @@ for name in ("float32", "float64"):
             compute=name, full_matrices=False, compute_uv=True)    # wide: the transposed problem
     tls.svd((T((0,), name), T((3, 20), name), T((0,), name), i32), T((3, 30, 20), name), compute=name,
             full_matrices=False, compute_uv=False)
+    # block Jacobi past the registers: subproblems of 32, their gathers, rotations, sorts and gathers
+    tls.eigh((T((2, 70), name), T((2, 70, 70), name), T((2,), "int32")), T((2, 70, 70), name, True), compute=name,
+             lower=True, compute_v=True)
+    tls.svd((T((90, 90), name), T((40,), name), T((40, 40), name), T((), "int32")), T((90, 40), name),
+            compute=name, full_matrices=True, compute_uv=True)
 from tritensor.backends.triton import sort as tsort   # sort/argsort/topk: tile sorts, merges, 64-bit keys
 _SORT_GPU = dict(tsort.GPU_SETTINGS)
 tsort.GPU_SETTINGS.update(tile_n=64, tile=256, merge_block=64)   # the same code, a smaller unrolled network

@@ -143,13 +143,30 @@ def test_nuclear_norm_runs_the_kernel_on_cuda(monkeypatch):
     assert "jacobi_kernel" in launched
 
 
-def test_matrices_past_the_register_limit_raise_on_cuda():
-    n = tls.settings()["small_n"] + 1
-    with raises(NotImplementedError, f"linalg.eigh: the Jacobi kernels hold a matrix in registers and take at most "
-                f"{n - 1} rows and columns on cuda; got a {n} x {n} matrix"):
-        tt.linalg.eigh(tt.eye(n, device="cuda"))
-    with pytest.raises(NotImplementedError):
-        tt.linalg.svd(tt.ones(n, 2, device="cuda"))
+@pytest.fixture
+def block_jacobi(monkeypatch):
+    """The block Jacobi paths with a 16-row register limit (subproblems of 16: tl.dot's minimum)."""
+    monkeypatch.setitem(tls.INTERPRETER, "small_n", 16)
+    monkeypatch.setitem(tls.GPU, "small_n", 16)
+
+
+def test_block_jacobi_past_the_registers(block_jacobi):
+    a = sym(20)                                  # 3 blocks of 8, padded to 4: 3 rounds a sweep
+    w, V = tt.linalg.eigh(T(a, "cuda"))
+    check_eigh(T(a), w, V, 1e-12)
+    np.testing.assert_allclose(to_numpy(w), np.linalg.eigvalsh(a), rtol=1e-12, atol=1e-12)
+    for shape in ((20, 7), (7, 18)):             # tall (U completed to 20 columns) and wide
+        x = RNG.standard_normal(shape)
+        U, S, Vh = tt.linalg.svd(T(x, "cuda"))
+        check_svd(T(x), U, S, Vh, 1e-12)
+        np.testing.assert_allclose(to_numpy(S), np.linalg.svd(x, compute_uv=False), rtol=1e-12)
+    bad = np.stack([sym(17), np.full((17, 17), np.nan)])
+    with raises(tt.linalg.LinAlgError, "linalg.eigh: (Batch element 1): The algorithm failed to converge because the "
+                "input matrix is ill-conditioned or has too many repeated eigenvalues (error code: 16)."):
+        tt.linalg.eigh(T(bad, "cuda"))
+    inf = sym(17)
+    inf[3, 5] = inf[5, 3] = np.inf
+    assert np.isnan(to_numpy(tt.linalg.svdvals(T(inf, "cuda")))).all()
 
 
 # --------------------------------------------------------------------------- gradients: torch's values
