@@ -101,7 +101,6 @@ def _eigh_op(a, UPLO="L", values_only=False):
 def _eigh_reference(a, UPLO="L", values_only=False):
     lower = UPLO == "L"
     if a.size == 0:
-        n = a.shape[-1]
         w, V = np.zeros(a.shape[:-1]), np.zeros(a.shape)
     else:
         w, V = _each(lambda m: sla.eigh(m.astype(np.float64), lower=lower), a, outs=2)

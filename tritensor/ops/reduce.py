@@ -25,7 +25,7 @@ from ._checks import check_int_dim, check_tensor
 from ._return_types import return_types
 from ._shapes import contiguous_strides, normalize_dims, reduced_shape, wrap_dim
 from .copy import copy_into
-from .creation import ones, tensor, zeros
+from .creation import ones, zeros
 from .joining import cat, flip
 from .dispatch import dispatch
 from .table import Meta, op, signature_rule
