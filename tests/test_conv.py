@@ -19,6 +19,7 @@ import pytest
 import tritensor as tt
 import tritensor.nn.functional as F
 from conftest import to_numpy
+import opinfo  # noqa: F401,I001  (first: it imports every opinfo_<family> module, this one's included)
 from opinfo_conv import conv_definition, conv_transpose_definition, weight_grad_definition
 from tritensor.autograd import gradcheck, gradgradcheck
 

@@ -1,14 +1,16 @@
 """NumPy references of the convolutions (the cpu device; the oracle of kernels/conv.py). Arrays
 only, for 1, 2 and 3 spatial dims alike.
 
-The forward is a strided window view of the zero-padded input (``as_strided``: [N, C, *K, *O],
-no copy) gathered once into columns and multiplied by the weight, one matmul per group for the
-whole batch: y[n, g] = w[g] @ cols[n, g] with w[g] [CO, CI*K] and cols[n, g] [CI*K, O]. The
-weight gradient is the same columns against the output gradient (sum over the batch of
-gy[n, g] @ cols[n, g]^T), and the input gradient (also the transposed convolution) is the
-matmul the other way, w[g]^T @ gy[n, g], folded back onto the input: each kernel tap adds its
-[N, C, *O] slab to a strided window of the padded input gradient (a loop over the taps, each one
-vectorised slab; no loop over output positions anywhere).
+The forward is a strided window view of the zero-padded input (``as_strided``: no copy)
+gathered once into columns [G, CI*K, N*O] and multiplied by the weight, one matmul per group for
+the whole batch: y[g] = w[g] @ cols[g] with w[g] [CO, CI*K]. The weight gradient is the same
+columns against the output gradient, gy[g] [CO, N*O] @ cols[g]^T (the batch summed inside the
+matmul), and the input gradient (also the transposed convolution) is the matmul the other way,
+w[g]^T @ gy[g], folded back onto the input: each kernel tap adds its [G, CI, N, *O] slab to a
+strided window of the padded input gradient (a loop over the taps, each one vectorised slab; no
+loop over output positions anywhere). Each matmul is one 2-d product per group with contiguous
+(or plainly transposed) operands, the form OpenBLAS runs at full speed (a broadcast or permuted
+stacked operand makes NumPy take a slower path, ~2x here).
 
 Notation: x [N, G*CI, *I], w [G*CO, CI, *K], y [N, G*CO, *O]; stride, padding, dilation are
 tuples of one int per spatial dim (zero padding: the other padding modes pad x beforehand).
@@ -35,15 +37,22 @@ def _padded(x, padding):
     return xp
 
 
-def columns(x, kshape, out, stride, padding, dilation):
-    """The [N, C, *K, *O] windows of x (cols[n, c, k, o] = x[n, c, o * stride - padding +
-    k * dilation], 0 outside x), as one contiguous array."""
+def columns(x, kshape, out, stride, padding, dilation, groups):
+    """The windows of x gathered once, laid out for one matmul per group over the whole batch:
+    [G, CI * K, N * O] with cols[g, (c, k), (n, o)] = x[n, g*CI + c, o * stride - padding +
+    k * dilation] (0 outside x). The copy walks the output pixels innermost (contiguous rows of
+    x for stride 1)."""
     xp = _padded(x, padding)
     st = xp.strides
-    view = as_strided(xp, xp.shape[:2] + tuple(kshape) + tuple(out),
-                      st[:2] + tuple(a * d for a, d in zip(st[2:], dilation))
+    N, C = xp.shape[:2]
+    G = groups
+    view = as_strided(xp, (N, G, C // G) + tuple(kshape) + tuple(out),
+                      (st[0], st[1] * (C // G), st[1]) + tuple(a * d for a, d in zip(st[2:], dilation))
                       + tuple(a * s for a, s in zip(st[2:], stride)), writeable=False)
-    return np.ascontiguousarray(view)
+    d = len(out)
+    order = (1, 2) + tuple(range(3, 3 + d)) + (0,) + tuple(range(3 + d, 3 + 2 * d))   # G, CI, K, N, O
+    cols = np.ascontiguousarray(view.transpose(order))
+    return cols.reshape(G, (C // G) * int(np.prod(kshape)), N * int(np.prod(out)))
 
 
 def _matmul(a, b):
@@ -51,16 +60,24 @@ def _matmul(a, b):
     return np.matmul(a, b) if a.dtype.kind == "f" else np.matmul(a.astype(np.int64), b.astype(np.int64))
 
 
+def _by_group(t, G):
+    """[N, G*C, *S] -> [G, C, N * S] (a copy: one matmul per group over the whole batch)."""
+    N, C = t.shape[0], t.shape[1] // G
+    P = int(np.prod(t.shape[2:]))
+    return np.ascontiguousarray(t.reshape(N, G, C, P).transpose(1, 2, 0, 3)).reshape(G, C, N * P)
+
+
 def conv_forward(x, w, bias, stride, padding, dilation, groups):
     """y = conv(x, w) (+ bias): [N, G*CO, *O]."""
     N, G = x.shape[0], groups
     kshape = w.shape[2:]
     out = tuple(output_size(i, k, s, p, d) for i, k, s, p, d in zip(x.shape[2:], kshape, stride, padding, dilation))
-    P, CIK = int(np.prod(out)), w.shape[1] * int(np.prod(kshape))
-    cols = columns(x, kshape, out, stride, padding, dilation).reshape(N, G, CIK, P)
-    y = _matmul(w.reshape(G, w.shape[0] // G, CIK), cols).reshape((N, w.shape[0]) + out)
+    CO, CIK = w.shape[0] // G, w.shape[1] * int(np.prod(kshape))
+    cols = columns(x, kshape, out, stride, padding, dilation, G)
+    y = _matmul(w.reshape(G, CO, CIK), cols)                                    # [G, CO, N * O]
+    y = y.reshape((G * CO, N) + out).swapaxes(0, 1)
     if bias is not None:
-        y += bias.reshape((-1,) + (1,) * len(out))
+        y = y + bias.reshape((-1,) + (1,) * len(out))
     return y
 
 
@@ -70,36 +87,32 @@ def conv_input_grad(gy, w, bias, input_size, stride, padding, dilation, groups):
     N, G = gy.shape[0], groups
     kshape, out = w.shape[2:], gy.shape[2:]
     CO, CI = w.shape[0] // G, w.shape[1]
-    P, CIK = int(np.prod(out)), CI * int(np.prod(kshape))
-    wt = w.reshape(G, CO, CIK).transpose(0, 2, 1)                      # [G, CI*K, CO]
-    cols = _matmul(wt, gy.reshape(N, G, CO, P)).reshape((N, G * CI) + tuple(kshape) + tuple(out))
+    CIK = CI * int(np.prod(kshape))
+    wt = np.ascontiguousarray(w.reshape(G, CO, CIK).transpose(0, 2, 1))      # [G, CI*K, CO]
+    cols = _matmul(wt, _by_group(gy, G)).reshape((G, CI) + tuple(kshape) + (N,) + tuple(out))
     # the padded input gradient; large enough for every window even where gx is shorter
     extent = tuple(max(i + 2 * p, (o - 1) * s + (k - 1) * d + 1)
                    for i, p, o, s, k, d in zip(input_size, padding, out, stride, kshape, dilation))
-    gxp = np.zeros((N, G * CI) + extent, cols.dtype)
+    gxp = np.zeros((N, G, CI) + extent, cols.dtype)
+    target = gxp.transpose((1, 2, 0) + tuple(range(3, 3 + len(out))))         # [G, CI, N, *extent]
     for tap in itertools.product(*(range(k) for k in kshape)):
         window = tuple(slice(t * d, t * d + s * (o - 1) + 1, s) for t, d, s, o in zip(tap, dilation, stride, out))
-        gxp[(Ellipsis,) + window] += cols[(slice(None), slice(None)) + tap]
-    gx = gxp[(Ellipsis,) + tuple(slice(p, p + i) for p, i in zip(padding, input_size))]
+        target[(Ellipsis,) + window] += cols[(slice(None), slice(None)) + tap]
+    gx = gxp.reshape((N, G * CI) + extent)[(Ellipsis,) + tuple(slice(p, p + i) for p, i in zip(padding, input_size))]
     if bias is not None:
         gx = gx + bias.reshape((-1,) + (1,) * len(out))
     return gx
 
 
 def conv_weight_grad(gy, x, weight_shape, stride, padding, dilation, groups):
-    """gw = the gradient of conv(x, w) for w (of ``weight_shape``), given gy: the sum over the
-    batch of gy[n, g] @ cols[n, g]^T. gy may have fewer output pixels than x gives (a
-    transposed convolution's output padding): those present are summed."""
-    N, G = gy.shape[0], groups
+    """gw = the gradient of conv(x, w) for w (of ``weight_shape``), given gy: per group one
+    matmul over every pixel of every image, gy[g] [CO, N*O] @ cols[g]^T. gy may have fewer
+    output pixels than x gives (a transposed convolution's output padding): those present are
+    summed."""
+    G = groups
     kshape, out = tuple(weight_shape[2:]), tuple(gy.shape[2:])
-    CO = weight_shape[0] // G
-    P, CIK = int(np.prod(out)), weight_shape[1] * int(np.prod(kshape))
-    cols = columns(x, kshape, out, stride, padding, dilation).reshape(N, G, CIK, P)
-    gym = gy.reshape(N, G, CO, P)
-    if N == 1:
-        gw = _matmul(gym[0], cols[0].transpose(0, 2, 1))
-    else:
-        gw = _matmul(gym, cols.transpose(0, 1, 3, 2)).sum(0)
+    cols = columns(x, kshape, out, stride, padding, dilation, G)               # [G, CI*K, N*O]
+    gw = _matmul(_by_group(gy, G), cols.transpose(0, 2, 1))                   # [G, CO, CI*K]
     return gw.reshape(weight_shape)
 
 
