@@ -255,6 +255,26 @@ def test_layer_norm_past_2_31(big):
     np.testing.assert_allclose(to_numpy(leaf.grad), np.zeros((2, 33)), atol=1e-2)   # d/dx sum(norm(x)) = 0
 
 
+def test_batch_norm_and_group_norm_past_2_31(big):
+    """(N, C, L) = (2, 3, 11) with the spatial stride S and the sample stride 22 S: the moments'
+    and the backward sums' unit loops step past 2**31, forward and backward."""
+    f = np.random.default_rng(6).standard_normal((2, 3, 11)).astype(np.float16)
+    x = _put(_view(big, tt.float16, (2, 3, 11), (22 * S, 1, S), offset=23), f)
+    gv = np.linspace(-1, 1, 66).reshape(2, 3, 11)
+    g = _put(_view(big, tt.float16, (2, 3, 11), (22 * S, 1, S), offset=27), gv)
+    w, gw = f.astype(np.float64), gv.astype(np.float16).astype(np.float64)
+    for axes, fn in (((0, 2), lambda t: F.batch_norm(t, None, None, training=True)),
+                     ((1, 2), lambda t: F.group_norm(t, 1))):
+        leaf = x.detach().requires_grad_()
+        out = fn(leaf)
+        mean, var = w.mean(axes, keepdims=True), w.var(axes, keepdims=True)
+        xhat = (w - mean) / np.sqrt(var + 1e-5)
+        np.testing.assert_allclose(to_numpy(out), xhat, rtol=1e-2, atol=1e-2)
+        out.backward(g)
+        want = (gw - gw.mean(axes, keepdims=True) - xhat * (gw * xhat).mean(axes, keepdims=True)) / np.sqrt(var + 1e-5)
+        np.testing.assert_allclose(to_numpy(leaf.grad), want, rtol=2e-2, atol=2e-2)
+
+
 def test_cross_entropy_past_2_31(big):
     f = np.random.default_rng(3).standard_normal((2, 33)).astype(np.float16)
     x = _put(_view(big, tt.float16, (2, 33), (1, S), offset=17), f)

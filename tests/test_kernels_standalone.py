@@ -1065,6 +1065,21 @@ for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "fl
             tnn.cross_entropy_backward(T((64, n), name), T((2, 64), name), T((64, n), name), T((64,), "uint8"), w, 1,
                                        -100, c)
     tnn.cross_entropy(T((2, 4, 9), name), T((4, 1000, 9), name), T((4, 9), "int64", True), None, 1, -100, c)
+for name, c, p, cl in [("float32", "float32", "float32", False), ("float32", "float32", "float32", True),
+                       ("bfloat16", "float32", "float32", True), ("float16", "float32", "float16", False),
+                       ("float64", "float64", "float64", False)]:   # batch / group norm, both layouts
+    x, g, out = (T((8, 16, 40), name, cl) for _ in range(3))
+    tnn.batch_norm(out, x, T((16,), p), T((16,), p), T((16,), c), T((16,), c), T((16,), c), T((16,), c), True, 0.1,
+                   1e-5, c)
+    tnn.batch_norm_backward((T((8, 16, 40), name, cl), T((16,), p), T((16,), p)), g, x, T((16,), p), T((16,), c),
+                            T((16,), c), True, c)
+    tnn.group_norm((out, T((8, 4), c), T((8, 4), c)), x, T((16,), p), T((16,), p), 4, 1e-5, c)
+    tnn.group_norm_backward((T((8, 16, 40), name, cl), T((16,), p), T((16,), p)), g, x, T((8, 4), c), T((8, 4), c),
+                            T((16,), p), 4, c)
+tnn.batch_norm(T((8, 16, 40), "bfloat16"), T((8, 16, 40), "bfloat16"), None, None, T((16,), "float32"),
+               T((16,), "float32"), T((16,), "float32"), T((16,), "float32"), False, 0.1, 1e-5, "float32")   # eval
+tnn.batch_norm_backward((T((8, 16, 40), "bfloat16"), None, None), T((8, 16, 40), "bfloat16"),
+                        T((8, 16, 40), "bfloat16"), None, T((16,), "float32"), T((16,), "float32"), False, "float32")
 from tritensor.backends.triton import pdist as tpd   # pdist/cdist: direct slabs (any p), Gram tiles (tl.dot), both backward paths
 for name, p in [("float32", 1.5), ("float32", 2.0), ("float64", 2.0), ("float64", float("inf")), ("float32", 0.0)]:
     tpd.pdist(T((300 * 299 // 2,), name), T((300, 70), name), p, name)

@@ -61,6 +61,109 @@ def layer_norm_backward(grad, x, weight, mean, rstd, grad_weight, grad_bias):
     return dx
 
 
+# ------------------------------------------------------------------ batch norm / group norm
+def _ncl(x):
+    """x (N, C, *) as an (N, C, L) array (L = 1 without spatial dims)."""
+    return x.reshape(x.shape[0], x.shape[1], -1)
+
+
+def _channel(v):
+    return v.reshape(1, -1, 1)
+
+
+def native_batch_norm(x, weight, bias, running_mean, running_var, *, training, momentum, eps, **_):
+    """(out, save_mean, save_invstd) as torch.native_batch_norm: training normalises with the
+    batch's mean and biased variance over every dim but the channel dim 1 and moves the running
+    statistics (written in place) toward the mean and the UNBIASED variance by ``momentum``; eval
+    normalises with the running statistics (save_mean / save_invstd then empty)."""
+    x3 = _ncl(x)
+    if training:
+        n = x3.shape[0] * x3.shape[2]
+        mean = x3.mean(axis=(0, 2))
+        xc = x3 - _channel(mean)
+        m2 = (xc * xc).sum(axis=(0, 2))
+        invstd = 1 / np.sqrt(m2 / n + np.asarray(eps, x.dtype))
+        if running_mean is not None:
+            running_mean[...] = momentum * mean + (1 - momentum) * running_mean
+            running_var[...] = momentum * (m2 / (n - 1)) + (1 - momentum) * running_var
+        save_mean, save_invstd = mean, invstd
+    else:
+        mean = running_mean
+        invstd = 1 / np.sqrt(running_var + np.asarray(eps, running_var.dtype))
+        save_mean = save_invstd = np.zeros((0,), x.dtype)
+    y = (x3 - _channel(mean)) * _channel(invstd)
+    if weight is not None:
+        y = y * _channel(weight)
+    if bias is not None:
+        y = y + _channel(bias)
+    return y.reshape(x.shape), save_mean, save_invstd
+
+
+def native_batch_norm_backward(grad, x, weight, mean, invstd, *, training, output_mask, **_):
+    """(dx, dw, db) of batch norm with the given statistics (the batch's in training, the running
+    mean and 1 / sqrt(running_var + eps) in eval): with xhat = (x - mean) invstd,
+    dw = sum g xhat, db = sum g over every dim but 1; dx = invstd w (g - mean(g) - xhat mean(g xhat))
+    in training (the statistics depend on x), invstd w g in eval. Unrequested parts are empty."""
+    g3, x3 = _ncl(grad), _ncl(x)
+    w = _channel(weight) if weight is not None else 1
+    r = _channel(invstd)
+    xhat = (x3 - _channel(mean)) * r
+    empty = np.zeros((0,), x.dtype)
+    dx = empty
+    if output_mask[0]:
+        if training:
+            dx = r * w * (g3 - g3.mean(axis=(0, 2), keepdims=True)
+                          - xhat * (g3 * xhat).mean(axis=(0, 2), keepdims=True))
+        else:
+            dx = r * w * g3
+        dx = dx.reshape(x.shape)
+    dw = (g3 * xhat).sum(axis=(0, 2)) if output_mask[1] else empty
+    db = g3.sum(axis=(0, 2)) if output_mask[2] else empty
+    return dx, dw, db
+
+
+def _groups(x, N, group):
+    return x.reshape(N, group, -1)
+
+
+def native_group_norm(x, weight, bias, *, N, C, HxW, group, eps, **_):
+    """(out, mean, rstd) as torch.native_group_norm: x (N, C, *) normalised over each sample's
+    group of C / group channels (biased variance), then scaled and shifted per channel; mean and
+    rstd (N, group)."""
+    xg = _groups(x, N, group)
+    if xg.shape[2] == 0:    # empty groups: torch's mean 0 and rstd nan (0 / 0)
+        mean = np.zeros(xg.shape[:2], x.dtype)
+        return x.copy(), mean, mean + np.nan
+    mean = xg.mean(axis=2)
+    xc = xg - mean[..., None]
+    rstd = 1 / np.sqrt((xc * xc).mean(axis=2) + np.asarray(eps, x.dtype))
+    y = (xc * rstd[..., None]).reshape(N, C, -1)
+    if weight is not None:
+        y = y * _channel(weight)
+    if bias is not None:
+        y = y + _channel(bias)
+    return y.reshape(x.shape), mean, rstd
+
+
+def native_group_norm_backward(grad, x, mean, rstd, weight, *, N, C, HxW, group, output_mask, **_):
+    """(dx, dw, db) of group norm: with xhat the normalised x and gh = g w,
+    dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) over each group, dw = sum g xhat and db = sum g
+    over the samples and spatial dims. Unrequested parts are empty."""
+    g3, x3 = _ncl(grad), _ncl(x)
+    xhat = ((_groups(x, N, group) - mean[..., None]) * rstd[..., None]).reshape(x3.shape)
+    empty = np.zeros((0,), x.dtype)
+    dx = empty
+    if output_mask[0]:
+        gh = g3 * _channel(weight) if weight is not None else g3
+        ghg, xhg = _groups(gh, N, group), _groups(xhat, N, group)
+        dx = rstd[..., None] * (ghg - ghg.mean(axis=2, keepdims=True)
+                                 - xhg * (ghg * xhg).mean(axis=2, keepdims=True))
+        dx = dx.reshape(x.shape)
+    dw = (g3 * xhat).sum(axis=(0, 2)) if output_mask[1] else empty
+    db = g3.sum(axis=(0, 2)) if output_mask[2] else empty
+    return dx, dw, db
+
+
 # ------------------------------------------------------------------ cross entropy (class indices)
 def _rows(x, cdim):
     """x with the class dim last, and its log-sum-exp per row."""

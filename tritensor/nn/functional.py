@@ -15,6 +15,7 @@ from ..ops import elementwise as _ew
 from ..ops import pointwise as _pw
 from ..ops import nn as _nn
 from ..ops import padding as _padding
+from ..ops import normalization as _norm
 from ..ops import reduce as _reduce
 from ..ops import softmax as _softmax
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401
@@ -80,6 +81,59 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.layer_norm: normalize over the last len(normalized_shape) dims with
     the biased variance, then scale by weight and shift by bias (one fused kernel each way)."""
     return _nn.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _verify_batch_size(size):
+    size_prods = size[0]
+    for i in range(len(size) - 2):
+        size_prods *= size[i + 2]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """torch.nn.functional.batch_norm: normalise every channel (dim 1) over the batch and the
+    spatial dims; training uses the batch's statistics and moves running_mean / running_var
+    (when given) toward them, eval uses the running statistics (fused kernels: ops/normalization.py)."""
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _norm.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """torch.nn.functional.instance_norm: every channel of every sample normalised over its
+    spatial dims (batch norm of the (1, N * C, *) view, as torch)."""
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _norm.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.group_norm: each sample's channels in num_groups groups, each group
+    normalised over its channels and spatial dims, then a per-channel affine map."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    return _norm.group_norm(input, num_groups, weight, bias, eps, True)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """torch.nn.functional.local_response_norm: input / (k + alpha * mean over ``size``
+    neighbouring channels of input^2)^beta."""
+    return _norm.local_response_norm(input, size, alpha, beta, k)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -71,6 +71,8 @@ def output_strides(op, shape, args, attrs):
         return None
     if kind == "preserve":
         x = args[0]
+        if tuple(shape) != x._shape:      # an op's other outputs (batch norm's statistics): contiguous
+            return None
         return _layout.like_strides(attrs.get("memory_format", _layout.PRESERVE), x._shape, x._stride)
     if kind == "memory_format":      # the format the op chose (convolutions: channels_last ...)
         strides = _layout.format_strides(attrs["memory_format"], tuple(shape))

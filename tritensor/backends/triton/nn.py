@@ -1,4 +1,5 @@
-"""Launchers of the nn kernels: layer_norm (kernels/norm.py) and cross entropy (kernels/loss.py).
+"""Launchers of the nn kernels: layer_norm, batch norm and group norm (kernels/norm.py) and cross
+entropy (kernels/loss.py).
 
 As everywhere in this package, a launcher reads only shape, stride(), _offset, _storage and dtype of
 its tensors, returns at once for an empty output, and imports the kernel module on first use
@@ -21,10 +22,17 @@ _K = None
 # float32 values takes 134 registers a thread, of 4096 float64 values 162, of 8192 float64
 # values 255 plus a 64-byte stack (spills), hence bytes, not a count. The layer_norm backward
 # runs on about 4 programs per SM of an H100 (132 SMs), each summing its rows' dw/db columns.
+#
+# Batch/group norm ("stat_*"): [BLOCK_S, BLOCK_Q] tiles of 4096 elements, at most 64 statistics
+# wide when the statistics are the contiguous dim (channels_last), otherwise a few statistics
+# by a long contiguous run; the moments and backward sums split each statistic's elements over
+# enough programs to give about 4 programs per SM (528 on an H100), each with at least 4 tiles.
 GPU_SETTINGS = {"row_tile": 4096, "max_row_bytes": 32768, "stream_block_n": 2048, "warps": 8,
-                "backward_programs": 528}
+                "backward_programs": 528, "stat_tile": 4096, "stat_wide": 64, "stat_programs": 528,
+                "stat_min_units": 4, "stat_warps": 8}
 INTERPRETER_SETTINGS = {"row_tile": 64, "max_row_bytes": 128, "stream_block_n": 16, "warps": 4,
-                        "backward_programs": 4}
+                        "backward_programs": 4, "stat_tile": 64, "stat_wide": 8, "stat_programs": 4,
+                        "stat_min_units": 2, "stat_warps": 4}
 
 
 def settings():
@@ -173,3 +181,264 @@ def cross_entropy_backward(dx, grad, x, target, weight, cdim, ignore_index, comp
                 p_strides[0], p_strides[1], p_strides[2], p_strides[3], nstrides[1], nstrides[3], g_part,
                 int(ignore_index), HAS_W=weight is not None, COMPUTE=k.compute[compute], KRANK=len(p_shape),
                 BLOCK_M=block_m, BLOCK_N=block_n, ONE_TILE=one_tile, num_warps=cfg["warps"])
+
+
+# --------------------------------------------------------------------------- batch norm / group norm
+# Inputs arrive as (N, C, *spatial) tensors whose spatial dims merge into one (the op layer makes
+# them so): _ncl reads them as (N, C, L) with one stride each. See kernels/norm.py for the
+# statistics' element sets and the (A, C, B) views of the apply passes.
+MAX_GRID_Y = 65535
+
+
+def _ncl(t):
+    """(N, C, L) and t's three strides (L: the merged spatial dims; 1 without any)."""
+    shape, strides = tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride())
+    rest, (rest_strides,) = tb.coalesce(shape[2:], [strides[2:]])
+    if len(rest) > 1:
+        raise ValueError("norm launchers: the spatial dims must merge into one")
+    L = rest[0] if rest else (0 if 0 in shape[2:] else 1)
+    return (shape[0], shape[1], L), (strides[0], strides[1], rest_strides[0] if rest else 1)
+
+
+def _reduction_axes(dims):
+    """dims: [(extent, [stride per operand])] of a statistic's elements. Returns
+    (P, [p stride per operand], Q, [q stride per operand]) with Q the dim the first operand walks
+    fastest (size-1 dims dropped, neighbours merged where every operand allows)."""
+    n_ops = len(dims[0][1])
+    dims = sorted((d for d in dims if d[0] != 1), key=lambda d: -abs(d[1][0]))
+    shape, strides = tb.coalesce([d[0] for d in dims], [[d[1][i] for d in dims] for i in range(n_ops)])
+    if not shape:
+        return 1, [0] * n_ops, 1, [0] * n_ops
+    if len(shape) == 1:
+        return 1, [0] * n_ops, shape[0], [st[0] for st in strides]
+    assert len(shape) == 2, shape
+    return shape[0], [st[0] for st in strides], shape[1], [st[1] for st in strides]
+
+
+def _stat_blocks(S, Q, s_contiguous, cfg):
+    tile = cfg["stat_tile"]
+    if s_contiguous:
+        block_s = min(tb._next_pow2(S), cfg["stat_wide"])
+        block_q = min(tb._next_pow2(Q), max(1, tile // block_s))
+    else:
+        block_q = min(tb._next_pow2(Q), tile)
+        block_s = min(tb._next_pow2(S), max(1, tile // block_q))
+    return block_s, block_q
+
+
+def _splits(S, block_s, P, Q, block_q, cfg):
+    """(units, units per split, splits): each statistic's P * cdiv(Q, BLOCK_Q) tiles spread over
+    enough splits to fill the GPU, each split with at least stat_min_units tiles."""
+    units = P * tb._cdiv(Q, block_q)
+    s_blocks = tb._cdiv(S, block_s)
+    splits = max(1, min(cfg["stat_programs"] // s_blocks, tb._cdiv(units, cfg["stat_min_units"]), MAX_GRID_Y))
+    per = tb._cdiv(units, splits)
+    return units, per, tb._cdiv(units, per)
+
+
+def _moments(x, S, S_inner, s_outer, s_inner, red, mean, rstd, running_mean, running_var, eps, momentum, compute):
+    """mean/rstd (contiguous, S values) of statistics s over the elements ``red`` (see
+    _reduction_axes), the running statistics updated when given."""
+    k, cfg = tb._kernels(), settings()
+    P, (sp,), Q, (sq,) = _reduction_axes(red)
+    block_s, block_q = _stat_blocks(S, Q, s_inner == 1, cfg)
+    units, per, splits = _splits(S, block_s, P, Q, block_q, cfg)
+    part = tb._scratch(mean, (3, splits, S), tb._dtype(compute))
+    s_blocks = tb._cdiv(S, block_s)
+    tb._run(_kernels().norm.moments_partial_kernel, (s_blocks, splits), pointer(x), pointer(part), S, S_inner,
+            s_outer, s_inner, sp, Q, sq, units, per, COMPUTE=k.compute[compute], BLOCK_S=block_s, BLOCK_Q=block_q,
+            num_warps=cfg["stat_warps"])
+    update = running_mean is not None
+    block_f = min(tb._next_pow2(S), 1024 if not tb.interpreting() else 16)
+    tb._run(_kernels().norm.moments_finalize_kernel, (tb._cdiv(S, block_f),), pointer(part), pointer(mean),
+            pointer(rstd), pointer(running_mean) if update else pointer(mean),
+            pointer(running_var) if update else pointer(rstd), S, splits, tb._float_bits(eps),
+            tb._float_bits(momentum), UPDATE_RUNNING=update, COMPUTE=k.compute[compute], BLOCK_S=block_f,
+            num_warps=4)
+
+
+def _apply_blocks(C, B, c_contiguous, cfg):
+    tile = cfg["stat_tile"]
+    if c_contiguous:
+        block_c = min(tb._next_pow2(C), cfg["stat_wide"])
+        block_b = min(tb._next_pow2(B), max(1, tile // block_c))
+    else:
+        block_b = min(tb._next_pow2(B), tile)
+        block_c = min(tb._next_pow2(C), max(1, tile // block_b))
+    block_c = max(block_c, tb._next_pow2(tb._cdiv(C, MAX_GRID_Y)))      # the grid's y limit
+    return block_c, block_b
+
+
+def _views_acb(tensors, batch_stats):
+    """Several tensors of one shape as (A, C, B) views walked in the same order (the first
+    tensor's fastest dim as B)."""
+    (N, C, L), _ = _ncl(tensors[0])
+    strides = [_ncl(t)[1] for t in tensors]
+    if batch_stats:
+        P, ps, Q, qs = _reduction_axes([(N, [s[0] for s in strides]), (L, [s[2] for s in strides])])
+        return (P, C, Q), [(p, s[1], q) for p, s, q in zip(ps, strides, qs)]
+    return (N, C, L), strides
+
+
+def _apply(y, x, mean, rstd, weight, bias, batch_stats, groups, eps, var_input, compute):
+    k, cfg = tb._kernels(), settings()
+    (A, C, B), (xs, ys) = _views_acb([x, y], batch_stats)
+    cpg = 1 if batch_stats else C // groups
+    block_c, block_b = _apply_blocks(C, B, xs[1] == 1, cfg)
+    b_blocks = tb._cdiv(B, block_b)
+    tb._run(_kernels().norm.norm_apply_kernel, (A * b_blocks, tb._cdiv(C, block_c)), pointer(x), pointer(y),
+            pointer(mean), pointer(rstd), pointer(weight) if weight is not None else pointer(x),
+            pointer(bias) if bias is not None else pointer(x), C, B, b_blocks, xs[0], xs[1], xs[2], ys[0], ys[1],
+            ys[2], 0 if batch_stats else groups, cpg, tb._float_bits(eps), HAS_W=weight is not None,
+            HAS_B=bias is not None, VAR_INPUT=var_input, COMPUTE=k.compute[compute], BLOCK_C=block_c,
+            BLOCK_B=block_b, num_warps=cfg["stat_warps"])
+
+
+def _compute_stats(x, mean, rstd, compute):
+    """The statistics the apply pass reads stay in the compute dtype: scratch buffers when the
+    outputs are narrower (torch's save_mean of a float16 input without float32 parameters is
+    float16; rounding it first would shift every output by the mean's rounding)."""
+    if mean.dtype.name == compute:
+        return mean, rstd
+    return (tb._scratch(x, tuple(mean.shape), tb._dtype(compute)),
+            tb._scratch(x, tuple(rstd.shape), tb._dtype(compute)))
+
+
+def _store_stats(mean, rstd, computed_mean, computed_rstd):
+    if computed_mean is not mean:
+        tb.copy(mean, computed_mean)
+        tb.copy(rstd, computed_rstd)
+
+
+def batch_norm(out, x, weight, bias, running_mean, running_var, save_mean, save_invstd, training, momentum, eps,
+               compute):
+    """out = batch norm of x (N, C, *); training: the batch's statistics into save_mean /
+    save_invstd (C,) and, when given, the running statistics updated in place; otherwise the
+    running statistics normalise. weight/bias/running stats: contiguous (C,) or None."""
+    if out.numel() == 0:
+        return
+    (N, C, L), (sn, sc, sl) = _ncl(x)
+    if training:
+        mean, invstd = _compute_stats(x, save_mean, save_invstd, compute)
+        _moments(x, C, C, 0, sc, [(N, [sn]), (L, [sl])], mean, invstd, running_mean, running_var, eps, momentum,
+                 compute)
+        _apply(out, x, mean, invstd, weight, bias, True, 1, eps, False, compute)
+        _store_stats(save_mean, save_invstd, mean, invstd)
+    else:
+        _apply(out, x, running_mean, running_var, weight, bias, True, 1, eps, True, compute)
+
+
+def batch_norm_backward(outs, grad, x, weight, mean, invstd, training, compute):
+    """(dx, dw, db) of batch norm (each may be None); mean/invstd: the batch's statistics
+    (training) or the running mean and 1 / sqrt(running_var + eps) (eval)."""
+    dx, dw, db = outs
+    (N, C, L), _ = _ncl(x)
+    if C == 0:
+        return
+    k, cfg = tb._kernels(), settings()
+    if N * L == 0:
+        for t in (dw, db):
+            if t is not None:
+                tb.fill(t, 0)
+        return
+    coef = None
+    if training or dw is not None or db is not None:
+        (_, gs), (_, xs) = _ncl(grad), _ncl(x)
+        P, (xp, gp), Q, (xq, gq) = _reduction_axes([(N, [xs[0], gs[0]]), (L, [xs[2], gs[2]])])
+        sums = _grad_sums(grad, x, mean, C, C, (0, gs[1]), (0, xs[1]), P, (xp, gp), Q, (xq, gq), 0, 1, compute)
+        splits = sums.shape[1]
+        coef = tb._scratch(x, (2, C), tb._dtype(compute)) if training else None
+        block_f = min(tb._next_pow2(C), 1024 if not tb.interpreting() else 16)
+        tb._run(_kernels().norm.batch_norm_bwd_finalize_kernel, (tb._cdiv(C, block_f),), pointer(sums),
+                pointer(invstd), pointer(weight) if weight is not None else pointer(invstd),
+                pointer(dw) if dw is not None else pointer(invstd), pointer(db) if db is not None else pointer(invstd),
+                pointer(coef) if coef is not None else pointer(invstd), C, splits, N * L, HAS_W=weight is not None,
+                NEED_DW=dw is not None, NEED_DB=db is not None, TRAINING=training, COMPUTE=k.compute[compute],
+                BLOCK_S=block_f, num_warps=4)
+    if dx is not None:
+        _backward_apply(dx, grad, x, mean, invstd, weight, coef, C, True, 1, training, compute)
+
+
+def _grad_sums(grad, x, mean, S, S_inner, g_s, x_s, P, ps, Q, qs, mean_outer, mean_cpg, compute):
+    """(2, splits, S) partial sums of g and g (x - mean) per statistic (see grad_sums_partial_kernel);
+    g_s / x_s: (outer, inner) statistic strides; ps / qs: (x, g) strides of the reduced axes."""
+    k, cfg = tb._kernels(), settings()
+    block_s, block_q = _stat_blocks(S, Q, x_s[1] == 1, cfg)
+    units, per, splits = _splits(S, block_s, P, Q, block_q, cfg)
+    part = tb._scratch(x, (2, splits, S), tb._dtype(compute))
+    tb._run(_kernels().norm.grad_sums_partial_kernel, (tb._cdiv(S, block_s), splits), pointer(grad), pointer(x),
+            pointer(mean), pointer(part), S, S_inner, g_s[0], g_s[1], ps[1], qs[1], x_s[0], x_s[1], ps[0], qs[0], Q,
+            mean_outer, mean_cpg, units, per, COMPUTE=k.compute[compute], BLOCK_S=block_s, BLOCK_Q=block_q,
+            num_warps=cfg["stat_warps"])
+    return part
+
+
+def _backward_apply(dx, grad, x, mean, rstd, weight, coef, n_stat, batch_stats, groups, training, compute):
+    k, cfg = tb._kernels(), settings()
+    (A, C, B), (xs, gs, ds) = _views_acb([x, grad, dx], batch_stats)
+    cpg = 1 if batch_stats else C // groups
+    block_c, block_b = _apply_blocks(C, B, xs[1] == 1, cfg)
+    b_blocks = tb._cdiv(B, block_b)
+    tb._run(_kernels().norm.norm_backward_apply_kernel, (A * b_blocks, tb._cdiv(C, block_c)), pointer(grad),
+            pointer(x), pointer(dx), pointer(mean), pointer(rstd), pointer(weight) if weight is not None else pointer(x),
+            pointer(coef) if coef is not None else pointer(rstd), C, B, b_blocks, n_stat, gs[0], gs[1], gs[2], xs[0],
+            xs[1], xs[2], ds[0], ds[1], ds[2], 0 if batch_stats else groups, cpg, HAS_W=weight is not None,
+            TRAINING=training, COMPUTE=k.compute[compute], BLOCK_C=block_c, BLOCK_B=block_b,
+            num_warps=cfg["stat_warps"])
+
+
+def group_norm(outs, x, weight, bias, groups, eps, compute):
+    """(out, mean, rstd): group norm of x (N, C, *) in ``groups`` groups; mean/rstd (N, groups)."""
+    out, mean, rstd = outs
+    (N, C, L), (sn, sc, sl) = _ncl(x)
+    if N * groups == 0:
+        return
+    cpg = C // groups
+    if cpg * L == 0:       # empty groups: torch's mean 0 and rstd nan (0 / 0)
+        tb.fill(mean, 0.0)
+        tb.fill(rstd, float("nan"))
+        return
+    m, r = _compute_stats(x, mean, rstd, compute)
+    _moments(x, N * groups, groups, sn, cpg * sc, [(cpg, [sc]), (L, [sl])], m, r, None, None, eps, 0.0, compute)
+    _apply(out, x, m, r, weight, bias, False, groups, eps, False, compute)
+    _store_stats(mean, rstd, m, r)
+
+
+def group_norm_backward(outs, grad, x, mean, rstd, weight, groups, compute):
+    """(dx, dw, db) of group norm (each may be None)."""
+    dx, dw, db = outs
+    (N, C, L), _ = _ncl(x)
+    if C == 0:
+        return
+    k, cfg = tb._kernels(), settings()
+    if N * L == 0:
+        for t in (dw, db):
+            if t is not None:
+                tb.fill(t, 0)
+        if dx is not None and dx.numel():
+            tb.fill(dx, 0)
+        return
+    cpg = C // groups
+    (_, gs), (_, xs) = _ncl(grad), _ncl(x)
+    part = _grad_sums(grad, x, mean, N * C, C, (gs[0], gs[1]), (xs[0], xs[1]), 1, (0, 0), L, (xs[2], gs[2]), groups,
+                      cpg, compute)
+    splits = part.shape[1]
+    sums = part if splits == 1 else tb._scratch(x, (2, 1, N * C), tb._dtype(compute))
+    if splits > 1:
+        tb.reduce("sum", tb._View((2, N * C), (N * C, 1), 0, sums._storage, sums.dtype), part, (1,), compute)
+    if dw is not None or db is not None:
+        block_c = min(tb._next_pow2(C), 64 if not tb.interpreting() else 8)
+        block_n = min(tb._next_pow2(N), 64 if not tb.interpreting() else 4)
+        tb._run(_kernels().norm.group_norm_param_grad_kernel, (tb._cdiv(C, block_c),), pointer(sums), pointer(rstd),
+                pointer(dw) if dw is not None else pointer(rstd), pointer(db) if db is not None else pointer(rstd),
+                N, C, groups, cpg, NEED_DW=dw is not None, NEED_DB=db is not None, COMPUTE=k.compute[compute],
+                BLOCK_N=block_n, BLOCK_C=block_c, num_warps=4)
+    if dx is not None:
+        NG = N * groups
+        coef = tb._scratch(x, (2, NG), tb._dtype(compute))
+        block_j = min(tb._next_pow2(cpg), 64 if not tb.interpreting() else 4)
+        block_r = min(tb._next_pow2(NG), max(1, (1024 if not tb.interpreting() else 16) // block_j))
+        tb._run(_kernels().norm.group_norm_bwd_coef_kernel, (tb._cdiv(NG, block_r),), pointer(sums), pointer(rstd),
+                pointer(weight) if weight is not None else pointer(rstd), pointer(coef), NG, C, groups, cpg, cpg * L,
+                HAS_W=weight is not None, COMPUTE=k.compute[compute], BLOCK_R=block_r, BLOCK_J=block_j, num_warps=4)
+        _backward_apply(dx, grad, x, mean, rstd, weight, coef, NG, False, groups, True, compute)

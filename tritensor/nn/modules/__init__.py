@@ -1,5 +1,6 @@
 """tt.nn modules: Module and the layers built on it."""
 from .activation import GELU, Hardtanh, LeakyReLU, ReLU6, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout
@@ -9,13 +10,15 @@ from .loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
 from .module import Module
-from .normalization import LayerNorm
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
 from .sparse import Embedding
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Flatten", "Unflatten",
     "ReLU", "ReLU6", "Hardtanh", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax", "Dropout",
-    "LayerNorm", "Embedding", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
-    "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-    "ConvTranspose3d",
+    "LayerNorm", "GroupNorm", "LocalResponseNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "Embedding", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss",
+    "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d",
 ]
