@@ -1,0 +1,1 @@
+"""tritensor.vision.models: torchvision's model definitions (weights come from files)."""
