@@ -207,6 +207,9 @@ def _scalar_type_out(name, result, out):
                            f"{_dt.type_name(out.dtype)}")
 
 
+_scalar_type_out.checks_each_output = True    # cummax's (values, indices) each get this text
+
+
 def logcumsumexp(input, dim):
     """torch.logcumsumexp: log(cumsum(exp(x))) along ``dim``, without overflow (floats only)."""
     check_tensor("logcumsumexp", input)

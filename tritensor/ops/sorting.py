@@ -321,7 +321,7 @@ def mode(input, dim=-1, keepdim=False):
 
 def _out_needs_dim(name, result, out):
     """median/nanmedian: out= exists only with dim (torch's overloads); values and indices then
-    want exact dtypes (write_out checks tuples itself)."""
+    want exact dtypes (write_out checks a tuple's outputs itself, exactly)."""
     raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
 
 
