@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 from .reduce import combine_sum
-from .strided import convert, store_cast, strided_offset
+from .strided import convert, scalar_value, store_cast, strided_offset
 
 
 @triton.jit
@@ -169,3 +169,87 @@ def scatter_reduce_kernel(out_ptr, val_ptr, targets_ptr, pairs_ptr, starts_ptr, 
         else:
             acc = acc / count
     store_cast(out_ptr + t, acc, mask)
+
+
+# --------------------------------------------------------------------------- index_add / index_copy / index_fill / index_reduce
+@triton.jit
+def _lower_bound(keys_ptr, L, value, n_search):
+    """The first position s in the sorted int64 ``keys`` (L of them) with keys[s] >= value, as a
+    [1]-shaped tensor (masked loads want tensors): torch's binary search, n_search >= log2(L) + 1
+    halvings."""
+    lo = tl.zeros([1], tl.int64)
+    hi = tl.zeros([1], tl.int64) + L
+    for _ in range(n_search):
+        go = lo < hi
+        mid = (lo + hi) // 2
+        k = tl.load(keys_ptr + mid, mask=go, other=0).to(tl.int64)
+        below = k < value
+        lo = tl.where(go & below, mid + 1, lo)
+        hi = tl.where(go & (below == 0), mid, hi)
+    return lo
+
+
+@triton.jit
+def index_segment_kernel(out_ptr, x_ptr, src_ptr, value_ptr, perm_ptr, keys_ptr, L, D, K, n_kblocks, n_search, alpha,
+                         kshape, o_kstrides, x_kstrides, s_kstrides, o_dstride, x_dstride, s_dstride,
+                         MODE: tl.constexpr, INCLUDE_SELF: tl.constexpr, FLOOR: tl.constexpr,
+                         ALPHA_KIND: tl.constexpr, COMPUTE: tl.constexpr, KRANK: tl.constexpr,
+                         BLOCK_K: tl.constexpr):
+    """torch's index_add / index_copy / index_fill / index_reduce along one dim, deterministically:
+    one program per destination index d (of D along the dim) and BLOCK_K positions k of the other
+    dims (K of them). The launcher has sorted the index stably (``keys``: the sorted indices,
+    ``perm``: their positions in the index, kernels/sort.py), so the index positions that name d
+    are the segment [lower_bound(d), lower_bound(d + 1)) of the sorted keys, in index order;
+    the program folds source[perm[s]] over that segment into out[d] = x[d] in that order. No
+    atomics and no two programs on one output element: bit-identical results run after run.
+
+    MODE 0 add (x + alpha * src, ALPHA_KIND 1 int / 2 float64 bits as scalar_value reads it),
+    1 copy (the last of repeated indices wins), 2 fill (the 0-d value at value_ptr), 3 prod,
+    4 mean (floor division for integers when FLOOR), 5 amax, 6 amin (NaN propagates); for 3-6
+    INCLUDE_SELF makes x[d]'s own value the first operand. A destination no index names keeps x."""
+    pid = tl.program_id(0).to(tl.int64)
+    d = pid // n_kblocks
+    k = (pid % n_kblocks) * BLOCK_K + tl.arange(0, BLOCK_K)
+    kmask = k < K
+    o_off = strided_offset(k, kshape, o_kstrides, KRANK) + d * o_dstride
+    x_off = strided_offset(k, kshape, x_kstrides, KRANK) + d * x_dstride
+    s_off = strided_offset(k, kshape, s_kstrides, KRANK)
+    lo = tl.sum(_lower_bound(keys_ptr, L, d, n_search), 0)
+    hi = tl.sum(_lower_bound(keys_ptr, L, d + 1, n_search), 0)
+    acc = convert(tl.load(x_ptr + x_off, mask=kmask, other=0), COMPUTE)
+    if MODE == 1:
+        if hi > lo:
+            p = tl.load(perm_ptr + (hi - 1)).to(tl.int64)
+            acc = convert(tl.load(src_ptr + (s_off + p * s_dstride), mask=kmask, other=0), COMPUTE)
+    elif MODE == 2:
+        if hi > lo:
+            acc = convert(tl.load(value_ptr + tl.zeros([BLOCK_K], tl.int64)), COMPUTE)
+    else:
+        have = tl.full([BLOCK_K], INCLUDE_SELF, tl.int1)      # (add: the launcher sets it)
+        if MODE == 0:
+            a = scalar_value(alpha, ALPHA_KIND, COMPUTE)
+        for s_ in range(lo, hi):
+            s = tl.cast(s_, tl.int64)       # int64 loop index (kernels/__init__.py)
+            p = tl.load(perm_ptr + s).to(tl.int64)
+            v = convert(tl.load(src_ptr + (s_off + p * s_dstride), mask=kmask, other=0), COMPUTE)
+            if MODE == 0:
+                r = acc + a * v
+            elif MODE == 3:
+                r = acc * v
+            elif MODE == 5:
+                r = tl.where((v > acc) | (v != v), v, acc)
+            elif MODE == 6:
+                r = tl.where((v < acc) | (v != v), v, acc)
+            else:
+                r = acc + v
+            acc = tl.where(have, r, v).to(COMPUTE)
+            have = have | kmask
+        if MODE == 4:
+            if hi > lo:
+                count = (hi - lo + INCLUDE_SELF).to(COMPUTE)
+                if FLOOR:
+                    q = acc // count
+                    acc = tl.where((acc % count != 0) & ((acc < 0) != (count < 0)), q - 1, q)
+                else:
+                    acc = acc / count
+    store_cast(out_ptr + o_off, acc, kmask)

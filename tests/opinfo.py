@@ -908,7 +908,6 @@ PARITY_ESCAPES = {
     "slice_backward": "CopySlices' parts: tests/test_copy_slices.py (and its gradient case here)",
     "as_strided": "tests/test_copy_slices.py, test_views.py (a view of the storage: layout-dependent by design)",
     "as_strided_backward": "tests/test_copy_slices.py",
-    "as_strided_scatter": "tests/test_copy_slices.py",
     "diagonal_scatter": "tests/test_parity_issue16.py",
     "scatter": "tests/test_indexing.py (duplicate indices: last write wins, checked there)",
     "scatter_add": "tests/test_indexing.py",

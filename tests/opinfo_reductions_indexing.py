@@ -451,3 +451,331 @@ GRAD_CASES.update({name: _cpu_or_gpu(case) for name, case in {
     "trapezoid": lambda d: (tt.trapezoid, (_randn((3, 4), d), _randn((4,), d)), {}),
     "cumulative_trapezoid": lambda d: (lambda y: tt.cumulative_trapezoid(y, dx=0.5), (_randn((3, 4), d),), {}),
 }.items()})
+
+
+# =========================================================================== issue 21.4: indexing and scatter
+def _fold(x, dim, index, src, step):
+    """x with src's slices folded into the slices index[i] along dim one at a time, in index
+    order: ``step(current, incoming, first)`` gives the new slice (a Python loop: the oracle)."""
+    out = np.array(x, copy=True)
+    o, s = np.moveaxis(out, dim, 0), np.moveaxis(np.asarray(src), dim, 0)
+    seen = set()
+    for i, t in enumerate(np.asarray(index).reshape(-1)):
+        o[t] = step(o[t], s[i], t not in seen)
+        seen.add(int(t))
+    return out, seen
+
+
+def _index_add_reference(x, dim, index, source, alpha=1):
+    if x.ndim == 0:
+        return x + alpha * source
+    alpha = np.asarray(alpha).astype(x.dtype)
+    if x.dtype == bool:
+        return _fold(x, dim, index, source, lambda cur, v, first: cur | v)[0]
+    return _fold(x, dim, index, source, lambda cur, v, first: cur + alpha * v)[0]
+
+
+def _index_copy_reference(x, dim, index, source):
+    if x.ndim == 0:
+        return np.asarray(source)
+    return _fold(x, dim, index, source, lambda cur, v, first: v)[0]
+
+
+def _index_fill_reference(x, dim, index, value):
+    out = np.array(x, copy=True)
+    if out.ndim == 0:
+        out[()] = value
+        return out
+    o = np.moveaxis(out, dim, 0)
+    for t in np.asarray(index).reshape(-1):
+        o[t] = value
+    return out
+
+
+def _index_reduce_reference(x, dim, index, source, reduce, include_self=True):
+    x64 = x.astype(F64) if x.dtype.kind == "f" else x.astype(np.int64)
+    if x.ndim == 0:
+        x64, source, index, dim = x64.reshape(1), np.asarray(source).reshape(1), np.asarray(index).reshape(1), 0
+    s64 = np.asarray(source).astype(x64.dtype)
+    op = {"prod": lambda a, b: a * b, "mean": lambda a, b: a + b, "amax": lambda a, b: np.where(np.isnan(b) | (b > a), b, a),
+          "amin": lambda a, b: np.where(np.isnan(b) | (b < a), b, a)}[reduce]
+    out, seen = _fold(x64, dim, index, s64, lambda cur, v, first: v if (first and not include_self) else op(cur, v))
+    if reduce == "mean":
+        o = np.moveaxis(out, dim, 0)
+        counts = {int(t): list(np.asarray(index).reshape(-1)).count(t) for t in seen}
+        for t, c in counts.items():
+            n = c + (1 if include_self else 0)
+            o[t] = o[t] / n if out.dtype.kind == "f" else np.floor_divide(o[t], n)
+    return out.reshape(x.shape)
+
+
+def _idx(values, device, dtype=tt.int64):
+    return tt.tensor(values, dtype=dtype, device=device)
+
+
+def _index_samples(name):
+    """Samples of index_add/index_copy/index_reduce: repeated indices, both dims of a transposed
+    input, int32 indices, 0-d operands, an empty index; on cuda (float32) an index of 70 (past the
+    interpreter's 64-element sort tile: the merge pass) into 5 slices."""
+    def samples(device, dtype):
+        if name == "index_reduce":       # each reduction in turn, one layout each (cpu: all)
+            for i, reduce in enumerate(("prod", "mean", "amax", "amin")):
+                for sample in _index_samples_of(name, device, dtype, {"reduce": reduce}, i):
+                    yield sample
+            return
+        yield from _index_samples_of(name, device, dtype, {}, 0)
+    return samples
+
+
+def _index_samples_of(name, device, dtype, kw, which):
+    rng = rng_for(name, dtype, which)
+    make = _make(dtype, device, rng, nan=False)
+    reduce = kw.get("reduce")
+    dup = name != "index_copy"             # (index_copy's repeated indices: tests/test_indexing_extra.py)
+    every_layout = device == "cpu" or (dtype is tt.float32 and which == 0)
+    yield SampleInput((make((13, 7)).t(), 0, _idx([6, 0, 6, 3] if dup else [6, 0, 3], device),
+                       make((4 if dup else 3, 13))),
+                      dict(kw, **({"alpha": 2} if name == "index_add" else {})), desc="transposed-dim0")
+    if every_layout:
+        index_dtype = tt.int32 if name != "index_copy" else tt.int64
+        yield SampleInput((make((4, 9)), 1, _idx([8, 0, 8, 8] if dup else [8, 0, 2], device, index_dtype),
+                           make((4 if dup else 3, 4)).t()),
+                          dict(kw, **({"include_self": False} if reduce else {})), desc="dim1-strided-source")
+        yield SampleInput((make(()), 0, _idx([0], device), make(())), dict(kw), desc="0d")
+        if name != "index_copy":
+            yield SampleInput((make((3, 4)), 0, _idx([], device), make((0, 4))), dict(kw), desc="empty-index")
+    if device != "cpu" and dtype is tt.float32 and which == 0:
+        index = rng.integers(0, 5, 70) if dup else rng.permutation(5)
+        yield SampleInput((make((5, 3)), 0, _idx(index, device), make((len(index), 3))), dict(kw), desc="long-index")
+
+
+record("index_add", lambda x, dim, index, src, **kw: tt.index_add(x, dim, index, src, **kw), ALL,
+       _index_samples("index_add"), lambda x, dim, index, src, alpha=1: _index_add_reference(x, dim, index, src, alpha),
+       tolerances={tt.float16: (4e-3, 2e-2), tt.bfloat16: (2e-2, 0.2), tt.float32: (2e-5, 1e-5), tt.float64: (1e-10, 1e-10)})
+record("index_copy", lambda x, dim, index, src: x.index_copy(dim, index, src), ALL, _index_samples("index_copy"),
+       _index_copy_reference)
+record("index_reduce", lambda x, dim, index, src, **kw: x.index_reduce(dim, index, src, **kw), NUMBERS,
+       _index_samples("index_reduce"), _index_reduce_reference,
+       tolerances={tt.float16: (4e-3, 4e-3), tt.bfloat16: (2e-2, 3e-2), tt.float32: (2e-5, 1e-5),
+                   tt.float64: (1e-10, 1e-10)})
+
+
+def _index_fill_samples(device, dtype):
+    make = _make(dtype, device, rng_for("index_fill", dtype), nan=False)
+    yield SampleInput((make((13, 7)).t(), 1, _idx([12, -1, 0, 12], device), 3), desc="negative-and-repeated")
+    if device == "cpu" or dtype is tt.float32:
+        yield SampleInput((make((4, 9)), 0, _idx([2], device), make(())), desc="tensor-value")
+        yield SampleInput((make(()), 0, _idx(0, device), 1), desc="0d")
+
+
+def _index_fill_reference_any(x, dim, index, value):
+    size = x.shape[dim] if x.ndim else 1
+    index = np.where(np.asarray(index) < 0, np.asarray(index) + size, np.asarray(index))
+    return _index_fill_reference(x, dim, index, value)
+
+
+record("index_fill", lambda x, dim, index, value: x.index_fill(dim, index, value), ALL, _index_fill_samples,
+       _index_fill_reference_any)
+
+
+def _masked_scatter_samples(device, dtype):
+    rng = rng_for("masked_scatter", dtype)
+    make = _make(dtype, device, rng, nan=False)
+    mask = tt.tensor(rng.integers(0, 2, (13, 9)).astype(bool), device=device)
+    yield SampleInput((make((9, 13)).t(), mask, make((130,))), desc="transposed")
+    if device == "cpu" or dtype is tt.float32:
+        yield SampleInput((make((1, 9)), mask[:4], make((6, 7))), desc="broadcast-self")
+        yield SampleInput((make((4, 9)), mask[0], make((80,))[::2]), desc="broadcast-mask-strided-source")
+        yield SampleInput((make((3, 2)), tt.zeros(3, 2, dtype=tt.bool, device=device), make((0,))), desc="no-ones")
+
+
+def _masked_scatter_reference(x, mask, src):
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    out = np.array(np.broadcast_to(x, shape), copy=True).reshape(-1)
+    m = np.broadcast_to(mask, shape).reshape(-1)
+    flat_src, k = np.asarray(src).reshape(-1), 0
+    for p in range(out.size):          # the k-th True position takes the k-th source element
+        if m[p]:
+            out[p] = flat_src[k]
+            k += 1
+    return out.reshape(shape)
+
+
+record("masked_scatter", tt.masked_scatter, ALL, _masked_scatter_samples, _masked_scatter_reference)
+
+
+def _put_samples(device, dtype):
+    make = _make(dtype, device, rng_for("put", dtype), nan=False)
+    yield SampleInput((make((7, 5)).t(), _idx([3, -1, 3, 20], device), make((4,))), desc="transposed")
+    if device == "cpu" or dtype is tt.float32:
+        yield SampleInput((make((4, 5)), _idx([[3, 3], [0, 19]], device), make((2, 2))), {"accumulate": True},
+                          desc="accumulate")
+        yield SampleInput((make(()), _idx([0, -1], device), make((2,))), {"accumulate": True}, desc="0d")
+
+
+def _put_reference(x, index, src, accumulate=False):
+    out = np.array(x, copy=True)
+    flat = out.reshape(-1)
+    for i, v in zip(np.asarray(index).reshape(-1), np.asarray(src).reshape(-1)):
+        if accumulate:
+            flat[i] = flat[i] | v if out.dtype == bool else flat[i] + v
+        else:
+            flat[i] = v
+    return flat.reshape(x.shape)
+
+
+record("put", lambda x, index, src, **kw: x.put(index, src, **kw), ALL, _put_samples, _put_reference)
+
+
+def _take_along_dim_samples(device, dtype):
+    make = _make(dtype, device, rng_for("take_along_dim", dtype), nan=False)
+    yield SampleInput((make((7, 5)).t(), _idx([[6, 0], [0, 3], [6, 6], [1, 2], [5, 4]], device)),
+                      {"dim": 1}, desc="transposed")
+    if device == "cpu" or dtype is tt.float32:
+        yield SampleInput((make((3, 4)), _idx([[2, 0, 1, 1]], device)), {"dim": 0}, desc="broadcast-indices")
+        yield SampleInput((make((3, 1)), _idx([[0, 0, 0]], device)), {"dim": 0}, desc="broadcast-input")
+        yield SampleInput((make((3, 4)), _idx([11, 0, 5], device)), {}, desc="flat")
+
+
+def _take_along_dim_reference(x, indices, dim=None):
+    if dim is None:
+        return x.reshape(-1)[indices.reshape(-1)]
+    shape = list(np.broadcast_shapes(tuple(1 if d == dim else s for d, s in enumerate(x.shape)),
+                                     tuple(1 if d == dim else s for d, s in enumerate(indices.shape))))
+    xs, ids = list(shape), list(shape)
+    xs[dim], ids[dim] = x.shape[dim], indices.shape[dim]
+    return np.take_along_axis(np.broadcast_to(x, xs), np.broadcast_to(indices, ids), dim)
+
+
+record("take_along_dim", tt.take_along_dim, ALL, _take_along_dim_samples, _take_along_dim_reference)
+
+
+def _scatter_view_samples(name):
+    def samples(device, dtype):
+        make = _make(dtype, device, rng_for(name, dtype), nan=False)
+        if name == "select_scatter":
+            yield SampleInput((make((7, 5)).t(), make((7,)), 0, -1), desc="transposed")
+            if device == "cpu" or dtype is tt.float32:
+                yield SampleInput((make((3, 4, 2)), make((4, 2)), 0, 1), desc="3d")
+        elif name == "slice_scatter":
+            yield SampleInput((make((7, 9)).t(), make((3, 7))), {"dim": 0, "start": 1, "end": None, "step": 3},
+                              desc="transposed-step")
+            if device == "cpu" or dtype is tt.float32:
+                yield SampleInput((make((4, 6)), make((4, 2))), {"dim": 1, "start": -3, "end": -1}, desc="negative")
+                yield SampleInput((make((4, 6)), make((0, 6))), {"start": 9, "end": 20}, desc="empty")
+        else:
+            yield SampleInput((make((4, 6))[1:], make((2, 3))), {"size": (2, 3), "stride": (1, 6)},
+                              desc="sliced-default-offset")
+            if device == "cpu" or dtype is tt.float32:
+                yield SampleInput((make((4, 6)).t(), make((3,))), {"size": (3,), "stride": (7,), "storage_offset": 1},
+                                  desc="transposed-diagonal")
+    return samples
+
+
+def _select_scatter_reference(x, src, dim, index):
+    out = np.array(x, copy=True)
+    out[(slice(None),) * dim + (index,)] = src
+    return out
+
+
+def _slice_scatter_reference(x, src, dim=0, start=None, end=None, step=1):
+    out = np.array(x, copy=True)
+    out[(slice(None),) * dim + (slice(start, end, step),)] = src
+    return out
+
+
+def _as_strided_scatter_reference(x, src, size, stride, storage_offset=None):
+    """By hand: x's elements sit at storage positions (the sample's x is a view of a contiguous
+    (4, 6)); the ones the new geometry names take src."""
+    out = np.array(x, copy=True)
+    if x.shape == (3, 6):                  # make((4, 6))[1:]: offset 6, strides (6, 1)
+        positions = 6 + np.arange(3)[:, None] * 6 + np.arange(6)[None, :]
+    else:                                  # make((4, 6)).t(): offset 0, strides (1, 6)
+        positions = np.arange(6)[:, None] + np.arange(4)[None, :] * 6
+    offset = positions.min() if storage_offset is None else storage_offset
+    view = offset + sum(np.arange(n).reshape((-1,) + (1,) * (len(size) - 1 - i)) * st
+                        for i, (n, st) in enumerate(zip(size, stride)))
+    for pos, v in zip(np.broadcast_to(view, size).reshape(-1), np.asarray(src).reshape(-1)):
+        out[positions == pos] = v
+    return out
+
+
+record("select_scatter", tt.select_scatter, ALL, _scatter_view_samples("select_scatter"), _select_scatter_reference)
+record("slice_scatter", tt.slice_scatter, ALL, _scatter_view_samples("slice_scatter"), _slice_scatter_reference)
+record("as_strided_scatter", tt.as_strided_scatter, (tt.float32, tt.int64, tt.bool),
+       _scatter_view_samples("as_strided_scatter"), _as_strided_scatter_reference)
+
+
+def _tri_indices_samples(name):
+    def samples(device, dtype):
+        for desc, args in (("wide", (3, 5, 1)), ("tall", (5, 3, -2)), ("empty", (0, 4, 0)), ("past", (3, 3, 9))):
+            yield SampleInput(args, {"dtype": dtype, "device": device}, desc=desc)
+    return samples
+
+
+record("tril_indices", tt.tril_indices, (tt.int64, tt.int32), _tri_indices_samples("tril"),
+       lambda row, col, offset=0, dtype=None, device=None: np.stack(
+           [np.array([r for r in range(row) for c in range(col) if c - r <= offset], dtype=np.int64).reshape(-1),
+            np.array([c for r in range(row) for c in range(col) if c - r <= offset], dtype=np.int64).reshape(-1)]))
+record("triu_indices", tt.triu_indices, (tt.int64, tt.int32), _tri_indices_samples("triu"),
+       lambda row, col, offset=0, dtype=None, device=None: np.stack(
+           [np.array([r for r in range(row) for c in range(col) if c - r >= offset], dtype=np.int64).reshape(-1),
+            np.array([c for r in range(row) for c in range(col) if c - r >= offset], dtype=np.int64).reshape(-1)]))
+
+
+def _unravel_samples(device, dtype):
+    yield SampleInput((_idx([[4, 1, 11], [0, 12, -1]], device, dtype), (3, 4)), desc="2d-wrapping")
+    yield SampleInput((_idx(7, device, dtype), (2, 2, 2)), desc="0d")
+
+
+def _unravel_reference(indices, shape):
+    """Floor division by the row-major strides, then Python's modulo (its sign follows the divisor)."""
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    flat = np.asarray(indices).astype(np.int64)
+    return tuple(np.vectorize(lambda v, st=st, n=n: (v // st) % n)(flat).astype(np.int64)
+                 for st, n in zip(strides, shape))
+
+
+record("unravel_index", tt.unravel_index, (tt.int64, tt.int32, tt.int16), _unravel_samples, _unravel_reference)
+
+
+def _nonzero_static_samples(device, dtype):
+    make = _make(dtype, device, rng_for("nonzero_static", dtype), nan=False)
+    yield SampleInput((make((5, 7)).t(),), {"size": 4}, desc="cut")
+    yield SampleInput((make((2, 3)),), {"size": 9, "fill_value": -7}, desc="padded")
+    yield SampleInput((make(()),), {"size": 2}, desc="0d")
+
+
+def _nonzero_static_reference(x, size, fill_value=-1):
+    nz = np.argwhere(x)
+    out = np.full((size, x.ndim), fill_value, dtype=np.int64)
+    out[:min(size, len(nz))] = nz[:size]
+    return out
+
+
+record("nonzero_static", lambda x, **kw: tt.nonzero_static(x, **kw), ALL, _nonzero_static_samples,
+       _nonzero_static_reference)
+
+
+# gradient cases: the entries on tiny inputs everywhere (their backwards are index ops over the
+# same kernels), the composites on cpu and real GPUs
+def _i(values, device):
+    return tt.tensor(values, dtype=tt.int64, device=device)
+
+
+GRAD_CASES.update({
+    "index_add": lambda d: (lambda a, s: a.index_add(1, _i([2, 0, 2], d), s, alpha=-2), (_randn((1, 3), d), _randn((1, 3), d)), {}),
+    "index_copy": lambda d: (lambda a, s: a.index_copy(0, _i([2, 0], d), s), (_randn((3, 1), d), _randn((2, 1), d)), {}),
+    "index_fill": lambda d: (lambda a, v: a.index_fill(0, _i([2, 0, 2], d), v), (_randn((3, 1), d), _randn((), d)), {}),
+    "masked_scatter": lambda d: (lambda a, s: a.masked_scatter(tt.tensor([[True, False], [False, True]], device=d), s),
+                                 (_randn((2, 2), d), _randn((3,), d)), {}),
+    "select_scatter": lambda d: (lambda a, s: tt.select_scatter(a, s, 1, -1), (_randn((3, 2), d), _randn((3,), d)), {}),
+    "slice_scatter": lambda d: (lambda a, s: tt.slice_scatter(a, s, 0, 1, None, 2), (_randn((4, 2), d), _randn((2, 2), d)), {}),
+})
+GRAD_CASES.update({name: _cpu_or_gpu(case) for name, case in {
+    # index_reduce's backward runs index_reduce twice more: its first derivative on the emulated
+    # device is in tests/test_indexing_extra.py
+    "index_reduce": lambda d: (lambda a, s: a.index_reduce(0, _i([0, 2, 0], d), s, "prod"), (_randn((3, 2), d), _randn((3, 2), d)), {}),
+    "put": lambda d: (lambda a, s: a.put(_i([1, -1, 1], d), s, accumulate=True), (_randn((2, 3), d), _randn((3,), d)), {}),
+    "take_along_dim": lambda d: (lambda a: tt.take_along_dim(a, _i([[1, 0, 1]], d), 0), (_randn((3, 3), d),), {}),
+}.items()})

@@ -324,6 +324,9 @@ def test_accumulating_scatter_past_2_31(big):
     index = np.arange(33) % 4
     out = tt.zeros(4, device="cuda").index_put_((tt.tensor(index, device="cuda"),), values, accumulate=True)
     np.testing.assert_array_equal(to_numpy(out), np.bincount(index, f))
+    # index_add's segment kernel loops over each destination's sorted segment of source rows
+    out = tt.zeros(4, device="cuda").index_add_(0, tt.tensor(index, device="cuda"), values)
+    np.testing.assert_array_equal(to_numpy(out), np.bincount(index, f))
     red = tt.zeros(4, device="cuda").scatter_reduce(0, tt.tensor(index, device="cuda"), values, "amax")
     np.testing.assert_array_equal(to_numpy(red), [f[index == i].max() for i in range(4)])
 

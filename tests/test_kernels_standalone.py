@@ -1031,6 +1031,21 @@ for name in ["bool", "float32", "bfloat16", "float16", "int64", "uint8"]:
         ti.compact(T((100, len(nd)), "int64"), T(nd, name), nd, T((4,), "int64"), coord_shape=nd)
 for idx in ("int32", "int64"):
     ti.count_out_of_range(T((5, 40), idx, True), -9, 9)
+# index_add & co. (issue 21.4): the sorted-segment kernel in each mode, strided operands, int32/int64 indices
+from tritensor.backends.triton import sort as tsort_of_index   # (the index's sort: a smaller network, as below)
+_SORT_GPU_FOR_INDEX = dict(tsort_of_index.GPU_SETTINGS)
+tsort_of_index.GPU_SETTINGS.update(tile_n=64, tile=256, merge_block=64)
+for mode, name, c, idx in [("add", "float32", "float32", "int64"), ("add", "bfloat16", "float32", "int32"),
+                           ("add", "int64", "int64", "int64"), ("add", "bool", "bool", "int64"),
+                           ("copy", "float16", "float32", "int64"), ("prod", "float64", "float64", "int32"),
+                           ("mean", "int32", "int32", "int64"), ("mean", "float32", "float32", "int64"),
+                           ("amax", "float32", "float32", "int64"), ("amin", "int8", "int8", "int64")]:
+    for inc in ((True, False) if mode in ("prod", "mean", "amax", "amin") else (True,)):
+        ti.index_segments(T((40, 30), name), T((40, 30), name, True), T((300, 30), name), None, 0,
+                          T((300,), idx), mode, inc, 2.5 if name.startswith("float") else 2, c)
+ti.index_segments(T((5, 40), "float32"), T((5, 40), "float32"), None, T((), "float32"), 1, T((7,), "int64"),
+                  "fill", compute="float32")
+tsort_of_index.GPU_SETTINGS.update(_SORT_GPU_FOR_INDEX)
 from tritensor.backends.triton import join as tj   # cat/stack are strided copies; flip, tril/triu kernels
 tj.cat(T((5, 70), "float32"), [T((5, 30), "bfloat16", True), T((5, 40), "float32")], 1)
 tj.stack(T((2, 5, 40), "int64"), [T((5, 40), "int32"), T((5, 40), "int64", True)], 0)

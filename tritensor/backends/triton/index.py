@@ -25,10 +25,11 @@ _K = None
 # blocks for the memory-bound gathers, 128 targets per scatter program (lanes loop over their
 # segment), 1024-element compaction blocks (one prefix-sum entry per block).
 # Bounds checks read 4096 indices per program (one count each to read back).
+# index_add & co.: up to 256 positions of the other dims per program (one destination index each).
 GPU_SETTINGS = {"gather_block": 1024, "scatter_block": 128, "compact_block": 1024, "check_block": 4096,
-                "warps": 4}
+                "segment_block": 256, "warps": 4}
 INTERPRETER_SETTINGS = {"gather_block": 128, "scatter_block": 64, "compact_block": 128, "check_block": 256,
-                        "warps": 4}
+                        "segment_block": 64, "warps": 4}
 
 
 def settings():
@@ -347,3 +348,49 @@ def compacted(mask, shape, new_output, values=None):
     if values is not None or ndim:
         compact(out, mask, shape, incl, values=values, coord_shape=None if values is not None else shape)
     return out
+
+
+# --------------------------------------------------------------------------- index_add & co. (segments of a sorted index)
+_SEGMENT_MODES = {"add": 0, "copy": 1, "fill": 2, "prod": 3, "mean": 4, "amax": 5, "amin": 6}
+
+
+def index_segments(out, x, src, value, dim, index, mode, include_self=True, alpha=1, compute=None):
+    """torch's index_add (mode "add", ``alpha``), index_copy ("copy"), index_fill ("fill",
+    ``value`` a 0-d tensor on the device) and index_reduce ("prod", "mean", "amax", "amin",
+    ``include_self``) of ``x`` along ``dim`` into ``out`` (x's shape; out may be x itself),
+    ``index`` a 1-D int32/int64 tensor of in-range, non-negative indices (the op layer checks and
+    wraps them) and ``src`` x's shape with ``index.numel()`` along ``dim`` (None for fill).
+
+    Deterministic without atomics (torch's CUDA index_add uses atomics): the index is sorted
+    stably on the device (kernels/sort.py), then one program per destination index finds its
+    segment of the sorted index by binary search and folds the source slices it names in index
+    order (kernels/index.py index_segment_kernel). Every operand is read in place."""
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    cfg = settings()
+    from . import sort as tsort
+    shape = tuple(int(s) for s in out.shape)
+    D, L = shape[dim], int(index.numel())
+    keys = tb._scratch(out, (max(L, 1),), tb._dtype(index.dtype.name))
+    perm = tb._scratch(out, (max(L, 1),), tb._dtype("int64"))
+    if L:
+        tsort.sort(keys, perm, index, 0, False)
+    src = x if src is None else src
+    kept = [d for d in range(len(shape)) if d != dim]
+    strides = [tuple(int(st) for st in t.stride()) for t in (out, x, src)]
+    kshape, kstrides = tb.coalesce([shape[d] for d in kept], [[st[d] for d in kept] for st in strides])
+    kind, alpha_arg = tb._scalar_arg(alpha)
+    integer = compute not in ("float16", "bfloat16", "float32", "float64")
+    n_search = max(L, 1).bit_length() + 1
+    value_ptr = pointer(value) if value is not None else pointer(out)
+    for p_shape, p_strides, p_offsets, _ in tb.pieces(kshape, kstrides):
+        K = tb._prod(p_shape)
+        block = min(tb._next_pow2(K), cfg["segment_block"])
+        n_kblocks = tb._cdiv(K, block)
+        tb._run(k.index_segment_kernel, (D * n_kblocks,), pointer(out, p_offsets[0]), pointer(x, p_offsets[1]),
+                pointer(src, p_offsets[2]), value_ptr, pointer(perm), pointer(keys), L, D, K, n_kblocks, n_search,
+                alpha_arg, tuple(p_shape), p_strides[0], p_strides[1], p_strides[2], strides[0][dim], strides[1][dim],
+                strides[2][dim], MODE=_SEGMENT_MODES[mode], INCLUDE_SELF=bool(include_self) or mode == "add",
+                FLOOR=integer, ALPHA_KIND=kind, COMPUTE=tb._kernels().compute[compute], KRANK=len(p_shape),
+                BLOCK_K=block, num_warps=cfg["warps"])
