@@ -87,3 +87,19 @@ def masked_scatter(x, src, mask, count=None, **_):
     n = int(m.sum())
     out[m] = np.asarray(src).reshape(-1)[:n].astype(out.dtype, copy=False)
     return out
+
+
+def _scatter_into_view(x, src, key):
+    out = np.array(x, copy=True)
+    out[key] = src
+    return out
+
+
+def select_scatter(x, src, dim, index, **_):
+    """torch.select_scatter: a copy of x whose x.select(dim, index) holds src."""
+    return _scatter_into_view(x, src, (slice(None),) * dim + (index,))
+
+
+def slice_scatter(x, src, dim, start, end, step, **_):
+    """torch.slice_scatter: a copy of x whose [start:end:step] along dim holds src."""
+    return _scatter_into_view(x, src, (slice(None),) * dim + (slice(start, end, step),))

@@ -587,17 +587,6 @@ def _scatter_view_launch(kind):
     return launch
 
 
-def _scatter_view_reference(kind):
-    def reference(x, src, **attrs):
-        out = np.array(x, copy=True)
-        d = attrs["dim"]
-        key = (slice(None),) * d + ((attrs["index"],) if kind == "select" else
-                                    (slice(attrs["start"], attrs["end"], attrs["step"]),))
-        out[key] = src
-        return out
-    return reference
-
-
 def _scatter_view_backward(kind, entry_name):
     def backward(ctx, g):
         need_x, need_src = ctx.needs_input_grad
@@ -615,7 +604,7 @@ def _scatter_view_backward(kind, entry_name):
 _ENTRIES = {}
 for _kind in ("select", "slice"):
     _ENTRIES[f"{_kind}_scatter"] = op(f"{_kind}_scatter", ("x", "src"), rule=_scatter_view_rule(_kind),
-                                      reference=_scatter_view_reference(_kind), kernel=_scatter_view_launch(_kind),
+                                      reference=getattr(numpy_index, f"{_kind}_scatter"), kernel=_scatter_view_launch(_kind),
                                       backward=_scatter_view_backward(_kind, f"{_kind}_scatter"))
 SELECT_SCATTER, SLICE_SCATTER = _ENTRIES["select_scatter"], _ENTRIES["slice_scatter"]
 
