@@ -10,29 +10,11 @@ module.)
 """
 from __future__ import annotations
 
+from ._named_singleton import NamedSingleton
 
-class layout:
-    __slots__ = ("_name",)
 
-    def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'tritensor.layout' instances")
-
-    @classmethod
-    def _create(cls, name):
-        obj = object.__new__(cls)
-        object.__setattr__(obj, "_name", name)
-        return obj
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"'tritensor.layout' object attribute '{name}' is read-only")
-
-    def __repr__(self):
-        return f"tritensor.{self._name}"
-
-    __str__ = __repr__
-
-    def __reduce__(self):
-        return self._name          # pickled as the module-level name: unpickles to the same object
+class layout(NamedSingleton):
+    __slots__ = ()
 
 
 strided = layout._create("strided")

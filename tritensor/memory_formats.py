@@ -13,29 +13,11 @@ memory_formats, plural as dtypes, so that the exported class never hides a modul
 """
 from __future__ import annotations
 
+from ._named_singleton import NamedSingleton
 
-class memory_format:
-    __slots__ = ("_name",)
 
-    def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'tritensor.memory_format' instances")
-
-    @classmethod
-    def _create(cls, name):
-        obj = object.__new__(cls)
-        object.__setattr__(obj, "_name", name)
-        return obj
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"'tritensor.memory_format' object attribute '{name}' is read-only")
-
-    def __repr__(self):
-        return f"tritensor.{self._name}"
-
-    __str__ = __repr__
-
-    def __reduce__(self):
-        return self._name          # pickled as the module-level name: unpickles to the same object
+class memory_format(NamedSingleton):
+    __slots__ = ()
 
 
 preserve_format = memory_format._create("preserve_format")

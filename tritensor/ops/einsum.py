@@ -21,6 +21,7 @@ from . import views as _views
 from ._checks import check_tensor
 from ._shapes import wrap_dim
 from .elementwise import mul
+from .matrix_functions import chain_product, matrix_chain_order
 from .surface import _CPP_NAMES, declare
 
 _LETTERS = 26
@@ -479,31 +480,8 @@ def multi_dot(tensors):
         else:
             product = _linalg.mm(_linalg.mm(mats[0], mats[1]), mats[2])
         return _views.view(product, tuple(out_shape))
-    order = _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]])
-    return _views.view(_chain_product(mats, order, 0, n - 1), tuple(out_shape))
-
-
-def _chain_order(p):
-    """Cormen et al.'s matrix-chain order: s[i][j] the split of the cheapest product i..j."""
-    n = len(p) - 1
-    cost = [[0] * n for _ in range(n)]
-    split = [[0] * n for _ in range(n)]
-    for length in range(1, n):
-        for i in range(n - length):
-            j = i + length
-            cost[i][j] = None
-            for k in range(i, j):
-                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
-                if cost[i][j] is None or q < cost[i][j]:
-                    cost[i][j], split[i][j] = q, k
-    return split
-
-
-def _chain_product(mats, split, i, j):
-    if i == j:
-        return mats[i]
-    k = split[i][j]
-    return _linalg.mm(_chain_product(mats, split, i, k), _chain_product(mats, split, k + 1, j))
+    order = matrix_chain_order([tuple(m.shape) for m in mats])
+    return _views.view(chain_product(mats, order, 0, n - 1), tuple(out_shape))
 
 
 # --------------------------------------------------------------------------- declarations

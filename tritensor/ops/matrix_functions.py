@@ -214,7 +214,7 @@ declare("matrix_power", matrix_power, out="exact")
 
 
 # =========================================================================== multi_dot
-def _chain_order(shapes):
+def matrix_chain_order(shapes):
     """torch's matrix_chain_order: the split s[i][j] of the cheapest product of matrices i..j
     (the classic dynamic program; the first cheapest split wins)."""
     n = len(shapes)
@@ -232,11 +232,12 @@ def _chain_order(shapes):
     return split
 
 
-def _chain(tensors, split, i, j):
+def chain_product(tensors, split, i, j):
+    """The product of matrices i..j in the order matrix_chain_order chose (also chain_matmul's)."""
     if i == j:
         return tensors[i]
     k = split[i][j]
-    return _chain(tensors, split, i, k).mm(_chain(tensors, split, k + 1, j))
+    return chain_product(tensors, split, i, k).mm(chain_product(tensors, split, k + 1, j))
 
 
 def multi_dot(tensors):
@@ -289,7 +290,7 @@ def multi_dot(tensors):
         else:
             result = mats[0].mm(mats[1]).mm(mats[2])
     else:
-        result = _chain(mats, _chain_order([tuple(m.shape) for m in mats]), 0, n - 1)
+        result = chain_product(mats, matrix_chain_order([tuple(m.shape) for m in mats]), 0, n - 1)
     return result.view(tuple(out_shape))
 
 
