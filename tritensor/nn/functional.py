@@ -15,6 +15,7 @@ from ..ops import elementwise as _ew
 from ..ops import pointwise as _pw
 from ..ops import nn as _nn
 from ..ops import padding as _padding
+from ..ops import resample as _resample
 from ..ops import normalization as _norm
 from ..ops import reduce as _reduce
 from ..ops import softmax as _softmax
@@ -74,6 +75,19 @@ def pad(input, pad, mode="constant", value=None):
     """torch.nn.functional.pad: constant (any dims; negative pads cut), reflect, replicate,
     circular (the last 1-3 dims), with torch's errors (ops/padding.py)."""
     return _padding.pad(input, pad, mode, value)
+
+
+# ------------------------------------------------------------------ folding and shuffling
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.unfold (im2col): the sliding blocks of a (N, C, H, W) input as the
+    columns of a (N, C*kh*kw, L) tensor (ops/resample.py)."""
+    return _resample.im2col(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.fold (col2im): the columns of a (N, C*kh*kw, L) tensor summed back
+    into a (N, C, H, W) output, overlapping blocks added (ops/resample.py)."""
+    return _resample.col2im(input, output_size, kernel_size, dilation, padding, stride)
 
 
 # ------------------------------------------------------------------ normalization
@@ -410,6 +424,80 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if inplace:
         return input.mul_(scale)
     return input * scale
+
+
+def _feature_dropout(input, p, training, inplace):
+    """torch's _dropout_impl<feature_dropout>: one keep/drop draw per (sample, channel), shared by
+    every position of the channel, kept ones scaled by 1 / (1 - p)."""
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1:
+        zero = _creation.zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    noise = _creation.empty(*input.shape[:2], *([1] * (input.dim() - 2)), dtype=input.dtype, device=input.device)
+    noise.bernoulli_(1 - p)
+    noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _batched_feature_dropout(input, p, training, inplace, batched):
+    if not batched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    result = _feature_dropout(input, p, training, inplace)
+    if not batched:
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
+    return result
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """torch.nn.functional.dropout1d: zero whole channels of a (N, C, L) or (C, L) input with
+    probability p, the rest scaled by 1 / (1 - p)."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _batched_feature_dropout(input, p, training, inplace, input.dim() == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """torch.nn.functional.dropout2d: channel-wise dropout of a (N, C, H, W) input (dim 1 is the
+    channel for any rank, with torch's deprecation warnings for ranks other than 4)."""
+    _check_p(p)
+    d = input.dim()
+    if d not in (3, 4):
+        _warnings.warn(f"dropout2d: Received a {d}-D input to dropout2d, which is deprecated and will result in an "
+                       "error in a future release. To retain the behavior and silence this warning, please use "
+                       "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                       "inputs).", stacklevel=2)
+    if d == 3:
+        _warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                       "This behavior will change in a future release to interpret the input as one without a batch "
+                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                       "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """torch.nn.functional.dropout3d: channel-wise dropout of a (N, C, D, H, W) or (C, D, H, W) input."""
+    _check_p(p)
+    d = input.dim()
+    if d not in (4, 5):
+        _warnings.warn(f"dropout3d: Received a {d}-D input to dropout3d, which is deprecated and will result in an "
+                       "error in a future release. To retain the behavior and silence this warning, please use "
+                       "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                       "inputs).", stacklevel=2)
+    return _batched_feature_dropout(input, p, training, inplace, d == 5)
 
 
 _SELU_ALPHA = 1.7580993408473766     # -scale * alpha of SELU: where alpha dropout sends a dropped value

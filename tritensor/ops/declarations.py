@@ -65,7 +65,7 @@ declare("transpose", _views.transpose, aliases=("swapaxes", "swapdims"), inplace
 declare("movedim", _views.movedim, aliases=("moveaxis",))
 declare("view", method=_views.view)
 declare("expand", method=_views.expand)
-declare("unfold", method=_views.unfold)
+declare("unfold", method=_views.unfold, functional="own")   # F.unfold is im2col (nn/functional.py)
 declare("view_as", method=lambda self, other: _views.view(self, other.shape))
 declare("reshape_as", method=lambda self, other: _views.reshape(self, other.shape))
 declare("expand_as", method=lambda self, other: _views.expand(self, other.shape))
@@ -290,7 +290,8 @@ declare("broadcast_shapes", broadcast_shapes, method=False)
 # surface test knows every public name of tt.nn.functional.
 for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss",
               "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
-              "cross_entropy", "embedding", "dropout", "one_hot", "alpha_dropout", "feature_alpha_dropout"):
+              "cross_entropy", "embedding", "dropout", "one_hot", "alpha_dropout", "feature_alpha_dropout",
+              "dropout1d", "dropout2d", "dropout3d", "fold"):
     declare(_name, method=False, functional="own")
 declare("leaky_relu_", method=False, functional="own")
 for _name in ("hardtanh", "hardtanh_", "relu6"):

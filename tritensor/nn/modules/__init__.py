@@ -3,7 +3,9 @@ from .activation import GELU, Hardtanh, LeakyReLU, ReLU6, LogSoftmax, ReLU, Sigm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .dropout import Dropout
+from .channelshuffle import ChannelShuffle
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
+from .fold import Fold, Unfold
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import (
@@ -12,6 +14,12 @@ from .loss import (
 from .module import Module
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
+from .padding import (
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d,
+)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .sparse import Embedding
 
 __all__ = [
@@ -20,5 +28,8 @@ __all__ = [
     "LayerNorm", "GroupNorm", "LocalResponseNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
     "InstanceNorm2d", "InstanceNorm3d", "Embedding", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss",
     "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-    "ConvTranspose2d", "ConvTranspose3d",
+    "ConvTranspose2d", "ConvTranspose3d", "Dropout1d", "Dropout2d", "Dropout3d", "ChannelShuffle", "Fold", "Unfold",
+    "PixelShuffle", "PixelUnshuffle", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
+    "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]

@@ -1,0 +1,136 @@
+"""Writes tests/data/resample_torch_values.npz: torch's values, gradients, node names and error
+texts for the resampling family (F.unfold/fold, pixel_(un)shuffle, channel_shuffle, the padding
+modules, F.interpolate in every mode, grid_sample, affine_grid). Run once with torch; tritensor's
+tests (tests/test_resample.py) read the file and never import torch.
+
+    /work/torchenv/bin/python tests/data/make_resample_torch_values.py
+
+Each value case: float64 inputs from a seeded NumPy generator, torch's output, and the gradient
+of sum(output * g) for each differentiable input, g a seeded random cotangent.
+"""
+import json
+import pathlib
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+rng = np.random.default_rng(20261125)
+ARRAYS, META = {}, {"cases": [], "errors": [], "reprs": {}}
+
+
+def _call(fn_name, args, kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return eval(fn_name, {"F": F, "torch": torch, "nn": nn})(*args, **kwargs)
+
+
+def value_case(name, fn_name, shapes, kwargs=None, extra=(), grad=True):
+    """shapes: the shapes of the tensor arguments (float64 normal values); extra: the further
+    positional arguments after them."""
+    kwargs = kwargs or {}
+    xs = [torch.tensor(rng.standard_normal(s), requires_grad=grad) for s in shapes]
+    y = _call(fn_name, list(xs) + list(extra), kwargs)
+    entry = {"name": name, "fn": fn_name, "n": len(xs), "extra": list(extra), "kwargs": kwargs,
+             "node": type(y.grad_fn).__name__ if y.grad_fn is not None else None}
+    for i, x in enumerate(xs):
+        ARRAYS[f"{name}.x{i}"] = x.detach().numpy()
+    ARRAYS[f"{name}.y"] = y.detach().numpy()
+    if grad:
+        g = torch.tensor(rng.standard_normal(tuple(y.shape)))
+        ARRAYS[f"{name}.g"] = g.numpy()
+        grads = torch.autograd.grad(y, xs, g)
+        for i, gx in enumerate(grads):
+            ARRAYS[f"{name}.gx{i}"] = gx.numpy()
+    META["cases"].append(entry)
+
+
+def error_case(fn_name, shape, args, kwargs=None, dtype="float32"):
+    kwargs = kwargs or {}
+    x = torch.zeros(shape, dtype=getattr(torch, dtype))
+    try:
+        _call(fn_name, [x] + list(args), kwargs)
+    except Exception as e:   # noqa: BLE001  (recording which exception torch raises)
+        META["errors"].append({"fn": fn_name, "shape": list(shape), "dtype": dtype, "args": list(args),
+                               "kwargs": kwargs, "type": type(e).__name__, "message": str(e)})
+        return
+    raise AssertionError(f"no error: {fn_name} {shape} {args} {kwargs}")
+
+
+# --------------------------------------------------------------------------- folding, shuffling
+value_case("unfold_basic", "F.unfold", [(2, 3, 4, 5)], extra=[(2, 3)])
+value_case("unfold_all_args", "F.unfold", [(1, 2, 5, 6)], {"dilation": (2, 1), "padding": (1, 2), "stride": (2, 3)},
+           extra=[3])
+value_case("unfold_unbatched", "F.unfold", [(3, 4, 4)], {"stride": 2}, extra=[2])
+value_case("fold_overlapping", "F.fold", [(2, 12, 12)], extra=[(4, 5), 2])
+value_case("fold_all_args", "F.fold", [(1, 6, 4)], {"dilation": (1, 2), "padding": 1, "stride": (2, 1)},
+           extra=[(3, 4), (2, 3)])
+value_case("fold_unbatched", "F.fold", [(8, 4)], {"stride": 2}, extra=[(4, 4), 2])
+value_case("pixel_shuffle", "F.pixel_shuffle", [(2, 18, 2, 3)], extra=[3])
+value_case("pixel_shuffle_5d", "F.pixel_shuffle", [(2, 1, 8, 2, 1)], extra=[2])
+value_case("pixel_unshuffle", "F.pixel_unshuffle", [(1, 2, 4, 6)], extra=[2])
+value_case("channel_shuffle", "F.channel_shuffle", [(2, 6, 3)], extra=[3])
+value_case("channel_shuffle_4d", "F.channel_shuffle", [(1, 8, 2, 2)], extra=[2])
+
+for fn, shape, args, kwargs, dtype in [
+    ("F.unfold", (2, 3, 3, 3), [4], {}, "float32"),
+    ("F.unfold", (2, 3, 3, 3), [0], {}, "float32"),
+    ("F.unfold", (2, 3, 3, 3), [2], {"dilation": 0}, "float32"),
+    ("F.unfold", (2, 3, 3, 3), [2], {"padding": -1}, "float32"),
+    ("F.unfold", (2, 3, 3, 3), [2], {"stride": 0}, "float32"),
+    ("F.unfold", (2, 3, 3, 3), [(2, 2, 2)], {}, "float32"),
+    ("F.unfold", (2, 0, 3, 3), [2], {}, "float32"),
+    ("F.unfold", (2, 3, 4, 4, 4), [2], {}, "float32"),
+    ("F.unfold", (3, 3), [2], {}, "float32"),
+    ("F.unfold", (2, 3, 3, 3), [2], {}, "int64"),
+    ("F.fold", (2, 12, 4), [(3, 4), 2], {}, "float32"),
+    ("F.fold", (2, 12, 4), [(3, 3), 5], {}, "float32"),
+    ("F.fold", (2, 10, 4), [(3, 3), 2], {}, "float32"),
+    ("F.fold", (12,), [(3, 3), 2], {}, "float32"),
+    ("F.fold", (2, 12, 4), [(3, 3), 0], {}, "float32"),
+    ("F.fold", (2, 12, 4), [(3, 3), 2], {"stride": 0}, "float32"),
+    ("F.fold", (2, 12, 4), [(3, 3), 2], {"padding": -1}, "float32"),
+    ("F.fold", (2, 12, 4), [(3, 3), 2], {"dilation": 0}, "float32"),
+    ("F.fold", (2, 12, 4), [(0, 3), 2], {}, "float32"),
+    ("F.fold", (2, 12, 4), [(3, 3, 3), 2], {}, "float32"),
+    ("F.fold", (2, 12, 4), [(3, 3), 2], {}, "int64"),
+    ("F.pixel_shuffle", (2, 8, 3, 3), [3], {}, "float32"),
+    ("F.pixel_shuffle", (8, 3), [2], {}, "float32"),
+    ("F.pixel_shuffle", (2, 8, 3, 3), [0], {}, "float32"),
+    ("F.pixel_shuffle", (2, 8, 3, 3), [2.0], {}, "float32"),
+    ("F.pixel_unshuffle", (2, 8, 3, 4), [2], {}, "float32"),
+    ("F.pixel_unshuffle", (2, 8, 4, 3), [2], {}, "float32"),
+    ("F.pixel_unshuffle", (2, 8, 4, 4), [-1], {}, "float32"),
+    ("F.pixel_unshuffle", (4,), [2], {}, "float32"),
+    ("F.channel_shuffle", (2, 8, 3), [3], {}, "float32"),
+    ("F.channel_shuffle", (2, 8, 3), [0], {}, "float32"),
+    ("F.channel_shuffle", (2, 8), [2], {}, "float32"),
+    ("F.channel_shuffle", (8,), [0], {}, "float32"),
+    ("F.dropout1d", (2, 3, 4, 5), [], {}, "float32"),
+    ("F.dropout1d", (2, 3), [], {"p": 1.5}, "float32"),
+    ("F.dropout2d", (2, 3, 4, 5), [], {}, "int64"),
+]:
+    error_case(fn, shape, args, kwargs, dtype)
+
+# --------------------------------------------------------------------------- padding modules
+x = torch.tensor(rng.standard_normal((2, 3, 4, 5, 6)))
+for mod in [nn.ZeroPad1d(2), nn.ZeroPad2d((1, 0, 2, 1)), nn.ZeroPad3d(1), nn.ConstantPad1d((1, 3), 2.5),
+            nn.ConstantPad2d(1, -1.0), nn.ConstantPad3d((1, 0, 0, 2, 1, 1), 0.5), nn.ReflectionPad1d((2, 3)),
+            nn.ReflectionPad2d(2), nn.ReflectionPad3d((1, 2, 0, 1, 2, 1)), nn.ReplicationPad1d(4),
+            nn.ReplicationPad2d((0, 2, 3, 1)), nn.ReplicationPad3d(2), nn.CircularPad1d((2, 1)),
+            nn.CircularPad2d(1), nn.CircularPad3d((1, 2, 0, 1, 2, 0))]:
+    k = int(type(mod).__name__[-2])
+    inp = x[0, 0, 0, 0] if k == 1 else x[0, 0, 0] if k == 2 else x[0, 0]   # unbatched (C, ...) inputs too
+    inp = inp.reshape((1,) * (k + 1 - inp.dim()) + tuple(inp.shape)) if inp.dim() < k + 1 else inp
+    batched = x.reshape(-1)[: 2 * 3 * int(np.prod(inp.shape[1:]))].reshape((2, 3) + tuple(inp.shape[1:]))
+    name = type(mod).__name__
+    META["reprs"][name] = repr(mod)
+    ARRAYS[f"{name}.x"] = batched.numpy()
+    ARRAYS[f"{name}.y"] = mod(batched).numpy()
+
+# --------------------------------------------------------------------------- writing
+META_JSON = json.dumps(META)
+np.savez_compressed(pathlib.Path(__file__).with_name("resample_torch_values.npz"), meta=np.array(META_JSON), **ARRAYS)
+print(len(META["cases"]), "value cases,", len(META["errors"]), "errors")

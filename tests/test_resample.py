@@ -1,0 +1,169 @@
+"""The resampling family beyond its op records (tests/opinfo_resample.py): values, gradients, node
+names and error texts recorded from torch (tests/data/resample_torch_values.npz, written by
+tests/data/make_resample_torch_values.py), hand-computed cases, and the modules (padding,
+PixelShuffle, ChannelShuffle, Fold/Unfold, the channel dropouts) with torch's reprs.
+
+The emulated cuda device runs a few small cases (each op is a handful of launches).
+"""
+import json
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+import tritensor as tt
+import tritensor.nn as nn
+import tritensor.nn.functional as F
+from conftest import to_numpy
+import opinfo  # noqa: F401,I001  (first: it imports every opinfo_<family> module, this one's included)
+
+DATA = np.load(pathlib.Path(__file__).parent / "data" / "resample_torch_values.npz")
+META = json.loads(str(DATA["meta"]))
+CASES = {c["name"]: c for c in META["cases"]}
+CUDA_CASES = ("unfold_all_args", "pixel_shuffle", "channel_shuffle_4d")
+_TT = {"F": F, "tt": tt, "nn": nn}
+
+
+def _run(case, device):
+    n = case["name"]
+    xs = [tt.tensor(DATA[f"{n}.x{i}"], dtype=tt.float64, device=device, requires_grad=True) for i in range(case["n"])]
+    extra = [tuple(a) if isinstance(a, list) else a for a in case["extra"]]
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in case["kwargs"].items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = eval(case["fn"], _TT)(*xs, *extra, **kwargs)
+    grads = tt.autograd.grad(y, xs, tt.tensor(DATA[f"{n}.g"], dtype=tt.float64, device=device)) if f"{n}.g" in DATA \
+        else ()
+    return y, grads
+
+
+def _check_case(name, device):
+    case = CASES[name]
+    y, grads = _run(case, device)
+    assert (y.grad_fn.name() if y.grad_fn is not None else None) == case["node"]
+    np.testing.assert_allclose(to_numpy(y), DATA[f"{name}.y"], rtol=1e-12, atol=1e-12)
+    for i, g in enumerate(grads):
+        np.testing.assert_allclose(to_numpy(g), DATA[f"{name}.gx{i}"], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.split("_")[0] in ("unfold", "fold", "pixel", "channel")))
+def test_fold_and_shuffle_values_gradients_and_nodes_match_torch(name):
+    _check_case(name, "cpu")
+
+
+@pytest.mark.parametrize("name", CUDA_CASES)
+def test_fold_and_shuffle_match_torch_on_cuda(name):
+    _check_case(name, "cuda")
+
+
+_ERRORS = {"RuntimeError": RuntimeError, "TypeError": TypeError, "ValueError": ValueError, "IndexError": IndexError,
+           "NotImplementedError": NotImplementedError}
+
+
+@pytest.mark.parametrize("i", range(len(META["errors"])))
+def test_errors_match_torch(i):
+    e = META["errors"][i]
+    x = tt.zeros(*e["shape"], dtype=getattr(tt, e["dtype"]))
+    args = [tuple(a) if isinstance(a, list) else a for a in e["args"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(_ERRORS[e["type"]]) as info:
+            eval(e["fn"], _TT)(x, *args, **e["kwargs"])
+    assert str(info.value).strip("'\"") == e["message"].strip("'\""), e
+
+
+# --------------------------------------------------------------------------- hand-computed
+def test_unfold_and_fold_by_hand():
+    x = tt.arange(9.0).reshape(1, 1, 3, 3)
+    cols = F.unfold(x, 2)
+    # four 2x2 blocks at (0,0), (0,1), (1,0), (1,1); row k of a column is tap k (row-major)
+    assert to_numpy(cols)[0].tolist() == [[0, 1, 3, 4], [1, 2, 4, 5], [3, 4, 6, 7], [4, 5, 7, 8]]
+    # fold adds every copy back: the centre pixel is in all four blocks, the corners in one
+    assert to_numpy(F.fold(cols, (3, 3), 2))[0, 0].tolist() == [[0, 2, 2], [6, 16, 10], [6, 14, 8]]
+    # fold(unfold(ones)) counts each pixel's blocks (torch's divisor for overlap-averaging)
+    assert to_numpy(F.fold(F.unfold(tt.ones(1, 1, 3, 3), 2), (3, 3), 2))[0, 0].tolist() == \
+        [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
+
+
+def test_unfold_keeps_non_finite_values_where_they_are():
+    x = tt.tensor([[[[1.0, float("inf")], [float("nan"), 2.0]]]])
+    cols = to_numpy(F.unfold(x, 1, padding=1))[0, 0]
+    assert np.isinf(cols[6]) and np.isnan(cols[9]) and cols[5] == 1 and cols[10] == 2
+    assert np.isfinite(np.delete(cols, [6, 9])).all()     # the padding stays 0 (no 0 * inf products)
+
+
+def test_shuffles_by_hand(device):
+    x = tt.arange(8.0, device=device).reshape(1, 8, 1, 1)
+    assert to_numpy(F.channel_shuffle(x, 2)).reshape(-1).tolist() == [0, 4, 1, 5, 2, 6, 3, 7]
+    assert to_numpy(tt.pixel_shuffle(x[:, :4], 2))[0, 0].tolist() == [[0, 1], [2, 3]]
+    y = tt.arange(16, device=device).reshape(1, 1, 4, 4)
+    assert to_numpy(F.pixel_unshuffle(y, 2))[0, :, 0, 0].tolist() == [0, 1, 4, 5]
+    assert to_numpy(F.pixel_shuffle(F.pixel_unshuffle(y, 2), 2)).tolist() == to_numpy(y).tolist()
+
+
+# --------------------------------------------------------------------------- modules
+@pytest.mark.parametrize("name", sorted(META["reprs"]))
+def test_padding_modules_match_torch(name):
+    k = int(name[-2])
+    parts = META["reprs"][name][len(name) + 1:-1]
+    if parts.startswith("padding="):       # ConstantPadNd(padding=(...), value=v)
+        padding, value = parts[len("padding="):].rsplit(", value=", 1)
+        mod = getattr(nn, name)(eval(padding), float(value))
+    else:
+        mod = getattr(nn, name)(eval(parts))
+    assert repr(mod) == META["reprs"][name]
+    x = tt.tensor(DATA[f"{name}.x"], dtype=tt.float64)
+    np.testing.assert_array_equal(to_numpy(mod(x)), DATA[f"{name}.y"])
+    np.testing.assert_array_equal(to_numpy(mod(x[0])), DATA[f"{name}.y"][0])      # unbatched (C, ...)
+    if name.startswith("Circular"):
+        with pytest.raises(ValueError, match=f"expected {k + 1}D or {k + 2}D input \\(got {k + 3}D input\\)"):
+            mod(x.unsqueeze(0))
+
+
+def test_padding_module_int_padding_and_gradient_on_cuda():
+    mod = nn.ReflectionPad2d(1)
+    assert mod.padding == (1, 1, 1, 1)
+    x = tt.arange(6.0, device="cuda").reshape(1, 1, 2, 3).requires_grad_()
+    y = mod(x)
+    assert to_numpy(y)[0, 0].tolist() == [[4, 3, 4, 5, 4], [1, 0, 1, 2, 1], [4, 3, 4, 5, 4], [1, 0, 1, 2, 1]]
+    y.sum().backward()      # the copies of each input pixel: the middle column 3 times a row, each row twice
+    assert to_numpy(x.grad)[0, 0].tolist() == [[2, 6, 2], [2, 6, 2]]
+
+
+def test_module_reprs_and_forward_match_torch():
+    assert repr(nn.PixelShuffle(3)) == "PixelShuffle(upscale_factor=3)"
+    assert repr(nn.PixelUnshuffle(2)) == "PixelUnshuffle(downscale_factor=2)"
+    assert repr(nn.ChannelShuffle(4)) == "ChannelShuffle(groups=4)"
+    assert repr(nn.Unfold((2, 3), stride=2)) == "Unfold(kernel_size=(2, 3), dilation=1, padding=0, stride=2)"
+    assert repr(nn.Fold((4, 5), 2, padding=1)) == "Fold(output_size=(4, 5), kernel_size=2, dilation=1, padding=1, " \
+                                                  "stride=1)"
+    assert repr(nn.Dropout2d(0.3, inplace=True)) == "Dropout2d(p=0.3, inplace=True)"
+    x = tt.randn(1, 8, 4, 4)
+    assert tt.equal(nn.PixelUnshuffle(2)(nn.PixelShuffle(2)(x)), x)
+    assert tt.equal(nn.ChannelShuffle(2)(x), F.channel_shuffle(x, 2))
+    assert tt.allclose(nn.Fold((4, 4), 2, stride=2)(nn.Unfold(2, stride=2)(x)), x)   # disjoint blocks: inverse
+
+
+def test_channel_dropout_modules():
+    x = tt.ones(30, 20, 3, 2)
+    m = nn.Dropout2d(0.25)
+    y = to_numpy(m(x))
+    assert set(np.unique(y)) == {0.0, np.float32(1 / 0.75)}
+    assert (y == y[:, :, :1, :1]).all()                 # whole channels
+    assert abs((y[:, :, 0, 0] != 0).mean() - 0.75) < 0.05
+    m.eval()
+    assert m(x) is x
+    tt.manual_seed(7)
+    a = F.dropout1d(tt.ones(6, 5), 0.5)                 # unbatched (C, L): per channel, squeezed back
+    tt.manual_seed(7)
+    b = F.dropout1d(tt.ones(1, 6, 5), 0.5)[0]
+    assert tt.equal(a, b) and a.shape == (6, 5)
+    x3 = tt.ones(2, 4, 2, 2, 2)
+    z = x3.clone()
+    assert nn.Dropout3d(0.5, inplace=True)(z) is z
+    assert ((to_numpy(z) == 0) | (to_numpy(z) == 2)).all()
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+        F.dropout2d(tt.ones(2, 3, 4))
+    y = F.dropout3d(tt.ones(2, 4, 2, 2, requires_grad=True), 0.5)     # unbatched (C, D, H, W)
+    assert y.grad_fn.name() == "SqueezeBackward1"

@@ -1,0 +1,48 @@
+"""Fold and Unfold, as torch.nn.modules.fold (F.fold = col2im, F.unfold = im2col)."""
+from __future__ import annotations
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["Fold", "Unfold"]
+
+
+class Fold(Module):
+    """Sums the columns of a (N, C*prod(kernel_size), L) input back into (N, C, *output_size)."""
+
+    __constants__ = ["output_size", "kernel_size", "dilation", "padding", "stride"]
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return ("output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, padding={padding}, "
+                "stride={stride}".format(**self.__dict__))
+
+
+class Unfold(Module):
+    """The sliding blocks of a (N, C, H, W) input as the columns of (N, C*prod(kernel_size), L)."""
+
+    __constants__ = ["kernel_size", "dilation", "padding", "stride"]
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return "kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}".format(
+            **self.__dict__)
