@@ -1069,6 +1069,213 @@ def addcdiv(x, a, b):
     return x + _div(a, b)
 
 
+# ------------------------------------------------------------------ activations (issue 25.1)
+# torch.nn's activations and their fused backwards, written with torch's comparisons
+# (aten/src/ATen/native/cpu/Activation.cpp) so that the kinks, -0.0 and NaN come out as torch's
+# kernels give them. A scalar parameter (alpha, lambd, beta ...) is an operand the launcher
+# passes as a kernel scalar.
+@triton.jit
+def elu(x, alpha):
+    # x <= 0 ? alpha * (e^x - 1) : x (NaN takes the x branch)
+    return tl.where(x <= 0, alpha * expm1(x), x)
+
+
+@triton.jit
+def elu_backward(grad, x, alpha):
+    return tl.where(x <= 0, grad * alpha * tl.exp(x), grad)
+
+
+@triton.jit
+def celu(x, alpha):
+    # torch's celu is elu with input_scale 1 / alpha: alpha * (e^(x / alpha) - 1) for x <= 0
+    inv = _div(1.0, alpha)
+    return tl.where(x <= 0, alpha * expm1(x * inv), x)
+
+
+@triton.jit
+def celu_backward(grad, x, alpha):
+    inv = _div(1.0, alpha)
+    return tl.where(x <= 0, grad * inv * alpha * tl.exp(x * inv), grad)
+
+
+@triton.jit
+def selu(x):
+    # scale * elu(x, alpha) with SELU's constants: negcoef = alpha * scale, poscoef = scale
+    return tl.where(x <= 0, (1.6732632423543772848 * 1.0507009873554804934) * expm1(x),
+                    1.0507009873554804934 * x)
+
+
+@triton.jit
+def selu_backward(grad, x):
+    return tl.where(x <= 0, grad * (1.6732632423543772848 * 1.0507009873554804934) * tl.exp(x),
+                    grad * 1.0507009873554804934)
+
+
+@triton.jit
+def _inside(x, lambd):
+    # -lambd <= x <= lambd (false for NaN)
+    return (x >= _negate(lambd)) & (x <= lambd)
+
+
+@triton.jit
+def hardshrink(x, lambd):
+    return tl.where(_inside(x, lambd), 0.0, x)
+
+
+@triton.jit
+def hardshrink_backward(grad, x, lambd):
+    # torch's float kernel: 0 inside [-lambd, lambd], grad elsewhere (NaN passes it)
+    return tl.where(_inside(x, lambd), 0.0, grad)
+
+
+@triton.jit
+def softshrink(x, lambd):
+    # x * 0 in the middle keeps -0.0 and NaN as torch's kernel does
+    return tl.where(x > lambd, x - lambd, tl.where(x < _negate(lambd), x + lambd, x * 0.0))
+
+
+@triton.jit
+def softshrink_backward(grad, x, lambd):
+    return tl.where(_inside(x, lambd), 0.0, grad)
+
+
+@triton.jit
+def hardsigmoid(x):
+    # min(max(x + 3, 0), 6) / 6 with NaN kept
+    r = x + 3.0
+    r = tl.where(r < 0, 0.0, r)
+    r = tl.where(r > 6, 6.0, r)
+    return _div(r, tl.full(r.shape, 6.0, r.dtype))
+
+
+@triton.jit
+def hardsigmoid_backward(grad, x):
+    # torch multiplies by its float constant 1.0f / 6.0f, in every dtype (float64 too)
+    return tl.where((x > -3.0) & (x < 3.0), grad * 0.16666667163372039795, 0.0)
+
+
+@triton.jit
+def hardswish(x):
+    r = x + 3.0
+    r = tl.where(r < 0, 0.0, r)
+    r = tl.where(r > 6, 6.0, r)
+    return _div(x * r, tl.full(r.shape, 6.0, r.dtype))
+
+
+@triton.jit
+def hardswish_backward(grad, x):
+    # torch: 0 for x <= -3, grad (x / 3 + 1/2) for -3 < x < 3, grad from 3 on (and for NaN)
+    mid = grad * (_div(x, tl.full(x.shape, 3.0, x.dtype)) + 0.5)
+    return tl.where(x <= -3.0, 0.0, tl.where(x < 3.0, mid, grad))
+
+
+@triton.jit
+def log_sigmoid(x):
+    # min(x, 0) - log1p(e^-|x|): no exp overflows; NaN stays NaN
+    return tl.where(x > 0, 0.0, x) - _log1p(tl.exp(_negate(tl.abs(x))))
+
+
+@triton.jit
+def log_sigmoid_backward(grad, x):
+    z = tl.exp(_negate(tl.abs(x)))
+    q = _div(z, 1.0 + z)
+    return grad * tl.where(x < 0, 1.0 - q, q)
+
+
+@triton.jit
+def _tanh_softplus(x):
+    return tanh(_log1p(tl.exp(x)))
+
+
+@triton.jit
+def mish(x):
+    return x * _tanh_softplus(x)
+
+
+@triton.jit
+def mish_backward(grad, x):
+    s = sigmoid(x)
+    t = _tanh_softplus(x)
+    return grad * (t + x * s * (1.0 - t * t))
+
+
+@triton.jit
+def softplus(x, beta, threshold):
+    # linear above the threshold (of x * beta), log1p(e^(x beta)) / beta below
+    xb = x * beta
+    return tl.where(xb > threshold, x, _div(_log1p(tl.exp(xb)), beta))
+
+
+@triton.jit
+def softplus_backward_scaled(grad, xb, threshold):
+    # softplus' backward given xb = x * beta (the launcher multiplies first when beta != 1)
+    z = tl.exp(xb)
+    return tl.where(xb > threshold, grad, _div(grad * z, z + 1.0))
+
+
+@triton.jit
+def threshold(x, th, value):
+    return tl.where(x <= th, value, x)
+
+
+@triton.jit
+def threshold_backward(grad, x, th):
+    return tl.where(x <= th, tl.zeros_like(grad), grad)
+
+
+@triton.jit
+def glu_halves(a, b):
+    return a * sigmoid(b)
+
+
+@triton.jit
+def glu_grad_first(grad, b):
+    return grad * sigmoid(b)
+
+
+@triton.jit
+def glu_grad_second(grad, a, b):
+    s = sigmoid(b)
+    return (1.0 - s) * s * a * grad
+
+
+@triton.jit
+def leaky_relu(x, slope):
+    return tl.where(x > 0, x, x * slope)
+
+
+@triton.jit
+def leaky_relu_backward(grad, x, slope):
+    return tl.where(x > 0, grad, grad * slope)
+
+
+@triton.jit
+def prelu(x, w):
+    return tl.where(x > 0, x, w * x)
+
+
+@triton.jit
+def prelu_input_backward(grad, x, w):
+    return tl.where(x > 0, grad, w * grad)
+
+
+@triton.jit
+def prelu_weight_backward(grad, x):
+    return tl.where(x > 0, 0.0, x * grad)
+
+
+@triton.jit
+def rrelu_with_noise(x, noise):
+    # training mode: a random slope (noise, drawn in [lower, upper]) where x <= 0
+    return tl.where(x <= 0, x * noise, x)
+
+
+@triton.jit
+def rrelu_with_noise_backward(grad, x, noise):
+    return tl.where(x <= 0, grad * noise, grad)
+
+
+
 from . import special as _special  # noqa: E402  (the special functions' FNs: their own file)
 
 

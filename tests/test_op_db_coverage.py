@@ -24,7 +24,6 @@ PUBLIC = [n for n in NAMES if not n.startswith("_")]
 
 _CONV = "issue 22 (convolutional networks: convolution, pooling, normalisation, resampling)"
 _SEQ = "issue 24 (sequence models and attention)"
-_ACT = "issue 25 (the training toolkit: activations)"
 _LOSS = "issue 25 (the training toolkit: losses)"
 _MOD = "issue 25 (the training toolkit: other modules and utilities)"
 _COMPLEX = "complex numbers and torch.fft: a later issue (tritensor has no complex dtypes yet)"
@@ -54,12 +53,6 @@ ELSEWHERE = {
         "nn.functional.scaled_dot_product_attention", "nn.functional.multi_head_attention_forward",
         "nn.functional.embedding_bag", "nn.functional.rms_norm",
         "torch.ops.aten._flash_attention_forward", "torch.ops.aten._efficient_attention_forward"], _SEQ),
-    **dict.fromkeys([
-        "nn.functional.celu", "nn.functional.elu", "nn.functional.glu", "nn.functional.hardshrink",
-        "nn.functional.hardsigmoid", "nn.functional.hardswish", "nn.functional.logsigmoid", "nn.functional.mish",
-        "nn.functional.prelu", "nn.functional.rrelu", "nn.functional.selu", "nn.functional.softmin",
-        "nn.functional.softplus", "nn.functional.softshrink", "nn.functional.softsign",
-        "nn.functional.tanhshrink", "nn.functional.threshold"], _ACT),
     **dict.fromkeys([
         "nn.functional.cosine_embedding_loss", "nn.functional.ctc_loss", "nn.functional.gaussian_nll_loss",
         "nn.functional.hinge_embedding_loss", "nn.functional.kl_div", "nn.functional.margin_ranking_loss",

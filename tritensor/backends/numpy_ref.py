@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from . import numpy_special
+from . import numpy_act, numpy_special
 from ._special import erf  # noqa: F401  (a reference: ops name it by attribute)
 
 
@@ -641,8 +641,10 @@ def addcdiv(x, t1, t2, value=1):
 
 def elementwise(name):
     """The reference of elementwise op ``name``: a UFUNCS entry, a function here named as the op,
-    or one of backends/numpy_special.py (the special functions' references, their own file)."""
-    found = UFUNCS.get(name) or globals().get(name) or getattr(numpy_special, name, None)
+    or one of backends/numpy_special.py / numpy_act.py (the special functions' and the
+    activations' references, their own files)."""
+    found = (UFUNCS.get(name) or globals().get(name) or getattr(numpy_special, name, None)
+             or getattr(numpy_act, name, None))
     if found is None:
         raise KeyError(f"no NumPy reference for elementwise op {name!r}")
     return found

@@ -11,6 +11,7 @@ from .. import dtypes as _dt
 from ..autograd.composite import named_composite as _named_composite
 from ..ops import copy as _copy
 from ..ops import creation as _creation
+from ..ops import activations as _act
 from ..ops import elementwise as _ew
 from ..ops import pointwise as _pw
 from ..ops import nn as _nn
@@ -54,20 +55,12 @@ def gelu(input, approximate="none"):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x (NaN stays NaN); the gradient is 1 or the slope,
-    the slope at 0, as torch's leaky_relu_backward (self > 0)."""
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"leaky_relu_cpu" not implemented for \'{_dt.type_name(input.dtype)}\'')
-    if inplace:
-        return input.copy_(_leaky_relu(input, negative_slope))
-    return _named_composite("LeakyReluBackward0", _leaky_relu, input, negative_slope)   # torch's one node
-
-
-def _leaky_relu(input, negative_slope):
-    return _ew.where(_ew.gt(input, 0), input, _ew.mul(input, negative_slope))
+    the slope at 0, as torch's leaky_relu_backward (self > 0). One fused entry (ops/activations.py)."""
+    return _act.leaky_relu(input, negative_slope, inplace)
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    return leaky_relu(input, negative_slope, inplace=True)
+    return _act.leaky_relu(input, negative_slope, inplace=True)
 
 
 # ------------------------------------------------------------------ padding
@@ -609,3 +602,92 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 def relu6(input, inplace=False):
     """hardtanh(input, 0, 6), as torch's (HardtanhBackward0)."""
     return hardtanh(input, 0.0, 6.0, inplace)
+
+
+# ------------------------------------------------------------------ activations (ops/activations.py)
+def elu(input, alpha=1.0, inplace=False):
+    """alpha (e^x - 1) for x <= 0, x above; EluBackward0 (EluBackward1 in place)."""
+    return _act.elu(input, alpha, inplace)
+
+
+def elu_(input, alpha=1.0):
+    return _act.elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False):
+    """scale * elu(x, alpha) with SELU's constants (torch records EluBackward0)."""
+    return _act.selu_(input) if inplace else _act.selu(input)
+
+
+def selu_(input):
+    return _act.selu_(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (e^(x / alpha) - 1))."""
+    return _act.celu_(input, alpha) if inplace else _act.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return _act.celu_(input, alpha)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """value where x <= threshold, x elsewhere."""
+    return _act.threshold_(input, threshold, value) if inplace else _act.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return _act.threshold_(input, threshold, value)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: random slopes in [lower, upper] in training, their mean in eval."""
+    return (_act.rrelu_(input, lower, upper, training) if inplace
+            else _act.rrelu(input, lower, upper, training))
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return _act.rrelu_(input, lower, upper, training)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the halves a, b of the input along dim."""
+    return _act.glu(input, dim)
+
+
+def hardsigmoid(input, inplace=False):
+    return _act.hardsigmoid(input, inplace)
+
+
+def hardswish(input, inplace=False):
+    return _act.hardswish(input, inplace)
+
+
+def logsigmoid(input):
+    return _act.logsigmoid(input)
+
+
+def mish(input, inplace=False):
+    return _act.mish(input, inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _act.softplus(input, beta, threshold)
+
+
+def softshrink(input, lambd=0.5):
+    return _act.softshrink(input, lambd)
+
+
+def softsign(input):
+    return _act.softsign(input)
+
+
+def tanhshrink(input):
+    return _act.tanhshrink(input)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along dim (torch's deprecated implicit dim, with its warning)."""
+    return _act.softmin(input, _softmax_dim("softmin", input, dim, _stacklevel), dtype=dtype)

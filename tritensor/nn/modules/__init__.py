@@ -1,5 +1,9 @@
 """tt.nn modules: Module and the layers built on it."""
 from .activation import GELU, Hardtanh, LeakyReLU, ReLU6, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .activation import (
+    CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, LogSigmoid, Mish, PReLU, RReLU, Softmax2d, Softmin,
+    Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
+)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
@@ -32,4 +36,6 @@ __all__ = [
     "PixelShuffle", "PixelUnshuffle", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
     "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "ELU", "SELU", "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "Mish", "PReLU", "RReLU",
+    "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "Softmax2d",
 ]

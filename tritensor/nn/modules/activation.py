@@ -1,7 +1,10 @@
 """Activation layers, as torch.nn.modules.activation: each calls its F.<name>."""
 from __future__ import annotations
 
+from ...ops.creation import empty
 from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax"]
@@ -130,3 +133,201 @@ class Softmax(_AlongDim):
 class LogSoftmax(_AlongDim):
     """log(softmax(x)) along ``dim``, computed stably."""
     _function = staticmethod(F.log_softmax)
+
+
+# --------------------------------------------------------------------------- issue 25's activations
+class _Inplace(Module):
+    """An activation with only ``inplace``: F.<_function>(input, inplace)."""
+    _function = None
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return type(self)._function(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class _NoReprInplace(_Inplace):
+    """torch's Hardsigmoid and Hardswish show no ``inplace`` in their repr."""
+
+    def extra_repr(self):
+        return ""
+
+
+class _Plain(Module):
+    """An activation without parameters: F.<_function>(input)."""
+    _function = None
+
+    def forward(self, input):
+        return type(self)._function(input)
+
+
+class ELU(Module):
+    """alpha (e^x - 1) for x <= 0, x above."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class CELU(ELU):
+    """max(0, x) + min(0, alpha (e^(x / alpha) - 1))."""
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+
+class SELU(_Inplace):
+    """scale * elu(x, alpha) with SELU's constants."""
+    _function = staticmethod(F.selu)
+
+
+class Hardsigmoid(_NoReprInplace):
+    """relu6(x + 3) / 6."""
+    _function = staticmethod(F.hardsigmoid)
+
+
+class Hardswish(_NoReprInplace):
+    """x relu6(x + 3) / 6."""
+    _function = staticmethod(F.hardswish)
+
+
+class Mish(_Inplace):
+    """x tanh(softplus(x))."""
+    _function = staticmethod(F.mish)
+
+
+class LogSigmoid(_Plain):
+    _function = staticmethod(F.logsigmoid)
+
+
+class Softsign(_Plain):
+    _function = staticmethod(F.softsign)
+
+
+class Tanhshrink(_Plain):
+    _function = staticmethod(F.tanhshrink)
+
+
+class GLU(Module):
+    """a * sigmoid(b), a and b the halves of the input along ``dim``."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Hardshrink(Module):
+    """0 for -lambd <= x <= lambd, x elsewhere."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x -+ lambd outside [-lambd, lambd], 0 inside."""
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class Softplus(Module):
+    """log(1 + e^(beta x)) / beta, x itself where beta x > threshold."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Threshold(Module):
+    """value where x <= threshold, x elsewhere."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slopes drawn in [lower, upper] while training, their mean in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class PReLU(Module):
+    """x for x > 0, a * x otherwise, with a learnable ``a`` (one, or one per channel: dim 1)."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class Softmin(_AlongDim):
+    """softmax(-x) along ``dim``."""
+    _function = staticmethod(F.softmin)
+
+
+class Softmax2d(Module):
+    """softmax over the channels (dim -3) of a (C, H, W) or (N, C, H, W) input."""
+
+    def forward(self, input):
+        from ...ops.activations import softmax2d_dim
+        return F.softmax(input, softmax2d_dim(input))
+
+
+__all__ += ["ELU", "SELU", "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "Mish", "PReLU",
+            "RReLU", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "Softmax2d"]
