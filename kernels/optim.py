@@ -249,3 +249,39 @@ def rmsprop_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr
             offs = start + it * BLOCK + tl.arange(0, BLOCK)
             _rmsprop_block(offs, offs < n, p_ptr, g_ptr, sq_ptr, buf_ptr, ga_ptr, neg_lr, alpha, one_minus_alpha,
                            eps, weight_decay, momentum, DTYPE, COMPUTE, HAS_WD, HAS_MOMENTUM, CENTERED, MAXIMIZE)
+
+
+@triton.jit
+def _adagrad_block(offs, mask, p_ptr, g_ptr, sum_ptr, neg_clr, weight_decay, eps, DTYPE: tl.constexpr,
+                   COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, MAXIMIZE: tl.constexpr):
+    p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
+    g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
+    s = tl.load(sum_ptr + offs, mask=mask).to(COMPUTE)
+    if MAXIMIZE:
+        g = g * -1.0
+    if HAS_WD:
+        g = g + weight_decay * p
+    s = s + g * g
+    tl.store(sum_ptr + offs, convert(s, DTYPE), mask=mask)
+    std = _sqrt(s) + eps
+    p = p + neg_clr * _div(g, std)
+    tl.store(p_ptr + offs, convert(p, DTYPE), mask=mask)
+
+
+@triton.jit
+def adagrad_kernel(table, chunk_base, DTYPE: tl.constexpr, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
+                   MAXIMIZE: tl.constexpr, ALIGNED: tl.constexpr, BLOCK: tl.constexpr, ITERS: tl.constexpr):
+    """Adagrad (torch's _single_tensor_adagrad, dense gradients). Header: [weight_decay, eps].
+    Row: state0 = sum; word 0 = -lr / (1 + (step - 1) * lr_decay) (each tensor has its own step)."""
+    base, start, n = _chunk(table, chunk_base, BLOCK, ITERS)
+    weight_decay, eps, _, _, _, _ = _header(table, COMPUTE)
+    p_ptr, g_ptr, sum_ptr, _, _, neg_clr, _ = _row(table, base, DTYPE, COMPUTE, ALIGNED)
+    if start + BLOCK * ITERS <= n:      # a whole chunk: no mask, so loads can be vectors
+        for it in tl.static_range(ITERS):
+            _adagrad_block(start + it * BLOCK + tl.arange(0, BLOCK), None, p_ptr, g_ptr, sum_ptr, neg_clr,
+                           weight_decay, eps, DTYPE, COMPUTE, HAS_WD, MAXIMIZE)
+    else:
+        for it in tl.static_range(ITERS):
+            offs = start + it * BLOCK + tl.arange(0, BLOCK)
+            _adagrad_block(offs, offs < n, p_ptr, g_ptr, sum_ptr, neg_clr, weight_decay, eps, DTYPE, COMPUTE,
+                           HAS_WD, MAXIMIZE)

@@ -137,13 +137,17 @@ def _needed(ctx, *grads):
 
 
 def _mul_backward(ctx, g):
-    x, y = ctx.x, ctx.y
     need_x, need_y = ctx.needs_input_grad
-    if need_x and need_y and _fusable_mul_grads(g, x, y):
-        return mul_grads(g, x, y)
     # dispatch directly (the forward's operands passed mul's checks): still tritensor ops, so
-    # create_graph=True records them (issue 14: no front end per gradient)
-    return (dispatch(MUL, g, y) if need_x else None), (dispatch(MUL, g, x) if need_y else None)
+    # create_graph=True records them (issue 14: no front end per gradient). Only the operand a
+    # gradient needs is unpacked (as torch's MulBackward0): the other may have been modified in
+    # place since without failing the version check.
+    if need_x and need_y:
+        x, y = ctx.x, ctx.y
+        if _fusable_mul_grads(g, x, y):
+            return mul_grads(g, x, y)
+        return dispatch(MUL, g, y), dispatch(MUL, g, x)
+    return (dispatch(MUL, g, ctx.y) if need_x else None), (dispatch(MUL, g, ctx.x) if need_y else None)
 
 
 def _fusable_mul_grads(g, x, y):

@@ -219,21 +219,25 @@ def _xlogy_backward(ctx, g):
     return _needed(ctx, grad_x, lambda: div(mul(g, x), y))
 
 
+# Saved tensors are unpacked only for the gradients that are needed (as torch's nodes do): an
+# operand that does not require grad may be modified in place after the op (the optimizers'
+# differentiable steps update their state this way) without failing the version check.
 def _lerp_backward(ctx, g):
-    x, end, w = ctx.x, ctx.end, ctx.weight
+    w = ctx.weight
     keep = sub(1, w) if isinstance(w, Tensor) else 1 - w
-    return _needed(ctx, lambda: mul(g, keep), lambda: mul(g, w), lambda: mul(g, sub(end, x)))
+    return _needed(ctx, lambda: mul(g, keep), lambda: mul(g, w), lambda: mul(g, sub(ctx.end, ctx.x)))
 
 
 def _addcmul_backward(ctx, g):
-    t1, t2, value = ctx.tensor1, ctx.tensor2, ctx.value
-    return _needed(ctx, lambda: g, lambda: mul(g, mul(t2, value)), lambda: mul(g, mul(t1, value)))
+    value = ctx.value
+    return _needed(ctx, lambda: g, lambda: mul(g, mul(ctx.tensor2, value)),
+                   lambda: mul(g, mul(ctx.tensor1, value)))
 
 
 def _addcdiv_backward(ctx, g):
-    t1, t2, value = ctx.tensor1, ctx.tensor2, ctx.value
-    return _needed(ctx, lambda: g, lambda: mul(g, div(value, t2)),
-                   lambda: neg(mul(g, div(mul(t1, value), mul(t2, t2)))))
+    value = ctx.value
+    return _needed(ctx, lambda: g, lambda: mul(g, div(value, ctx.tensor2)),
+                   lambda: neg(mul(g, div(mul(ctx.tensor1, value), mul(ctx.tensor2, ctx.tensor2)))))
 
 
 def _fill_backward(ctx, g):

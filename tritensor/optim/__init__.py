@@ -1,14 +1,24 @@
 """tt.optim: optimizers and learning-rate schedulers with torch's names and semantics.
 
-On the cpu device the update rules run with NumPy; on cuda each step updates every parameter
-of a group with one fused (multi-tensor) Triton launch per dtype (kernels/optim.py)."""
+The optimizers torch fuses (SGD, Adam, AdamW, Adagrad; RMSprop too) run with NumPy on the cpu
+device and, on cuda, update every parameter of a group with one fused (multi-tensor) Triton
+launch per dtype (kernels/optim.py). The others (Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop)
+run torch's per-tensor update in tritensor ops (_rules.py), on any device."""
 from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .asgd import ASGD
+from .nadam import NAdam
 from .optimizer import (Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook,
                         required)
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler", "required",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "ASGD", "Rprop", "lr_scheduler", "required",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]

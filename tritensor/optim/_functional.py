@@ -286,3 +286,32 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
                            grad_avgs if centered else None],
                           lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                           centered=centered, maximize=maximize)
+
+
+def _adagrad_cpu(p, g, state_sum, step, lr, weight_decay, lr_decay, eps, maximize):
+    h = _HostMath(p)
+    pv, gv, sv = h.load(p), h.load(g), h.load(state_sum)
+    if maximize:
+        gv = gv * h.s(-1)
+    if weight_decay != 0:
+        gv = gv + h.s(weight_decay) * pv
+    clr = lr / (1 + (step - 1) * lr_decay)
+    sv = sv + gv * gv
+    h.store(state_sum, sv)
+    std = np.sqrt(sv) + h.s(eps)
+    h.store(p, pv + h.s(-clr) * (gv / std))
+
+
+def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps, maximize):
+    """torch.optim.adagrad's update (dense gradients); ``state_steps`` are incremented first."""
+    _check(params, grads)
+    lr = scalar(lr)
+    steps = increment_steps(state_steps)
+    for indices in _buckets(params):
+        if params[indices[0]].device.type == "cpu":
+            for i in indices:
+                _adagrad_cpu(params[i], grads[i], state_sums[i], steps[i], lr, weight_decay, lr_decay, eps,
+                             maximize)
+        else:
+            _launch_fused("adagrad", indices, params, grads, [state_sums], steps=[steps[i] for i in indices],
+                          lr=lr, weight_decay=weight_decay, lr_decay=lr_decay, eps=eps, maximize=maximize)

@@ -14,7 +14,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
 
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..tensor import Tensor
 
 
@@ -222,11 +222,20 @@ class Optimizer:
 
     @staticmethod
     def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
-        """torch's casting rule for a loaded state tensor: "step" counters are kept as they are
-        (tritensor's fused path keeps the step on the host, where it computes the bias
-        corrections, so torch's move of a fused/capturable step to the param's device does not
-        apply); other state follows the param's device and, for floating params, its dtype."""
+        """torch's casting rule for a loaded state tensor: a "step" counter stays as it is, except
+        in a capturable or fused group, where it goes to the param's device as float32 (there the
+        step never leaves the device); other state follows the param's device and, for floating
+        params, its dtype."""
         if key == "step":
+            capturable = fused = False
+            for pg in param_groups or ():
+                if param_id in pg["params"]:
+                    capturable = bool(pg.get("capturable", False))
+                    fused = bool(pg.get("fused", False))
+                    break
+            if capturable or fused:
+                from .. import dtypes
+                return value.to(dtype=dtypes.float32, device=param.device)
             return value
         if param.is_floating_point():
             return value.to(dtype=param.dtype, device=param.device)
@@ -301,13 +310,15 @@ class Optimizer:
 
     def _step_groups(self, closure, update):
         """What every step does around its update rule: evaluate ``closure`` (with gradients
-        enabled) for the loss, then call ``update(group, params)`` under no_grad for each group
-        with the parameters that have a gradient (the others are skipped, as torch's)."""
+        enabled) for the loss, then call ``update(group, params)`` for each group with the
+        parameters that have a gradient (the others are skipped, as torch's). The update runs
+        under no_grad, or with gradients enabled for ``differentiable=True`` so that autograd
+        records it (torch's _use_grad_for_differentiable)."""
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             for group in self.param_groups:
                 params = [p for p in group["params"] if p.grad is not None]
                 if params:

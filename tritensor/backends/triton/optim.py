@@ -138,3 +138,15 @@ def rmsprop(params, grads, square_avgs, momentum_buffers, grad_avgs, *, lr, alph
     header = [-lr, alpha, 1 - alpha, eps, weight_decay, momentum]
     return _launch(_kernels().rmsprop_kernel, header, rows, params[0], HAS_WD=weight_decay != 0,
                    HAS_MOMENTUM=momentum > 0, CENTERED=bool(centered), MAXIMIZE=bool(maximize))
+
+
+def adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_decay, eps, maximize):
+    """torch's Adagrad step for every tensor; ``steps[i]`` is tensor i's step count after this
+    step's increment (its decayed lr computed here in float64, as torch computes it in Python)."""
+    rows = []
+    for i, (p, g) in enumerate(zip(params, grads)):
+        clr = lr / (1 + (steps[i] - 1) * lr_decay)
+        rows.append((p.numel(), [p, g, state_sums[i], None, None], [_bits(-clr)]))
+    header = [weight_decay, eps]
+    return _launch(_kernels().adagrad_kernel, header, rows, params[0], HAS_WD=weight_decay != 0,
+                   MAXIMIZE=bool(maximize))

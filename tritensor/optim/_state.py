@@ -1,0 +1,37 @@
+"""Per-parameter state shared by the optimizers: step counters where torch keeps them, and the
+checks every _init_group makes."""
+from __future__ import annotations
+
+from ..ops.creation import zeros
+from .adam import _scalar_dtype, new_step_counter
+
+
+def step_counter(p, on_device):
+    """A 0-d step counter: on the parameter's device when the step must not leave it
+    (capturable, fused), else a cpu tensor (torch's layout, read on the host without a sync)."""
+    if on_device:
+        return zeros((), dtype=_scalar_dtype(), device=p.device)
+    return new_step_counter()
+
+
+def dense_grad(p, name):
+    """The gradient of ``p``; torch's error for a sparse one."""
+    if p.grad.is_sparse:
+        raise RuntimeError(f"{name} does not support sparse gradients")
+    return p.grad
+
+
+def check_lr(lr):
+    """The learning-rate checks every optimizer makes first."""
+    from ..tensor import Tensor
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def check_betas(betas):
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
