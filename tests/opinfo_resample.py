@@ -221,3 +221,158 @@ GRAD_CASES.update({
     "nn.functional.pixel_unshuffle": lambda d: (lambda x: F.pixel_unshuffle(x, 2), (_randn((1, 1, 2, 4), d),), {}),
     "nn.functional.channel_shuffle": lambda d: (lambda x: F.channel_shuffle(x, 2), (_randn((1, 4, 3), d),), {}),
 })
+
+
+# --------------------------------------------------------------------------- interpolate
+def _axis_weights(n_in, n_out, mode, align_corners, scale, single, antialias=False):
+    """The (n_out, n_in) resampling matrix of one axis, built position by position from the rules
+    in torch's documentation and UpSample.h: coordinates in float32 (``single``) or float64, the
+    half-pixel source x = s (i + 0.5) - 0.5 (clamped at 0 but for cubic) or s i with align_corners,
+    s = 1 / scale_factor when one is given, else n_in / n_out ((n_in - 1) / (n_out - 1) aligned)."""
+    f = np.float32 if single else np.float64
+    if align_corners and mode not in ("nearest", "nearest-exact"):
+        s = f(n_in - 1) / f(n_out - 1) if n_out > 1 else f(0)
+    else:
+        s = f(1.0 / scale) if scale else f(n_in) / f(n_out)
+    w = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        if antialias:
+            s64 = float(s)
+            support = (1.0 if mode == "bilinear" else 2.0) * max(s64, 1.0)
+            center = s64 * (i + 0.5)
+            lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n_in)
+            for j in range(lo, hi):
+                x = abs((j - center + 0.5) / max(s64, 1.0))
+                if mode == "bilinear":
+                    w[i, j] = max(0.0, 1 - x)
+                else:       # Keys' cubic with a = -0.5 (PIL's)
+                    a = -0.5
+                    w[i, j] = ((a + 2) * x - (a + 3)) * x * x + 1 if x < 1 else \
+                        (((a * x - 5 * a) * x + 8 * a) * x - 4 * a if x < 2 else 0.0)
+            w[i] /= w[i].sum()
+            continue
+        if mode == "nearest":
+            w[i, min(int(np.floor(np.float32(s * f(i)))), n_in - 1)] = 1
+            continue
+        if mode == "nearest-exact":
+            x = max(s * (f(i) + f(0.5)) - f(0.5), f(0))
+            w[i, min(int(np.floor(np.float32(x + f(0.5)))), n_in - 1)] = 1
+            continue
+        x = s * f(i) if align_corners else s * (f(i) + f(0.5)) - f(0.5)
+        if mode == "linear":
+            if n_in == n_out:
+                w[i, i] = 1
+                continue
+            x = max(x, f(0))
+            j = min(int(np.floor(np.float32(x))), n_in - 1)
+            t = min(max(float(x) - j, 0.0), 1.0)
+            w[i, j] += 1 - t
+            w[i, min(j + 1, n_in - 1)] += t
+        else:               # cubic convolution, a = -0.75, taps clamped to the edge
+            j = min(int(np.floor(np.float32(x))), n_in - 1)
+            t = min(max(float(x) - j, 0.0), 1.0)
+            a = -0.75
+            for k, d in enumerate((t + 1, t, 1 - t, 2 - t)):
+                d = abs(d)
+                c = ((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1 else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+                w[i, min(max(j - 1 + k, 0), n_in - 1)] += c
+    return w
+
+
+def interpolate_definition(x, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                           recompute_scale_factor=None, antialias=False):
+    single = x.dtype != np.float64
+    y = np.asarray(x, dtype=np.float64)
+    k = y.ndim - 2
+    scales = [scale_factor] * k if scale_factor is not None and not isinstance(scale_factor, (tuple, list)) \
+        else scale_factor
+    sizes = [size] * k if isinstance(size, int) else size
+    if sizes is None:
+        sizes = [int(n * s) for n, s in zip(y.shape[2:], scales)]
+        if recompute_scale_factor:
+            scales = None
+    kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    if antialias:
+        kind = mode
+    for d in range(k):
+        w = _axis_weights(y.shape[2 + d], sizes[d], kind, bool(align_corners), scales[d] if scales else None, single,
+                          antialias)
+        y = np.moveaxis(np.tensordot(w, np.moveaxis(y, 2 + d, 0), axes=1), 0, 2 + d)
+    return y
+
+
+_INTERP_SPECS = [
+    # desc, shape, kwargs, on cuda too
+    ("bilinear-down-odd", (2, 3, 7, 5), {"size": (4, 3), "mode": "bilinear"}, True),
+    ("nearest-3d-scale", (1, 2, 3, 4, 2), {"scale_factor": (1.5, 0.75, 2), "mode": "nearest"}, True),
+    ("nearest-exact-1d", (2, 3, 7), {"size": 4, "mode": "nearest-exact"}, False),
+    ("linear-align", (1, 2, 5), {"size": 8, "mode": "linear", "align_corners": True}, False),
+    ("bicubic-channels-last", (1, 3, 4, 5), {"scale_factor": 1.6, "mode": "bicubic", "cl": True}, False),
+    ("trilinear-sliced", (1, 2, 3, 2, 4), {"size": (4, 3, 3), "mode": "trilinear", "sliced": True}, False),
+    ("bilinear-recompute", (1, 1, 5, 4), {"scale_factor": 1.3, "mode": "bilinear", "recompute_scale_factor": True},
+     False),
+    ("bilinear-antialias", (1, 2, 9, 8), {"size": (4, 5), "mode": "bilinear", "antialias": True}, False),
+    ("bicubic-antialias", (1, 1, 8, 9), {"scale_factor": 0.5, "mode": "bicubic", "antialias": True}, False),
+    ("nearest-empty-batch", (0, 2, 3, 3), {"size": 5, "mode": "nearest"}, False),
+]
+
+
+def _interp_samples(device, dtype):
+    make = _make(dtype, device, rng_for("interpolate", dtype, device))
+    for desc, shape, kwargs, on_cuda in _INTERP_SPECS:
+        if device != "cpu" and not on_cuda:
+            continue
+        kwargs = dict(kwargs)
+        x = make(shape, sliced=kwargs.pop("sliced", False), channels_last=kwargs.pop("cl", False))
+        yield SampleInput((x,), kwargs, desc=desc)
+
+
+INTERP_TOLERANCES = {tt.float16: (2e-3, 2e-3), tt.bfloat16: (1.6e-2, 2e-2), tt.float32: (2e-5, 2e-5),
+                     tt.float64: (1e-10, 1e-10)}
+record("nn.functional.interpolate", F.interpolate, FLOATS, _interp_samples, interpolate_definition,
+       tolerances=INTERP_TOLERANCES)
+
+
+def _quiet(fn):
+    def call(*args, **kwargs):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the deprecation warning torch gives too
+            return fn(*args, **kwargs)
+    return call
+
+
+def _upsample_samples(name, kwargs_list):
+    def samples(device, dtype):
+        make = _make(dtype, device, rng_for(name, dtype, device))
+        for k, kwargs in enumerate(kwargs_list):
+            if device == "cpu" or k == 0:
+                yield SampleInput((make((1, 2, 3, 4)),), kwargs, desc=str(kwargs))
+    return samples
+
+
+record("nn.functional.upsample_nearest", _quiet(F.upsample_nearest), (tt.float32, tt.float64),
+       _upsample_samples("upsample_nearest", [{"scale_factor": 2}, {"size": (5, 3)}]),
+       lambda x, **k: interpolate_definition(x, mode="nearest", **k), tolerances=INTERP_TOLERANCES)
+record("nn.functional.upsample_bilinear", _quiet(F.upsample_bilinear), (tt.float32, tt.float64),
+       _upsample_samples("upsample_bilinear", [{"size": (5, 3)}, {"scale_factor": 1.5}]),
+       lambda x, **k: interpolate_definition(x, mode="bilinear", align_corners=True, **k),
+       tolerances=INTERP_TOLERANCES)
+
+
+def _interp_grad(d):
+    def f(x):      # every mode's backward in one case: nearest, bilinear, bicubic, antialiased
+        return (F.interpolate(x, size=(3, 2), mode="nearest").sum()
+                + F.interpolate(x, scale_factor=1.5, mode="bilinear").sum() * 0.5
+                + (F.interpolate(x, size=(3, 4), mode="bicubic", align_corners=True) ** 2).sum()
+                + (F.interpolate(x, size=(2, 2), mode="bilinear", antialias=True) ** 2).sum())
+    return f, (_randn((1, 1, 2, 3), d),), {}
+
+
+GRAD_CASES.update({
+    "nn.functional.interpolate": _on_cpu_or_gpu(_interp_grad),
+    "nn.functional.upsample_nearest": _on_cpu_or_gpu(lambda d: (_quiet(lambda x: F.upsample_nearest(x, (3, 2))),
+                                                                (_randn((1, 1, 2, 2), d),), {})),
+    "nn.functional.upsample_bilinear": _on_cpu_or_gpu(lambda d: (_quiet(lambda x: F.upsample_bilinear(x, (3, 3))),
+                                                                 (_randn((1, 1, 2, 2), d),), {})),
+})

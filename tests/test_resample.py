@@ -27,13 +27,14 @@ _TT = {"F": F, "tt": tt, "nn": nn}
 
 def _run(case, device):
     n = case["name"]
-    xs = [tt.tensor(DATA[f"{n}.x{i}"], dtype=tt.float64, device=device, requires_grad=True) for i in range(case["n"])]
+    dtype = getattr(tt, case.get("dtype", "float64"))
+    xs = [tt.tensor(DATA[f"{n}.x{i}"], dtype=dtype, device=device, requires_grad=True) for i in range(case["n"])]
     extra = [tuple(a) if isinstance(a, list) else a for a in case["extra"]]
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in case["kwargs"].items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         y = eval(case["fn"], _TT)(*xs, *extra, **kwargs)
-    grads = tt.autograd.grad(y, xs, tt.tensor(DATA[f"{n}.g"], dtype=tt.float64, device=device)) if f"{n}.g" in DATA \
+    grads = tt.autograd.grad(y, xs, tt.tensor(DATA[f"{n}.g"], dtype=dtype, device=device)) if f"{n}.g" in DATA \
         else ()
     return y, grads
 
@@ -42,9 +43,10 @@ def _check_case(name, device):
     case = CASES[name]
     y, grads = _run(case, device)
     assert (y.grad_fn.name() if y.grad_fn is not None else None) == case["node"]
-    np.testing.assert_allclose(to_numpy(y), DATA[f"{name}.y"], rtol=1e-12, atol=1e-12)
+    tol = 1e-12 if case.get("dtype", "float64") == "float64" else 2e-6
+    np.testing.assert_allclose(to_numpy(y), DATA[f"{name}.y"], rtol=tol, atol=tol)
     for i, g in enumerate(grads):
-        np.testing.assert_allclose(to_numpy(g), DATA[f"{name}.gx{i}"], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(to_numpy(g), DATA[f"{name}.gx{i}"], rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in CASES if n.split("_")[0] in ("unfold", "fold", "pixel", "channel")))
@@ -69,8 +71,13 @@ def test_errors_match_torch(i):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(_ERRORS[e["type"]]) as info:
-            eval(e["fn"], _TT)(x, *args, **e["kwargs"])
+            eval(e["fn"], _TT)(x, *args, **{k: tuple(v) if isinstance(v, list) else v for k, v in e["kwargs"].items()})
     assert str(info.value).strip("'\"") == e["message"].strip("'\""), e
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith("interp_")))
+def test_interpolate_values_gradients_and_nodes_match_torch(name):
+    _check_case(name, "cpu")
 
 
 # --------------------------------------------------------------------------- hand-computed
@@ -103,7 +110,7 @@ def test_shuffles_by_hand(device):
 
 
 # --------------------------------------------------------------------------- modules
-@pytest.mark.parametrize("name", sorted(META["reprs"]))
+@pytest.mark.parametrize("name", sorted(n for n in META["reprs"] if not n.startswith("upsample:")))
 def test_padding_modules_match_torch(name):
     k = int(name[-2])
     parts = META["reprs"][name][len(name) + 1:-1]
@@ -167,3 +174,53 @@ def test_channel_dropout_modules():
         F.dropout2d(tt.ones(2, 3, 4))
     y = F.dropout3d(tt.ones(2, 4, 2, 2, requires_grad=True), 0.5)     # unbatched (C, D, H, W)
     assert y.grad_fn.name() == "SqueezeBackward1"
+
+
+# --------------------------------------------------------------------------- interpolate
+@pytest.mark.parametrize("name", ["interp_bilinear_down", "interp_nearest_f32_third", "interp_bicubic_aa_down"])
+def test_interpolate_matches_torch_on_cuda(name):
+    _check_case(name, "cuda")
+
+
+def test_interpolate_by_hand():
+    x = tt.tensor([[[[0.0, 2.0], [4.0, 6.0]]]])
+    # align_corners: the corners stay, the centre is the mean of the four
+    y = to_numpy(F.interpolate(x, size=3, mode="bilinear", align_corners=True))[0, 0]
+    assert y.tolist() == [[0, 1, 2], [2, 3, 4], [4, 5, 6]]
+    # half-pixel centres: output pixel 0 of 4 sits at source -0.25, clamped to 0
+    assert to_numpy(F.interpolate(x[..., 0, :], size=4, mode="linear"))[0, 0].tolist() == [0, 0.5, 1.5, 2]
+    # nearest floors i * in / out; nearest-exact rounds the half-pixel centre (i + 0.5) * in / out
+    r = tt.arange(5.0).reshape(1, 1, 5)
+    assert to_numpy(F.interpolate(r, size=3, mode="nearest"))[0, 0].tolist() == [0, 1, 3]
+    assert to_numpy(F.interpolate(r, size=3, mode="nearest-exact"))[0, 0].tolist() == [0, 2, 4]
+    # bicubic reproduces a linear ramp inside (the cubic convolution's weights sum to 1 and are exact for lines)
+    ramp = tt.arange(8.0, dtype=tt.float64).reshape(1, 1, 1, 8).expand(1, 1, 4, 8)
+    inner = to_numpy(F.interpolate(ramp, size=(4, 15), mode="bicubic", align_corners=True))[0, 0, :, 2:-2]
+    np.testing.assert_allclose(inner, np.broadcast_to(np.arange(2, 13) * 0.5, (4, 11)), atol=1e-12)
+
+
+def test_interpolate_layouts_dtypes_and_modules():
+    x = tt.randn(2, 3, 4, 5).contiguous(memory_format=tt.channels_last)
+    for mode in ("nearest", "bilinear", "bicubic"):
+        y = F.interpolate(x, scale_factor=2, mode=mode)
+        assert y.is_contiguous(memory_format=tt.channels_last) and y.shape == (2, 3, 8, 10)   # as torch's
+    h = tt.randn(1, 2, 3, 5).to(tt.float16)
+    got = F.interpolate(h, size=(4, 7), mode="bicubic")
+    assert got.dtype is tt.float16      # computed in float32, rounded once
+    assert tt.equal(got, F.interpolate(h.float(), size=(4, 7), mode="bicubic").half())
+    u = tt.tensor([[[[1, 2], [3, 4]]]], dtype=tt.uint8)
+    assert to_numpy(F.interpolate(u, scale_factor=2))[0, 0].tolist() == [[1, 1, 2, 2]] * 2 + [[3, 3, 4, 4]] * 2
+    with pytest.raises(NotImplementedError, match="uint8"):
+        F.interpolate(u.float().to(tt.uint8), scale_factor=2, mode="bilinear")
+    mods = [nn.Upsample(scale_factor=2), nn.Upsample(size=(3, 4), mode="bilinear", align_corners=True),
+            nn.Upsample(scale_factor=(1.5, 2), mode="bicubic"), nn.UpsamplingNearest2d(size=5),
+            nn.UpsamplingBilinear2d(scale_factor=3)]       # as in make_resample_torch_values.py
+    assert sorted(repr(m) for m in mods) == sorted(k[len("upsample:"):] for k in META["reprs"] if
+                                                   k.startswith("upsample:"))
+    up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+    assert tt.equal(up(x), F.interpolate(x, scale_factor=2.0, mode="bilinear", align_corners=False))
+    with pytest.warns(UserWarning, match="upsample_bilinear` is deprecated"):
+        F.upsample_bilinear(x, scale_factor=2)
+    if not hasattr(F, "adaptive_avg_pool2d"):       # mode='area' is adaptive average pooling (issue 22's pooling)
+        with pytest.raises(NotImplementedError, match="area"):
+            F.interpolate(x, size=2, mode="area")

@@ -27,19 +27,19 @@ def _call(fn_name, args, kwargs):
         return eval(fn_name, {"F": F, "torch": torch, "nn": nn})(*args, **kwargs)
 
 
-def value_case(name, fn_name, shapes, kwargs=None, extra=(), grad=True):
-    """shapes: the shapes of the tensor arguments (float64 normal values); extra: the further
-    positional arguments after them."""
+def value_case(name, fn_name, shapes, kwargs=None, extra=(), grad=True, dtype="float64"):
+    """shapes: the shapes of the tensor arguments (normal values, float64 unless ``dtype``);
+    extra: the further positional arguments after them."""
     kwargs = kwargs or {}
-    xs = [torch.tensor(rng.standard_normal(s), requires_grad=grad) for s in shapes]
+    xs = [torch.tensor(rng.standard_normal(s), dtype=getattr(torch, dtype), requires_grad=grad) for s in shapes]
     y = _call(fn_name, list(xs) + list(extra), kwargs)
-    entry = {"name": name, "fn": fn_name, "n": len(xs), "extra": list(extra), "kwargs": kwargs,
+    entry = {"name": name, "fn": fn_name, "n": len(xs), "extra": list(extra), "kwargs": kwargs, "dtype": dtype,
              "node": type(y.grad_fn).__name__ if y.grad_fn is not None else None}
     for i, x in enumerate(xs):
         ARRAYS[f"{name}.x{i}"] = x.detach().numpy()
     ARRAYS[f"{name}.y"] = y.detach().numpy()
     if grad:
-        g = torch.tensor(rng.standard_normal(tuple(y.shape)))
+        g = torch.tensor(rng.standard_normal(tuple(y.shape)), dtype=y.dtype)
         ARRAYS[f"{name}.g"] = g.numpy()
         grads = torch.autograd.grad(y, xs, g)
         for i, gx in enumerate(grads):
@@ -129,6 +129,86 @@ for mod in [nn.ZeroPad1d(2), nn.ZeroPad2d((1, 0, 2, 1)), nn.ZeroPad3d(1), nn.Con
     META["reprs"][name] = repr(mod)
     ARRAYS[f"{name}.x"] = batched.numpy()
     ARRAYS[f"{name}.y"] = mod(batched).numpy()
+
+# --------------------------------------------------------------------------- interpolate
+INTERP = [
+    # name, input shape, kwargs
+    ("nearest_1d_up", (2, 3, 5), {"scale_factor": 2.5, "mode": "nearest"}),
+    ("nearest_2d_size", (1, 2, 5, 7), {"size": (3, 11), "mode": "nearest"}),
+    ("nearest_2d_scale", (1, 2, 5, 4), {"scale_factor": (1.7, 0.6), "mode": "nearest"}),
+    ("nearest_2d_recompute", (1, 2, 5, 4), {"scale_factor": (1.7, 0.6), "mode": "nearest", "recompute_scale_factor": True}),
+    ("nearest_3d", (1, 1, 3, 4, 2), {"size": (5, 3, 4), "mode": "nearest"}),
+    ("nearest_exact_1d", (1, 2, 7), {"size": 4, "mode": "nearest-exact"}),
+    ("nearest_exact_2d", (2, 1, 5, 3), {"scale_factor": 1.5, "mode": "nearest-exact"}),
+    ("nearest_exact_3d", (1, 2, 2, 3, 3), {"size": (3, 5, 2), "mode": "nearest-exact"}),
+    ("linear_up", (2, 2, 5), {"size": 9, "mode": "linear"}),
+    ("linear_down_scale", (1, 3, 9), {"scale_factor": 0.45, "mode": "linear"}),
+    ("linear_align", (1, 2, 4), {"size": 7, "mode": "linear", "align_corners": True}),
+    ("linear_same_size_scale", (1, 2, 3), {"scale_factor": 1.2, "mode": "linear"}),
+    ("linear_to_one", (1, 2, 4), {"size": 1, "mode": "linear", "align_corners": True}),
+    ("bilinear_up", (1, 2, 3, 4), {"size": (5, 7), "mode": "bilinear"}),
+    ("bilinear_down", (2, 1, 7, 6), {"size": (3, 4), "mode": "bilinear"}),
+    ("bilinear_align", (1, 2, 3, 4), {"scale_factor": 2, "mode": "bilinear", "align_corners": True}),
+    ("bilinear_scale", (1, 1, 4, 5), {"scale_factor": (1.3, 2.7), "mode": "bilinear"}),
+    ("bilinear_recompute", (1, 1, 4, 5), {"scale_factor": (1.3, 2.7), "mode": "bilinear",
+                                          "recompute_scale_factor": True}),
+    ("bicubic_up", (1, 2, 4, 5), {"size": (7, 9), "mode": "bicubic"}),
+    ("bicubic_down", (1, 1, 8, 7), {"size": (3, 5), "mode": "bicubic"}),
+    ("bicubic_align", (1, 2, 3, 4), {"scale_factor": 1.5, "mode": "bicubic", "align_corners": True}),
+    ("bicubic_scale", (1, 1, 5, 4), {"scale_factor": (2.2, 0.8), "mode": "bicubic"}),
+    ("trilinear_up", (1, 2, 2, 3, 4), {"size": (3, 5, 6), "mode": "trilinear"}),
+    ("trilinear_align_down", (1, 1, 4, 5, 3), {"scale_factor": 0.7, "mode": "trilinear", "align_corners": True}),
+    ("bilinear_aa_down", (1, 2, 9, 8), {"size": (4, 3), "mode": "bilinear", "antialias": True}),
+    ("bilinear_aa_up", (1, 1, 3, 4), {"size": (5, 7), "mode": "bilinear", "antialias": True}),
+    ("bilinear_aa_align", (1, 1, 9, 8), {"size": (4, 5), "mode": "bilinear", "antialias": True,
+                                         "align_corners": True}),
+    ("bicubic_aa_down", (1, 2, 10, 9), {"scale_factor": 0.4, "mode": "bicubic", "antialias": True}),
+    ("bicubic_aa_mixed", (1, 1, 4, 9), {"size": (7, 4), "mode": "bicubic", "antialias": True}),
+]
+for name, shape, kwargs in INTERP:
+    value_case("interp_" + name, "F.interpolate", [shape], kwargs)
+# float32: torch's single-precision coordinate arithmetic decides the nearest taps
+for name, shape, kwargs in [("nearest_f32_third", (1, 1, 5, 7), {"size": (3, 3), "mode": "nearest"}),
+                            ("nearest_f32_scale", (1, 1, 10), {"scale_factor": 0.3, "mode": "nearest"}),
+                            ("nearest_exact_f32", (1, 1, 7, 9), {"size": (3, 6), "mode": "nearest-exact"}),
+                            ("bilinear_f32", (1, 2, 5, 3), {"scale_factor": 1.9, "mode": "bilinear"}),
+                            ("bicubic_f32", (1, 1, 6, 5), {"size": (4, 8), "mode": "bicubic"})]:
+    value_case("interp_" + name, "F.interpolate", [shape], kwargs, dtype="float32")
+value_case("interp_upsample_nearest", "F.upsample_nearest", [(1, 2, 3, 3)], {"scale_factor": 2})
+value_case("interp_upsample_bilinear", "F.upsample_bilinear", [(1, 2, 3, 3)], {"size": (4, 5)})
+
+for fn, shape, args, kwargs, dtype in [
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": (0, 3), "mode": "bilinear"}, "float32"),
+    ("F.interpolate", (2, 3, 4), [], {"scale_factor": 0.1, "mode": "linear"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 4, 4), [], {"scale_factor": 0.1, "mode": "nearest"}, "float32"),
+    ("F.interpolate", (2, 0, 4, 4), [], {"scale_factor": 2, "mode": "bilinear"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"scale_factor": -2, "mode": "nearest"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"scale_factor": float("inf"), "mode": "nearest"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": (2.0, 2), "mode": "nearest"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"mode": "nearest"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": 2, "scale_factor": 2}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": 2, "align_corners": True}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": 2, "mode": "foo"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": (2, 2, 2)}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"scale_factor": (2, 2, 2)}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": 2, "recompute_scale_factor": True}, "float32"),
+    ("F.interpolate", (3, 4), [], {"size": 2}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": 2, "mode": "linear"}, "float32"),
+    ("F.interpolate", (2, 3, 4), [], {"size": 2, "mode": "bilinear"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5, 6), [], {"size": 2, "mode": "bicubic"}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": 2, "mode": "nearest", "antialias": True}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": 2, "mode": "lanczos", "align_corners": True}, "float32"),
+    ("F.interpolate", (2, 3, 4, 5), [], {"size": 2, "mode": "lanczos"}, "float32"),
+    ("F.interpolate", (1, 3, 4, 5), [], {"size": 2, "mode": "bilinear"}, "int64"),
+    ("F.interpolate", (1, 3, 4, 5), [], {"size": 2, "mode": "nearest"}, "int32"),
+    ("F.interpolate", (1, 3, 4), [], {"size": 2, "mode": "linear"}, "bool"),
+    ("F.interpolate", (1, 3, 4, 5), [], {"size": 2, "mode": "bicubic"}, "int64"),
+]:
+    error_case(fn, shape, args, kwargs, dtype)
+for mod in [nn.Upsample(scale_factor=2), nn.Upsample(size=(3, 4), mode="bilinear", align_corners=True),
+            nn.Upsample(scale_factor=(1.5, 2), mode="bicubic"), nn.UpsamplingNearest2d(size=5),
+            nn.UpsamplingBilinear2d(scale_factor=3)]:
+    META["reprs"]["upsample:" + repr(mod)] = repr(mod)
 
 # --------------------------------------------------------------------------- writing
 META_JSON = json.dumps(META)

@@ -83,6 +83,124 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return _resample.col2im(input, output_size, kernel_size, dilation, padding, stride)
 
 
+# ------------------------------------------------------------------ interpolation
+def _is_integer(x):
+    import numpy as _np
+    return isinstance(x, (int, _np.integer)) and not isinstance(x, bool)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """torch.nn.functional.interpolate: resize the spatial dims of a (N, C, *) input to ``size`` or
+    by ``scale_factor`` with torch's coordinate rules (ops/resample.py): nearest, nearest-exact,
+    linear (3D), bilinear / bicubic (4D, antialias too), trilinear (5D), area (adaptive average
+    pooling). With a scale_factor and recompute_scale_factor not True, the factor itself (not
+    in / out) maps output to input coordinates, as torch's."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    elif size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                                f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            output_size = list(size)
+        else:
+            if not _is_integer(size):
+                raise TypeError(f"interpolate(): size must be an int or a tuple of ints, not {type(size).__name__}")
+            output_size = [size for _ in range(dim)]
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(f) for f in scale_factor]
+        else:
+            scale_factors = [float(scale_factor) for _ in range(dim)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor is not None and recompute_scale_factor:
+        output_size = []
+        for i in range(dim):
+            v = float(input.shape[i + 2]) * scale_factors[i]
+            if v != v or v in (float("inf"), float("-inf")):
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            output_size.append(int(v))      # torch's _sym_int: truncation
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
+    if 3 <= input.dim() <= 5 and mode in ("nearest", "nearest-exact"):
+        return _resample.upsample_nearest(input, output_size, scale_factors, exact=mode == "nearest-exact")
+    if 3 <= input.dim() <= 5 and mode == "area":
+        pool = globals().get(f"adaptive_avg_pool{dim}d")
+        if pool is None:
+            raise NotImplementedError("interpolate(mode='area') is adaptive average pooling, which tritensor does not "
+                                      "have yet")
+        return pool(input, output_size)
+    if (input.dim(), mode) in ((3, "linear"), (4, "bilinear"), (5, "trilinear")):
+        if antialias:
+            return _resample.upsample_antialiased(input, output_size, align_corners, scale_factors, "bilinear")
+        return _resample.upsample_linear(input, output_size, align_corners, scale_factors)
+    if input.dim() == 4 and mode == "bicubic":
+        if antialias:
+            return _resample.upsample_antialiased(input, output_size, align_corners, scale_factors, "bicubic")
+        return _resample.upsample_linear(input, output_size, align_corners, scale_factors, mode="cubic")
+    if input.dim() == 4 and mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+        raise NotImplementedError("interpolate(mode='lanczos') is not implemented in tritensor")
+    for d, m, need in ((3, "bilinear", "4D"), (3, "trilinear", "5D"), (4, "linear", "3D"), (4, "trilinear", "5D"),
+                       (5, "linear", "3D"), (5, "bilinear", "4D")):
+        if input.dim() == d and mode == m:
+            raise NotImplementedError(f"Got {d}D input, but {m} mode needs {need} input")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
+                              "modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                              f"nearest-exact (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """torch.nn.functional.upsample: the deprecated name of interpolate (with its warning)."""
+    _warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """torch.nn.functional.upsample_nearest: interpolate(mode='nearest'), deprecated (warns)."""
+    _warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                   stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """torch.nn.functional.upsample_bilinear: interpolate(mode='bilinear', align_corners=True),
+    deprecated (warns)."""
+    _warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                   stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
 # ------------------------------------------------------------------ normalization
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.layer_norm: normalize over the last len(normalized_shape) dims with

@@ -291,7 +291,8 @@ declare("broadcast_shapes", broadcast_shapes, method=False)
 for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss",
               "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
               "cross_entropy", "embedding", "dropout", "one_hot", "alpha_dropout", "feature_alpha_dropout",
-              "dropout1d", "dropout2d", "dropout3d", "fold"):
+              "dropout1d", "dropout2d", "dropout3d", "fold", "interpolate", "upsample", "upsample_nearest",
+              "upsample_bilinear"):
     declare(_name, method=False, functional="own")
 declare("leaky_relu_", method=False, functional="own")
 for _name in ("hardtanh", "hardtanh_", "relu6"):

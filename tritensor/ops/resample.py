@@ -268,3 +268,231 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 declare("pixel_shuffle", pixel_shuffle, method=False, functional=True)
 declare("pixel_unshuffle", pixel_unshuffle, method=False, functional=True)
 declare("channel_shuffle", channel_shuffle, method=False, functional=True)
+
+
+# --------------------------------------------------------------------------- upsampling
+# Each helper returns, for one resampled dim, the taps: a list of (input index per output
+# position, weight per output position) pairs; nearest has one tap and no weight.
+_A = -0.75      # torch's cubic convolution coefficient (Keys' a; -0.5 in the antialiased filter)
+
+
+def _opmath(dtype):
+    return np.float64 if dtype is _dt.float64 else np.float32
+
+
+def _scale_value(in_size, out_size, scale, t):
+    """compute_scales_value: 1 / scale_factor when one was given (> 0), else in / out."""
+    if scale is not None and scale > 0:
+        return t(1.0 / scale)
+    return t(in_size) / t(out_size)
+
+
+def _area_scale(in_size, out_size, align_corners, scale, t):
+    """area_pixel_compute_scale."""
+    if align_corners:
+        return t(in_size - 1) / t(out_size - 1) if out_size > 1 else t(0)
+    return _scale_value(in_size, out_size, scale, t)
+
+
+def _source_index(scale, out_size, align_corners, cubic, t):
+    """area_pixel_compute_source_index for every output position."""
+    i = np.arange(out_size).astype(t)
+    if align_corners:
+        return scale * i
+    src = scale * (i + t(0.5)) - t(0.5)
+    return src if cubic else np.where(src < 0, t(0), src)
+
+
+def _guard(real, in_size, t):
+    """guard_index_and_lambda: the floor clamped to the last index, the fraction to [0, 1]."""
+    index = np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), in_size - 1)
+    lam = np.clip(real - index.astype(t), t(0), t(1)).astype(t)
+    return index, lam
+
+
+def _nearest_taps(in_size, out_size, scale, exact, t):
+    s = _area_scale(in_size, out_size, False, scale, t)
+    if exact:      # HelperInterpNearestExact: round half up of the half-pixel source
+        real = _source_index(s, out_size, False, False, t)
+        index = np.floor((real + t(0.5)).astype(np.float32)).astype(np.int64)
+    else:          # HelperInterpNearest: floor(i * scale)
+        real = _source_index(s, out_size, True, False, t)
+        index = np.floor(real.astype(np.float32)).astype(np.int64)
+    return [(np.minimum(index, in_size - 1), None)]
+
+
+def _linear_taps(in_size, out_size, align_corners, scale, t):
+    """compute_source_index_and_lambda (the identity when the size is kept)."""
+    if in_size == out_size:
+        i = np.arange(out_size, dtype=np.int64)
+        return [(i, np.ones(out_size, t)), (i, np.zeros(out_size, t))]
+    ratio = _area_scale(in_size, out_size, align_corners, scale, t)
+    i0, lam1 = _guard(_source_index(ratio, out_size, align_corners, False, t), in_size, t)
+    i1 = i0 + (i0 < in_size - 1)
+    return [(i0, (t(1) - lam1).astype(t)), (i1, lam1)]
+
+
+def _cubic_coefficients(x, a, t):
+    x = x.astype(t)
+
+    def near(v):      # cubic_convolution1: |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v):       # cubic_convolution2: 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+
+    one, two = t(1), t(2)
+    return [far(x + one).astype(t), near(x).astype(t), near(one - x).astype(t), far(two - x).astype(t)]
+
+
+def _cubic_taps(in_size, out_size, align_corners, scale, t):
+    """HelperInterpCubic: four taps around floor(src), clamped to the edges, with the cubic
+    convolution's weights (A = -0.75)."""
+    s = _area_scale(in_size, out_size, align_corners, scale, t)
+    index, lam = _guard(_source_index(s, out_size, align_corners, True, t), in_size, t)
+    coeffs = _cubic_coefficients(lam, t(_A), t)
+    return [(np.clip(index - 1 + j, 0, in_size - 1), coeffs[j]) for j in range(4)]
+
+
+def _aa_filter(mode, x):
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0.0)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+def _antialias_taps(in_size, out_size, align_corners, scale, mode, t):
+    """_compute_indices_min_size_weights_aa: a filter (triangle or Keys' a = -0.5 cubic) widened by
+    the scale when shrinking, normalised to sum 1; the taps a position does not reach get weight 0."""
+    interp = 2 if mode == "bilinear" else 4
+    s = float(_area_scale(in_size, out_size, align_corners, scale, t))
+    support = interp * 0.5 * s if s >= 1.0 else interp * 0.5
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    centers = s * (np.arange(out_size) + 0.5)
+    lo = np.maximum((centers - support + 0.5).astype(np.int64), 0)
+    hi = np.minimum((centers + support + 0.5).astype(np.int64), in_size)
+    width = int((hi - lo).max())
+    j = np.arange(width)[None, :]
+    w = _aa_filter(mode, (j + lo[:, None] - centers[:, None] + 0.5) * invscale)
+    w = np.where(j < (hi - lo)[:, None], w, 0.0)
+    total = w.sum(1, keepdims=True)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w)
+    return [(np.minimum(lo + k, in_size - 1), w[:, k].astype(t)) for k in range(width)]
+
+
+def _resample_dim(x, d, taps):
+    """Sum over the taps of weight (along dim d) * x gathered along dim d."""
+    out = None
+    for index, weight in taps:
+        picked = _indexing.index_select(x, d, _creation.tensor(index, device=x.device))
+        if weight is None:
+            return picked
+        w = _creation.tensor(weight, dtype=x.dtype, device=x.device).reshape((-1,) + (1,) * (x.dim() - 1 - d))
+        term = picked * w
+        out = term if out is None else out + term
+    return out
+
+
+def _upsample(x, taps_per_dim, dtype):
+    y = x if x.dtype is dtype else x.to(dtype)
+    for k, taps in enumerate(taps_per_dim):
+        y = _resample_dim(y, 2 + k, taps)
+    if y.dtype is not x.dtype:
+        y = y.to(x.dtype)
+    fmt = _layout.suggest_memory_format(x._shape, x._stride)
+    if fmt != _layout.CONTIGUOUS:     # torch keeps channels_last
+        y = y.contiguous(memory_format=getattr(_memory_formats, fmt))
+    return y
+
+
+_AXES_BY_DIMS = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
+_KERNEL_NAMES = {"nearest": "compute_indices_weights_nearest", "nearest-exact": "compute_indices_weights_nearest",
+                 "linear": "compute_indices_weights_linear", "cubic": "compute_indices_weights_cubic",
+                 "aa": "compute_indices_weights_aa"}
+
+
+def _output_size(input, output_size, scale_factors):
+    k = input.dim() - 2
+    if output_size is not None:
+        return [int(s) for s in output_size]
+    sizes = []
+    for s, f in zip(input.shape[2:], scale_factors):
+        v = float(s) * float(f)
+        if not math.isfinite(v):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        sizes.append(int(v))
+    assert len(sizes) == k
+    return sizes
+
+
+def _check_upsample(input, out_sizes, kind):
+    k = input.dim() - 2
+    ins = [int(s) for s in input.shape[2:]]
+    if not all(s > 0 for s in ins + out_sizes):
+        axes = _AXES_BY_DIMS[k]
+        i = ", ".join(f"{a}: {s}" for a, s in zip(axes, ins))
+        o = ", ".join(f"{a}: {s}" for a, s in zip(axes, out_sizes))
+        sep = " and output" if k == 1 else " output"
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({i}){sep} ({o})")
+    if input.numel() == 0 and int(np.prod([int(s) for s in input.shape[1:]])) == 0:
+        raise RuntimeError(f"Non-empty {k + 2}D data tensor expected but got a tensor with sizes "
+                           f"{_padding._size_str(input.shape)}")
+    floating = input.dtype.is_floating_point
+    if not floating and not (input.dtype is _dt.uint8 and kind in ("nearest", "nearest-exact")):
+        if input.dtype is _dt.uint8:
+            raise NotImplementedError(f"interpolate: {kind} interpolation of uint8 images is not supported by "
+                                      "tritensor (convert to a float dtype)")
+        name = _KERNEL_NAMES[kind]
+        if k == 2 and kind in ("nearest", "nearest-exact", "linear"):    # torch's 2d kernels check this first
+            name = f"upsample_{'bilinear' if kind == 'linear' else 'nearest'}2d_channels_last"
+        raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(input.dtype)}\'')
+
+
+def _compute_dtype(x):
+    return _dt.float64 if x.dtype is _dt.float64 else _dt.float32 if x.dtype.is_floating_point else x.dtype
+
+
+_DIM_NAMES = {1: "1D", 2: "2D", 3: "3D"}
+
+
+def upsample_nearest(input, output_size, scale_factors=None, exact=False):
+    """aten.upsample_nearest{1,2,3}d and _upsample_nearest_exact{1,2,3}d (output_size or
+    scale_factors: one per spatial dim)."""
+    out = _output_size(input, output_size, scale_factors)
+    kind = "nearest-exact" if exact else "nearest"
+    _check_upsample(input, out, kind)
+    scales = scale_factors if output_size is None else [None] * len(out)
+    t = _opmath(input.dtype)
+    taps = [_nearest_taps(int(s), o, f, exact, t) for s, o, f in zip(input.shape[2:], out, scales)]
+    name = f"UpsampleNearest{'Exact' if exact else ''}{_DIM_NAMES[len(out)]}Backward0"
+    return named_composite(name, _upsample, input, taps, input.dtype)
+
+
+def upsample_linear(input, output_size, align_corners, scale_factors=None, mode="linear"):
+    """aten.upsample_linear1d, upsample_bilinear2d, upsample_trilinear3d ("linear" in any number
+    of dims) and upsample_bicubic2d (mode "cubic")."""
+    out = _output_size(input, output_size, scale_factors)
+    _check_upsample(input, out, mode)
+    scales = scale_factors if output_size is None else [None] * len(out)
+    t = _opmath(input.dtype)
+    make = _cubic_taps if mode == "cubic" else _linear_taps
+    taps = [make(int(s), o, bool(align_corners), f, t) for s, o, f in zip(input.shape[2:], out, scales)]
+    name = {"cubic": "UpsampleBicubic2DBackward0"}.get(mode) or \
+        {1: "UpsampleLinear1DBackward0", 2: "UpsampleBilinear2DBackward0", 3: "UpsampleTrilinear3DBackward0"}[len(out)]
+    return named_composite(name, _upsample, input, taps, _compute_dtype(input))
+
+
+def upsample_antialiased(input, output_size, align_corners, scale_factors=None, mode="bilinear"):
+    """aten._upsample_bilinear2d_aa / _upsample_bicubic2d_aa: PIL-style resampling, the filter
+    widened by the scale when shrinking."""
+    out = _output_size(input, output_size, scale_factors)
+    _check_upsample(input, out, "aa")
+    scales = scale_factors if output_size is None else [None] * len(out)
+    t = _opmath(input.dtype)
+    taps = [_antialias_taps(int(s), o, bool(align_corners), f, mode, t) for s, o, f in
+            zip(input.shape[2:], out, scales)]
+    name = "UpsampleBilinear2DAaBackward0" if mode == "bilinear" else "UpsampleBicubic2DAaBackward0"
+    return named_composite(name, _upsample, input, taps, _compute_dtype(input))

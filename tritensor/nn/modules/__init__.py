@@ -25,6 +25,7 @@ from .padding import (
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .sparse import Embedding
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Flatten", "Unflatten",
@@ -38,4 +39,5 @@ __all__ = [
     "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
     "ELU", "SELU", "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "Mish", "PReLU", "RReLU",
     "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "Softmax2d",
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
 ]
