@@ -58,7 +58,11 @@ def _transposed_sizes(spatial, kshape, stride, padding, dilation, output_padding
 
 
 def _spatial(t):
-    return tuple(int(s) for s in t.shape[2:])
+    return _spatial_shape(t.shape)
+
+
+def _spatial_shape(shape):
+    return tuple(int(s) for s in shape[2:])
 
 
 # --------------------------------------------------------------------------- the entries
@@ -106,20 +110,22 @@ def _conv_input_grad(g, w, size, stride, padding, dilation, groups, memory_forma
 
 
 def _convolution_backward(ctx, g):
-    x, w = ctx.x, ctx.weight
+    # x is saved only for the weight's gradient and w only for the input's (saves_for below): a
+    # frozen convolution keeps no activation; shapes come from the inputs' metadata
     needs = ctx.needs_input_grad
+    size, w_shape = _spatial_shape(ctx.input_meta[0][0]), tuple(ctx.input_meta[1][0])
     s, p, d, groups, fmt = ctx.stride, ctx.padding, ctx.dilation, ctx.groups, ctx.memory_format
     gx = gw = gb = None
     if not ctx.transposed:
         if needs[0]:
-            gx = _conv_input_grad(g, w, _spatial(x), s, p, d, groups, fmt)
+            gx = _conv_input_grad(g, ctx.weight, size, s, p, d, groups, fmt)
         if needs[1]:
-            gw = convolution_weight_grad(g, x, tuple(w.shape), s, p, d, groups)
+            gw = convolution_weight_grad(g, ctx.x, w_shape, s, p, d, groups)
     else:
         if needs[0]:
-            gx = _conv(g, w, s, p, d, groups, fmt, _spatial(x))
+            gx = _conv(g, ctx.weight, s, p, d, groups, fmt, size)
         if needs[1]:
-            gw = convolution_weight_grad(x, g, tuple(w.shape), s, p, d, groups)
+            gw = convolution_weight_grad(ctx.x, g, w_shape, s, p, d, groups)
     if needs[2]:
         gb = _reduce.sum(g, (0,) + tuple(range(2, g.dim())))
     return gx, gw, gb
@@ -127,7 +133,7 @@ def _convolution_backward(ctx, g):
 
 CONVOLUTION = op("convolution", ("x", "weight", "bias"), rule=_convolution_rule, reference=numpy_conv.convolution,
                  kernel=_convolution_launch, backward=_convolution_backward, saves=("x", "weight"),
-                 grad_name="ConvolutionBackward0", layout="memory_format")
+                 saves_for={"x": (1,), "weight": (0,)}, grad_name="ConvolutionBackward0", layout="memory_format")
 
 
 @signature_rule

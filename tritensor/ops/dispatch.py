@@ -381,7 +381,14 @@ def record(op: OpDef, out: Tensor, args, attrs):
         out._output_nr = 0
     if op.saves:
         saved = ctx._saved
+        only = op.saves_for
         for name in op.saves:
+            if only is not None and name in only:     # needed by some inputs' gradients only
+                for i in only[name]:
+                    if needs[i]:
+                        break
+                else:
+                    continue
             if name == "out":
                 saved["out"] = SavedTensor(out, True)
             elif several and name in op.outputs:    # (an integer output has no node: kept as is)

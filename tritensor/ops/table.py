@@ -9,6 +9,11 @@ An entry names
              tritensor ops so that create_graph=True differentiates it again
   saves      which tensors the backward needs: names of positional args ("x", "y" ...) in order
              of the signature, and/or "out"
+  saves_for  optional {saved name: positions of the inputs whose gradient reads it}: such a
+             tensor is saved only when one of those inputs requires grad (a frozen convolution's
+             weight gradient needs the input; its input gradient does not), so a frozen layer
+             keeps nothing for a gradient nobody asks for; the backward reads input shapes from
+             ctx.input_meta
   view       for view ops only: view(tensor, **attrs) -> (shape, strides, offset); no kernel
   outputs    an op with several outputs names them (sort: ("values", "indices")); see below
 Adding an op is one entry (plus its kernel and tests); dispatch needs no change.
@@ -79,6 +84,7 @@ class OpDef:
     kernel: Optional[Callable] = None
     backward: Optional[Callable] = None
     saves: tuple = ()
+    saves_for: Optional[dict] = None      # {saved name: input positions whose gradient needs it}
     view: Optional[Callable] = None
     grad_name: Optional[object] = None    # a name, or name(args, attrs) for torch's overloads (PowBackward0/1/2)
     differentiable: bool = True
