@@ -422,3 +422,81 @@ def test_tensor_lr_and_skipped_params():
     check(params[0], ref_nadam(arrays[0], [g[0] for g in grads], lr=0.01))
     np.testing.assert_array_equal(values(params[1]), arrays[1])
     assert params[1] not in opt.state
+
+
+# --------------------------------------------------------------------------- LBFGS
+def _lbfgs_cases():
+    import json
+    import os
+    import sys
+    data = os.path.join(os.path.dirname(__file__), "data")
+    sys.path.insert(0, data)
+    import lbfgs_cases
+    with open(os.path.join(data, "lbfgs_values.json")) as fh:
+        return lbfgs_cases, json.load(fh)
+
+
+@pytest.mark.parametrize("key", ["fixed_step", "strong_wolfe", "to_convergence", "max_eval"])
+def test_lbfgs_trajectory_equals_torchs(key):
+    """Rosenbrock in float64 over two parameters: after every step the parameters equal torch
+    2.13's recorded ones to 1e-10, with the same numbers of closure evaluations and iterations
+    (tests/data/make_lbfgs_values.py)."""
+    cases, recorded = _lbfgs_cases()
+    got = cases.run(tt, key)
+    assert len(got) == len(recorded[key])
+    for (loss, flat, evals, iters), (w_loss, w_flat, w_evals, w_iters) in zip(got, recorded[key]):
+        assert (evals, iters) == (w_evals, w_iters)
+        assert loss == pytest.approx(w_loss, rel=1e-12)
+        np.testing.assert_allclose(flat, w_flat, rtol=0, atol=1e-10)
+    if key == "to_convergence":
+        np.testing.assert_allclose(got[-1][1], np.ones(5), atol=1e-7)      # the minimum of Rosenbrock
+
+
+def test_lbfgs_state_dict_resumes(tmp_path):
+    cases, _ = _lbfgs_cases()
+
+    def make():
+        a = tt.tensor(cases.START[0], dtype=tt.float64, requires_grad=True)
+        b = tt.tensor(cases.START[1], dtype=tt.float64, requires_grad=True)
+        opt = tt.optim.LBFGS([a, b], lr=1, max_iter=4, history_size=3, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            loss = cases.rosenbrock(tt, a, b)
+            loss.backward()
+            return loss
+        return a, b, opt, closure
+
+    a, b, opt, closure = make()
+    opt.step(closure)
+    tt.save({"opt": opt.state_dict(), "a": a.detach(), "b": b.detach()}, tmp_path / "lbfgs.pt")
+    opt.step(closure)
+    saved = tt.load(tmp_path / "lbfgs.pt")
+    assert {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad",
+            "prev_loss", "al"} <= set(saved["opt"]["state"][0])
+    a2, b2, opt2, closure2 = make()
+    with tt.no_grad():
+        a2.copy_(saved["a"])
+        b2.copy_(saved["b"])
+    opt2.load_state_dict(saved["opt"])
+    opt2.step(closure2)
+    np.testing.assert_array_equal(values(a2), values(a))
+    np.testing.assert_array_equal(values(b2), values(b))
+
+
+def test_lbfgs_errors_are_torchs():
+    p = tt.zeros(2, requires_grad=True)
+    with pytest.raises(ValueError, match=r"^LBFGS doesn't support per-parameter options \(parameter groups\)$"):
+        tt.optim.LBFGS([{"params": [p]}, {"params": [tt.zeros(1, requires_grad=True)]}])
+    with pytest.raises(ValueError, match=r"^Invalid learning rate: -1$"):
+        tt.optim.LBFGS([p], lr=-1)
+    opt = tt.optim.LBFGS([p], line_search_fn="armijo")
+    assert opt.param_groups[0]["max_eval"] == 25                     # max_iter * 5 // 4
+
+    def closure():
+        opt.zero_grad()
+        loss = ((p - 1) ** 2).sum()
+        loss.backward()
+        return loss
+    with pytest.raises(RuntimeError, match=r"^only 'strong_wolfe' is supported$"):
+        opt.step(closure)

@@ -11,6 +11,7 @@ from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
+from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import (Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook,
                         required)
@@ -20,5 +21,5 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "Rprop", "lr_scheduler", "required",
+           "ASGD", "Rprop", "LBFGS", "lr_scheduler", "required",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
