@@ -1,7 +1,7 @@
 """OpInfo records of issue 21's legacy/sparse/random family: the in-place samplers op_db tests
 through Tensor.<name>_ (cauchy_, exponential_, geometric_, log_normal_, uniform_), the aten-only
 ops (native_dropout_backward, _safe_softmax), native_layer_norm, alpha dropout, and the sparse COO
-ops (to_sparse, sparse.mm, sparse.sampled_addmm). Checked by tests/test_ops_table.py (cpu and the
+ops (tests/opinfo_sparse.py has their records). Checked by tests/test_ops_table.py (cpu and the
 emulated cuda) and tests/test_op_gradients.py.
 
 Oracles: the samplers' empirical CDF at fixed points against the distribution's CDF written out

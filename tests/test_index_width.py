@@ -331,6 +331,19 @@ def test_accumulating_scatter_past_2_31(big):
     np.testing.assert_array_equal(to_numpy(red), [f[index == i].max() for i in range(4)])
 
 
+def test_sparse_mm_past_2_31(big):
+    """The SpMM kernel walks a row's nonzeros reading values (a strided view) and dense rows at
+    offsets past 2**31: one row of 33 nonzeros, values and dense operand 2**26 + 1 apart."""
+    a = np.random.default_rng(8).standard_normal(33).astype(np.float16)
+    b = np.random.default_rng(9).standard_normal(33).astype(np.float16)
+    vals = _put(_view(big, tt.float16, (33,), (S,), offset=23), a)
+    dense = _put(_view(big, tt.float16, (33, 1), (S, 1), offset=31), b[:, None])
+    idx = tt.stack([tt.zeros(33, dtype=tt.int64), tt.arange(33)]).to("cuda")
+    s = tt.sparse_coo_tensor(idx, vals, (1, 33), is_coalesced=True)
+    np.testing.assert_allclose(tt.sparse.mm(s, dense).float().item(), a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=1e-2, atol=1e-2)
+
+
 def test_sort_and_topk_past_2_31(big):
     """The merge-sort kernels read a row of a view with a huge stride in place."""
     f = np.random.default_rng(7).permutation(33).astype(np.float16)

@@ -1195,6 +1195,10 @@ tconv.input_grad(T((1, 2, 5, 9, 9), "bfloat16"), T((1, 4, 3, 4, 4), "bfloat16"),
 tconv.weight_grad(T((3, 3, 2, 2), "float16"), T((1, 3, 4, 4), "float16"), T((1, 3, 5, 5), "float16"), (1, 1), (0, 0),
                   (1, 1), 1, "float32", config=_CONV["16bit"])                                 # one split: straight out
 backends_cuda.set_float32_matmul_precision("highest")
+from tritensor.backends.triton import sparse as tsparse   # sparse COO @ dense: rows walked in order
+for name, acc in [("float32", "float32"), ("float64", "float64"), ("bfloat16", "float32"), ("int64", "int64")]:
+    tsparse.spmm(T((20, 70), name), T((21,), "int64"), T((40,), "int64"), T((40,), name), T((9, 70), name, True),
+                 acc)
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -45,5 +45,6 @@ for _name, _fn in _surface.functional().items():
     setattr(nn.functional, _name, _fn)
 del _name, _fn
 from . import special  # noqa: E402,F401  (tt.special, torch.special's namespace)
+from . import sparse  # noqa: E402,F401  (tt.sparse, torch.sparse's namespace)
 from . import signal  # noqa: E402,F401  (tt.signal.windows, torch.signal's namespace)
 from . import vision  # noqa: E402,F401  (tt.vision, torchvision's models, transforms and data sets)

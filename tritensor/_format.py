@@ -170,13 +170,14 @@ def _tensor_str(values, cuts, indent, fmt):
     return "[" + ("," + "\n" * (dim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 
-def _add_suffixes(text, suffixes, indent):
+def _add_suffixes(text, suffixes, indent, force_newline=False):
     parts = [text]
     last_line_len = len(text) - text.rfind("\n") + 1        # (torch's count, quirk included)
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2
@@ -215,3 +216,43 @@ def format_tensor(t) -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _body(t, indent):
+    """The bracketed values of dense ``t`` as format_tensor writes them (for a sparse tensor's
+    indices and values)."""
+    shape = tuple(t.shape)
+    if 0 in shape:
+        return "[]"
+    summarize = math.prod(shape) > PRINT_OPTS.threshold
+    if summarize and not PRINT_OPTS.edgeitems:
+        return "[...]"
+    values = _python_values(_gather(t.detach(), _shown_indices(shape, summarize)), t.dtype)
+    cuts = [summarize and n > 2 * PRINT_OPTS.edgeitems for n in shape]
+    return _tensor_str(values, cuts, indent, _Formatter(values, t.dtype.is_floating_point))
+
+
+def format_sparse(t) -> str:
+    """torch's repr of a sparse COO tensor: indices=tensor(...), values=tensor(...), then the
+    size, nnz, dtype and layout, the first suffix on a line of its own."""
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    if t.device.type != "cpu":
+        suffixes.append(f"device='{t.device}'")
+    suffixes += [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
+    if t.dtype not in (_dt.get_default_dtype(), _dt.int64, _dt.bool_):
+        suffixes.append(f"dtype={t.dtype}")
+    parts = []
+    for name, inner in (("indices", t._indices_t), ("values", t._values_t.detach())):
+        head = f"{name}=tensor("
+        text = _body(inner, indent + len(head))
+        if inner.numel() == 0:
+            text += f", size={tuple(inner.shape)}"
+        parts.append(head + text + ")")
+    suffixes.append(f"layout={t.layout}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=True)

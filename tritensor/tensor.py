@@ -201,7 +201,9 @@ class Tensor:
     def is_cpu(self):
         return self.device.type == "cpu"
 
-    # dense, strided, unquantized memory on a real device: every tensor here (but sparse ones)
+    # dense, strided, unquantized memory on a real device: every tensor here (but sparse ones:
+    # tritensor/_sparse_tensor.py; _is_sparse_coo is read where a plain attribute must decide)
+    _is_sparse_coo = False
     layout = read_only(lambda self: _strided, "layout")
     is_sparse = read_only(lambda self: False, "is_sparse")
     is_quantized = read_only(lambda self: False, "is_quantized")

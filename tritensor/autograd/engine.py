@@ -62,6 +62,8 @@ def _takes_as_is(grad, variable) -> bool:
     is, so the count that means "only the engine's local variable" is the measured _SOLE."""
     if sys.getrefcount(grad) > _SOLE:
         return False
+    if variable._is_sparse_coo:       # a sparse leaf keeps a sparse gradient as it is (torch's)
+        return grad._is_sparse_coo
     gs = grad._stride
     if gs == variable._stride and 0 not in gs:
         # the common case: the variable's own strides, which obey the contract exactly when
@@ -103,6 +105,8 @@ def _clone_obey_contract(grad, variable):
     from ..ops import copy as _copy
     from ..ops.dispatch import empty
     from ..ops.views import is_non_overlapping_and_dense
+    if grad._is_sparse_coo or variable._is_sparse_coo:     # (a sparse gradient or leaf: no layout to keep)
+        return grad.clone()
     if variable.is_contiguous() or not is_non_overlapping_and_dense(variable):
         out = empty(variable._shape, grad.dtype, grad.device)
     else:
@@ -447,7 +451,7 @@ def _accumulate(t, g, create_graph, leaf=False):
         g = g.detach()
         if t._grad is None:
             t._grad = _clone_obey_contract(g, t) if leaf else g.clone()
-        elif leaf:
+        elif leaf and not (t._grad._is_sparse_coo or g._is_sparse_coo):
             t._grad.add_(g)
         else:
             t._grad = (t._grad + g).detach()

@@ -35,6 +35,8 @@ checks that there is no import cycle):
     scatter    index_add/copy/fill/reduce, masked_scatter, put, take_along_dim, *_scatter ...
     resample   pixel/channel shuffle, im2col/col2im (F.unfold/fold), upsampling (composites)
     activations  torch.nn's activations (elu, selu, softplus, glu, prelu, rrelu ...)
+    sparse       sparse COO tensors: construction, coalesce, conversions, arithmetic, sparse @ dense
+                 (_sparse, a leaf: where dense ops meet sparse operands)
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
@@ -50,4 +52,5 @@ from . import view_copies, shape_ops, einsum, aten, factories, windows  # noqa: 
 from . import reductions_extra, numerical, scatter  # noqa: F401
 from . import resample  # noqa: F401
 from . import activations  # noqa: F401
+from . import sparse  # noqa: F401
 from .table import TABLE  # noqa: F401

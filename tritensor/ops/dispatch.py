@@ -17,6 +17,7 @@ from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
 from . import _layout
 from ._overlap import check_view_geometry, geometry
+from ._sparse import SparseOperand, sparse_fallback
 from .table import OpDef
 
 
@@ -225,37 +226,43 @@ def run_kernel(op: OpDef, out: Tensor, args, compute, attrs):
 
 
 def dispatch(op: OpDef, *args, **attrs):
-    key = signature(op, args, attrs)
-    if key is not None:
-        hit = _rule_cache.get(key)
-        if hit is not None:               # the fast path: nothing about this signature is redone
-            shape, strides, nbytes, dtype, dev, _, launch, compute = hit
-            out = Tensor._make(Storage(nbytes, dev), shape, strides, 0, dtype)
-            if nbytes:                    # zero-size outputs never run a kernel
-                launch(out, *args, compute=compute, **attrs)
-            if _grad_state.enabled:         # record() only when an operand may need a node
-                for a in args:              # (no call for a forward nothing differentiates)
-                    if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None
-                                                  or a._view_version is not None):
-                        record(op, out, args, attrs)
-                        break
-            return out
-    if op.view is not None:          # one tensor operand: no device to agree on
-        return _dispatch_view(op, args[0], attrs)
-    tensors = [a for a in args if isinstance(a, Tensor)]
-    dev = common_device(tensors)
-    if op.outputs:                   # several outputs (table.py): a tuple of them
-        return _dispatch_outputs(op, args, attrs, dev)
-    meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
-    strides = output_strides(op, meta.shape, args, attrs)
-    if key is not None:
-        _remember(key, meta, dev, strides)
-    args = _cpu_scalars_to_values(args, dev)
-    out = empty(meta.shape, meta.dtype, dev, strides)
-    run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
-    if _grad_state.enabled:         # record() would return at once otherwise
-        record(op, out, args, attrs)
-    return out
+    # A sparse operand raises SparseOperand where dense code would first touch its memory
+    # (ops/_sparse.py): the op then runs its sparse implementation, or raises torch's error.
+    # (A try block costs nothing in the common case: no call, no check.)
+    try:
+        key = signature(op, args, attrs)
+        if key is not None:
+            hit = _rule_cache.get(key)
+            if hit is not None:               # the fast path: nothing about this signature is redone
+                shape, strides, nbytes, dtype, dev, _, launch, compute = hit
+                out = Tensor._make(Storage(nbytes, dev), shape, strides, 0, dtype)
+                if nbytes:                    # zero-size outputs never run a kernel
+                    launch(out, *args, compute=compute, **attrs)
+                if _grad_state.enabled:         # record() only when an operand may need a node
+                    for a in args:              # (no call for a forward nothing differentiates)
+                        if isinstance(a, Tensor) and (a._requires_grad or a._grad_fn is not None
+                                                      or a._view_version is not None):
+                            record(op, out, args, attrs)
+                            break
+                return out
+        if op.view is not None:          # one tensor operand: no device to agree on
+            return _dispatch_view(op, args[0], attrs)
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        dev = common_device(tensors)
+        if op.outputs:                   # several outputs (table.py): a tuple of them
+            return _dispatch_outputs(op, args, attrs, dev)
+        meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
+        strides = output_strides(op, meta.shape, args, attrs)
+        if key is not None:
+            _remember(key, meta, dev, strides)
+        args = _cpu_scalars_to_values(args, dev)
+        out = empty(meta.shape, meta.dtype, dev, strides)
+        run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
+        if _grad_state.enabled:         # record() would return at once otherwise
+            record(op, out, args, attrs)
+        return out
+    except SparseOperand as e:
+        return sparse_fallback(op, args, attrs, e)
 
 
 def _dispatch_outputs(op, args, attrs, dev):

@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from . import elementwise as _ew
 from . import pointwise as _pw
 from ._checks import check_int_dim, check_tensor
+from ._sparse import not_supported
 from ._return_types import return_types
 from ._shapes import contiguous_strides, normalize_dims, reduced_shape, wrap_dim
 from .copy import copy_into
@@ -71,6 +72,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(
             f"mean(): could not infer output dtype. {which} dtype must be either a floating point or "
             f"complex dtype. Got: {_dt.type_name(out_dtype)}")
+    if input._is_sparse_coo:        # (sum has a sparse form; mean, as torch's, has none)
+        raise not_supported("mean.dim", input)
     dims = normalize_dims(input, dim)
     count = 1
     sizes = tuple(input._shape)       # (a plain tuple: Size's own __getitem__ is a Python call)

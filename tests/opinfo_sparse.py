@@ -1,0 +1,115 @@
+"""OpInfo records of the sparse COO ops (issue 21 item 8): Tensor.to_sparse and the sparse @ dense
+table entry ``sparse_mm`` (tt.sparse.mm, op_db's ``sparse.mm``). Checked by tests/test_ops_table.py
+(cpu and the emulated cuda) and tests/test_op_gradients.py; tests/test_sparse.py has the rest.
+
+The records' ops take and return dense tensors (a sparse tensor has no host array for the
+harness to read): to_sparse returns its indices and values, sparse_mm builds its sparse operand
+from coordinates and values. Oracles: NumPy written out here (np.argwhere for the nonzero
+coordinates in row-major order; the dense matrix the coordinates stand for, duplicates summed
+by np.add.at, times the dense operand).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import tritensor as tt
+from opinfo import CPU_ONLY_GRADGRAD, GRAD_CASES, SampleInput, _randn, record, rng_for, values
+
+
+# --------------------------------------------------------------------------- to_sparse
+def _to_sparse_parts(x, *sparse_dim):
+    s = x.to_sparse(*sparse_dim)
+    return s.indices(), s.values()
+
+
+def _to_sparse_reference(x, sparse_dim=None):
+    """The coordinates (row-major, sparse_dim x nnz) of the nonzero slices over the first
+    ``sparse_dim`` dims (NaN counts as nonzero), and those slices."""
+    sd = x.ndim if sparse_dim is None else sparse_dim
+    nonzero = x != 0
+    if sd < x.ndim:
+        nonzero = nonzero.any(axis=tuple(range(sd, x.ndim)))
+    idx = np.argwhere(nonzero).T.astype(np.int64)
+    return idx, x[tuple(idx)] if sd else x.reshape((1,) + x.shape)[: idx.shape[1]]
+
+
+def _samples_to_sparse(device, dtype):
+    rng = rng_for("to_sparse", dtype)
+
+    def make(shape, density=0.4):
+        v = values(shape, dtype, "nonzero", rng)
+        keep = rng.random(shape) < density
+        return tt.tensor(np.where(keep, v, 0).astype(v.dtype), dtype=dtype, device=device)
+
+    yield SampleInput((make((5, 7)),), desc="all-dims")
+    yield SampleInput((make((3, 4, 5), 0.15), 2), desc="hybrid-3d")
+    if device != "cpu" and dtype is not tt.float32:
+        return       # (the layouts in every dtype on cpu; on the emulated device in float32)
+    yield SampleInput((make((5, 7)), 1), desc="hybrid-rows")
+    yield SampleInput((make((9, 6)).t(), 2), desc="transposed")
+    yield SampleInput((make((10, 8))[1::3, ::2],), desc="sliced")
+    yield SampleInput((make((0, 3)),), desc="empty")
+    yield SampleInput((make(()), 0), desc="0d-sparse_dim0")
+    yield SampleInput((make((4, 3), 0.0), 1), desc="all-zero")
+    if dtype.is_floating_point:
+        x = np.array([[0.0, np.nan, 0.0], [-0.0, np.inf, 1.5]])
+        yield SampleInput((tt.tensor(x, dtype=dtype, device=device),), desc="nan-inf-signed-zero")
+
+
+record("Tensor.to_sparse", _to_sparse_parts, (tt.bool, tt.int32, tt.int64, tt.float16, tt.float32, tt.float64),
+       _samples_to_sparse, _to_sparse_reference, op_db=("to_sparse",))
+# d(to_sparse(x))/dx is the identity read at the entries (torch's ToSparseBackward: the gradient
+# made dense); inputs with no zero, so every position is an entry
+GRAD_CASES["Tensor.to_sparse"] = lambda d: (lambda x: (x.to_sparse(1) * 3).to_dense(), (_randn((1, 2), d),), {})
+
+
+# --------------------------------------------------------------------------- sparse @ dense
+def _sparse_mm(indices, vals, dense, size):
+    return tt.sparse.mm(tt.sparse_coo_tensor(indices, vals, size), dense)
+
+
+def _sparse_mm_reference(indices, vals, dense, size):
+    s = np.zeros(size, dtype=np.float64)
+    np.add.at(s, tuple(indices), vals.astype(np.float64))
+    return s @ dense.astype(np.float64)
+
+
+def _samples_sparse_mm(device, dtype):
+    rng = rng_for("sparse_mm", dtype)
+
+    def coo(m, k, nnz):     # random coordinates: duplicates, unsorted, empty rows
+        idx = np.stack([rng.integers(0, m, nnz), rng.integers(0, k, nnz)]) if nnz else np.zeros((2, 0), np.int64)
+        return tt.tensor(idx, device=device), tt.tensor(values((nnz,), dtype, "any", rng), dtype=dtype, device=device)
+
+    def dense(shape):
+        return tt.tensor(values(shape, dtype, "any", rng), dtype=dtype, device=device)
+
+    # 19 rows (3 row blocks of the interpreter's 8), 37 columns (3 column blocks of 16)
+    yield SampleInput(coo(19, 7, 40) + (dense((7, 37)), (19, 7)), desc="duplicates")
+    if device != "cpu" and dtype is not tt.float32:
+        return       # (the layouts in every dtype on cpu; on the emulated device in float32)
+    yield SampleInput(coo(9, 13, 20) + (dense((6, 13)).t(), (9, 13)), desc="transposed-dense")
+    yield SampleInput(coo(5, 8, 12) + (dense((16, 9))[::2, 1::2], (5, 8)), desc="sliced-dense")
+    yield SampleInput(coo(4, 3, 0) + (dense((3, 5)), (4, 3)), desc="no-entries")
+    yield SampleInput(coo(4, 3, 5) + (dense((3, 0)), (4, 3)), desc="no-columns")
+
+
+record("sparse_mm", _sparse_mm, (tt.int64, tt.float16, tt.bfloat16, tt.float32, tt.float64), _samples_sparse_mm,
+       _sparse_mm_reference, op_db=("sparse.mm",),
+       tolerances={tt.float16: (2e-3, 2e-2), tt.bfloat16: (1.6e-2, 1.5e-1), tt.float32: (1e-5, 1e-5),
+                   tt.float64: (1e-12, 1e-12)})
+
+# (16-bit floats: duplicates are summed in the values dtype by coalesce, as torch does, before the
+# float32 accumulation: an absolute error of a few of its ulps where a row cancels)
+
+# gradients to the values (through the constructor) and to the dense operand, small: each
+# evaluation is ~20 launches on the emulated device (duplicates' gradients: tests/test_sparse.py);
+# the second derivative on cpu (CPU_ONLY_GRADGRAD)
+def _sparse_mm_grad_case(d):
+    idx = tt.tensor([[0, 1, 2], [1, 0, 1]], device=d)
+    return (lambda v, dense: tt.sparse.mm(tt.sparse_coo_tensor(idx, v, (3, 2), is_coalesced=True), dense),
+            (_randn((3,), d), _randn((2, 1), d)), {})
+
+
+GRAD_CASES["sparse_mm"] = _sparse_mm_grad_case
+CPU_ONLY_GRADGRAD.update({"sparse_mm", "Tensor.to_sparse"})
