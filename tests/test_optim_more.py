@@ -5,6 +5,8 @@ writes (keys, counters on the cpu or the device), round trips through tt.save/tt
 bit-identical resumption; torch's errors word for word; the flags (capturable keeps the
 counters on the device, differentiable lets autograd see the step, fused Adagrad takes one
 launch per (group, dtype) on cuda)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -500,3 +502,106 @@ def test_lbfgs_errors_are_torchs():
         return loss
     with pytest.raises(RuntimeError, match=r"^only 'strong_wolfe' is supported$"):
         opt.step(closure)
+
+
+# --------------------------------------------------------------------------- swa_utils
+swa = tt.optim.swa_utils
+
+
+def _model():
+    tt.manual_seed(0)
+    return tt.nn.Sequential(tt.nn.Linear(3, 2), tt.nn.BatchNorm1d(2))
+
+
+def _perturb(model, k):
+    with tt.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.add_(0.1 * (k + 1) * (i + 1))
+        model[1].running_mean.add_(float(k))
+
+
+def test_averaged_model_swa_is_the_running_mean():
+    model = _model()
+    averaged = swa.AveragedModel(model)
+    snapshots = []
+    for k in range(4):
+        _perturb(model, k)
+        snapshots.append([values(p).copy() for p in model.parameters()])
+        averaged.update_parameters(model)
+    assert averaged.n_averaged.dtype == tt.int64 and averaged.n_averaged.item() == 4
+    for i, p in enumerate(averaged.module.parameters()):
+        np.testing.assert_allclose(values(p), np.mean([s[i] for s in snapshots], axis=0), rtol=1e-6, atol=1e-7)
+    # without use_buffers the buffers are the model's latest, not averaged
+    np.testing.assert_array_equal(values(averaged.module[1].running_mean), values(model[1].running_mean))
+    x = tt.randn(5, 3)
+    averaged.eval()
+    np.testing.assert_array_equal(values(averaged(x)), values(averaged.module(x)))
+    assert "n_averaged" in averaged.state_dict()
+
+
+@pytest.mark.parametrize("per_tensor", [False, True], ids=["multi_avg_fn", "avg_fn"])
+def test_averaged_model_ema(per_tensor):
+    model = _model()
+    fn = dict(avg_fn=swa.get_ema_avg_fn(0.75)) if per_tensor else dict(multi_avg_fn=swa.get_ema_multi_avg_fn(0.75))
+    averaged = swa.AveragedModel(model, use_buffers=True, **fn)
+    ema = None
+    for k in range(3):
+        _perturb(model, k)
+        current = [values(p).copy() for p in model.parameters()] + [values(model[1].running_mean).copy()]
+        ema = current if ema is None else [0.75 * e + 0.25 * c for e, c in zip(ema, current)]
+        averaged.update_parameters(model)
+    got = [values(p) for p in averaged.module.parameters()] + [values(averaged.module[1].running_mean)]
+    for g, w in zip(got, ema):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+def test_update_bn_recomputes_running_statistics():
+    model = _model()
+    model.eval()
+    rng = np.random.default_rng(11)
+    batches = [rng.standard_normal((4, 3)).astype(f) * 2 + 1 for _ in range(3)]
+    loader = [(tt.tensor(b), tt.zeros(4)) for b in batches]
+    swa.update_bn(loader, model)
+    with tt.no_grad():
+        hidden = [values(model[0](tt.tensor(b))) for b in batches]
+    # momentum None: the cumulative average of the batches' means and unbiased variances
+    np.testing.assert_allclose(values(model[1].running_mean), np.mean([h.mean(0) for h in hidden], axis=0),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values(model[1].running_var), np.mean([h.var(0, ddof=1) for h in hidden], axis=0),
+                               rtol=1e-5, atol=1e-6)
+    assert model[1].momentum == 0.1 and not model.training and model[1].num_batches_tracked.item() == 3
+    swa.update_bn([], tt.nn.Linear(2, 2))       # no BatchNorm: nothing to do
+
+
+def test_swalr_anneals_to_swa_lr():
+    def lrs(**kw):
+        opt = tt.optim.SGD([{"params": [tt.zeros(1, requires_grad=True)]},
+                            {"params": [tt.zeros(1, requires_grad=True)], "lr": 0.1}], lr=0.5)
+        sched = swa.SWALR(opt, **kw)
+        out = [[g["lr"] for g in opt.param_groups]]
+        for _ in range(5):
+            opt.step()
+            sched.step()
+            out.append([g["lr"] for g in opt.param_groups])
+        return out, sched
+
+    got, sched = lrs(swa_lr=0.05, anneal_epochs=3)
+    for t, row in enumerate(got):        # lr_t = swa_lr + (lr_0 - swa_lr) * (1 - alpha(t / 3)), alpha cosine
+        alpha = (1 - math.cos(math.pi * min(t, 3) / 3)) / 2
+        assert row == pytest.approx([0.05 + (0.5 - 0.05) * (1 - alpha), 0.05 + (0.1 - 0.05) * (1 - alpha)],
+                                    rel=1e-14)
+    assert "anneal_func" not in sched.state_dict() and sched.state_dict()["_anneal_strategy"] == "cos"
+    got, _ = lrs(swa_lr=[0.05, 0.2], anneal_epochs=4, anneal_strategy="linear")
+    np.testing.assert_allclose(got, [[0.5 + (0.05 - 0.5) * min(t, 4) / 4, 0.1 + (0.2 - 0.1) * min(t, 4) / 4]
+                                     for t in range(6)], rtol=1e-14)
+    got, _ = lrs(swa_lr=0.05, anneal_epochs=0)
+    assert got == [[0.05, 0.05]] * 6
+    opt = tt.optim.SGD([tt.zeros(1, requires_grad=True)], lr=0.5)
+    with pytest.raises(ValueError, match=r"^anneal_strategy must be one of 'cos' or 'linear', instead got exp$"):
+        swa.SWALR(opt, 0.1, anneal_strategy="exp")
+    with pytest.raises(ValueError, match=r"^anneal_epochs must be equal or greater than 0, got -1$"):
+        swa.SWALR(opt, 0.1, anneal_epochs=-1)
+    with pytest.raises(ValueError, match=r"^Invalid decay value 1.5 provided. Please provide a value in \[0,1\] range.$"):
+        swa.get_ema_multi_avg_fn(1.5)
+    with pytest.raises(AssertionError, match=r"^Only one of avg_fn and multi_avg_fn should be provided$"):
+        swa.AveragedModel(tt.nn.Linear(1, 1), avg_fn=swa.get_swa_avg_fn(), multi_avg_fn=swa.get_swa_multi_avg_fn())

@@ -4,7 +4,7 @@ The optimizers torch fuses (SGD, Adam, AdamW, Adagrad; RMSprop too) run with Num
 device and, on cuda, update every parameter of a group with one fused (multi-tensor) Triton
 launch per dtype (kernels/optim.py). The others (Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop)
 run torch's per-tensor update in tritensor ops (_rules.py), on any device."""
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -21,5 +21,5 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "Rprop", "LBFGS", "lr_scheduler", "required",
+           "ASGD", "Rprop", "LBFGS", "lr_scheduler", "swa_utils", "required",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
