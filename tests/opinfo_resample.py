@@ -18,7 +18,7 @@ import pytest
 
 import tritensor as tt
 import tritensor.nn.functional as F
-from opinfo import FLOATS, GRAD_CASES, SampleInput, _randn, record, rng_for, values
+from opinfo import CPU_ONLY_GRADGRAD, FLOATS, GRAD_CASES, SampleInput, _randn, record, rng_for, values
 
 
 def _pair(v):
@@ -175,7 +175,7 @@ def _feature_dropout_record(name, fn, shape):
             yield SampleInput((x, 0.5, False), desc="eval")
             yield SampleInput((x, 0.0, True), desc="p0")
         yield SampleInput((x, 1.0, True), desc="p1")
-        if device == "cpu" or dtype is tt.float32:
+        if device == "cpu" or (dtype is tt.float32 and name.endswith("2d")):   # (one emulated run: ~2 s)
             big = tt.ones((40, 25) + tuple(shape[2:]), dtype=dtype, device=device)
             yield SampleInput((big, 0.4, True), {"stats": True}, desc="channels", result_dtype=tt.float64)
 
@@ -375,4 +375,160 @@ GRAD_CASES.update({
                                                                 (_randn((1, 1, 2, 2), d),), {})),
     "nn.functional.upsample_bilinear": _on_cpu_or_gpu(lambda d: (_quiet(lambda x: F.upsample_bilinear(x, (3, 3))),
                                                                  (_randn((1, 1, 2, 2), d),), {})),
+})
+
+
+# --------------------------------------------------------------------------- grid_sample, affine_grid
+def _grid_coordinate(c, size, padding_mode, align_corners):
+    """One coordinate, point by point, as torch's GridSampler.h: unnormalise, then pad."""
+    c = (c + 1) / 2 * (size - 1) if align_corners else ((c + 1) * size - 1) / 2
+    return _pad_coordinate(c, size, padding_mode, align_corners)
+
+
+def _pad_coordinate(c, size, padding_mode, align_corners):
+    if padding_mode == "reflection":
+        low, high = (0.0, 2.0 * (size - 1)) if align_corners else (-1.0, 2.0 * size - 1)
+        if low == high:
+            c = 0.0
+        else:
+            lo, span = low / 2, (high - low) / 2
+            a = abs(c - lo)
+            flips, extra = divmod(a, span)
+            c = extra + lo if int(flips) % 2 == 0 else span - extra + lo
+    if padding_mode in ("border", "reflection"):
+        c = min(max(c, 0.0), size - 1.0)
+    return c
+
+
+def grid_sample_definition(x, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    x = np.asarray(x, dtype=np.float64)
+    grid = np.asarray(grid, dtype=np.float64)
+    k = x.ndim - 2
+    sizes = x.shape[2:][::-1]                      # W, H[, D]
+    out = np.zeros(x.shape[:2] + grid.shape[1:-1])
+
+    def at(n, point):                              # point: integer W, H[, D]; 0 outside
+        if all(0 <= p < s for p, s in zip(point, sizes)):
+            return x[(n, slice(None)) + tuple(int(p) for p in point[::-1])]
+        return 0.0
+
+    def cubic(t):
+        a = -0.75
+        f = [t + 1, t, 1 - t, 2 - t]
+        return [((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1 else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+                for d in (abs(v) for v in f)]
+
+    for n in range(x.shape[0]):
+        for pos in np.ndindex(*grid.shape[1:-1]):
+            g = grid[(n,) + pos]
+            if mode == "bicubic":
+                ix, iy = (((c + 1) / 2 * (s - 1) if align_corners else ((c + 1) * s - 1) / 2) for c, s in zip(g, sizes))
+                x0, y0 = np.floor(ix), np.floor(iy)
+                wx, wy = cubic(ix - x0), cubic(iy - y0)
+                value = 0.0
+                for i in range(4):
+                    for j in range(4):
+                        px = _pad_coordinate(x0 - 1 + j, sizes[0], padding_mode, align_corners)
+                        py = _pad_coordinate(y0 - 1 + i, sizes[1], padding_mode, align_corners)
+                        value = value + wy[i] * wx[j] * at(n, (np.trunc(px), np.trunc(py)))
+            else:
+                src = [_grid_coordinate(c, s, padding_mode, align_corners) for c, s in zip(g, sizes)]
+                if mode == "nearest":
+                    value = at(n, [np.round(p) for p in src])      # round half to even (nearbyint)
+                else:
+                    value = 0.0
+                    low = [np.floor(p) for p in src]
+                    for bits in np.ndindex(*(2,) * k):
+                        w = np.prod([(p - lo) if b else (1 - (p - lo)) for p, lo, b in zip(src, low, bits)])
+                        value = value + w * at(n, [lo + b for lo, b in zip(low, bits)])
+            out[(n, slice(None)) + pos] = value
+    return out
+
+
+def _grid_samples(device, dtype):
+    rng = rng_for("grid_sample", dtype, device)
+
+    def make(shape, lo=None, hi=None, sliced=False, channels_last=False):
+        full = tuple(shape[:-1]) + (2 * shape[-1],) if sliced else tuple(shape)
+        v = values(full, dtype, "any", rng) if lo is None else rng.uniform(lo, hi, full)
+        t = tt.tensor(v, dtype=dtype, device=device)
+        if channels_last:
+            t = t.contiguous(memory_format=tt.channels_last)
+        return t[..., ::2] if sliced else t
+
+    specs = [
+        ("bilinear-zeros", (2, 3, 4, 5), (2, 3, 4, 2), {"align_corners": False}, True),
+        ("nearest-border-3d", (1, 2, 3, 4, 2), (1, 2, 2, 3, 3), {"mode": "nearest", "padding_mode": "border",
+                                                                 "align_corners": True}, True),
+        ("bicubic-reflection", (1, 2, 3, 4), (1, 2, 5, 2), {"mode": "bicubic", "padding_mode": "reflection",
+                                                            "align_corners": False}, False),
+        ("bilinear-reflection-aligned-channels-last", (1, 3, 4, 3), (1, 3, 2, 2),
+         {"padding_mode": "reflection", "align_corners": True, "cl": True}, False),
+        ("trilinear-zeros-sliced", (1, 1, 2, 3, 4), (1, 2, 2, 2, 3), {"align_corners": False, "sliced": True}, False),
+        ("bicubic-border-aligned", (2, 1, 4, 4), (2, 2, 3, 2), {"mode": "bicubic", "padding_mode": "border",
+                                                                "align_corners": True}, False),
+    ]
+    for desc, xs, gs, kwargs, on_cuda in specs:
+        if device != "cpu" and not on_cuda:
+            continue
+        kwargs = dict(kwargs)
+        x = make(xs, channels_last=kwargs.pop("cl", False))
+        grid = make(gs, -1.3, 1.3, sliced=kwargs.pop("sliced", False))
+        yield SampleInput((x, grid), kwargs, desc=desc)
+
+
+def _affine_grid_definition(theta, size, align_corners=False):
+    n, spatial = size[0], size[2:]
+    axes = []
+    for s in spatial[::-1]:      # x over W, y over H[, z over D]
+        r = np.linspace(-1, 1, s) if s > 1 else np.zeros(1)
+        axes.append(r if align_corners else r * (s - 1) / s)
+    out = np.zeros((n,) + tuple(spatial) + (len(spatial),))
+    for idx in np.ndindex(*spatial):
+        base = np.array([axes[d][idx[len(spatial) - 1 - d]] for d in range(len(spatial))] + [1.0])
+        out[(slice(None),) + idx] = np.asarray(theta, dtype=np.float64) @ base
+    return out
+
+
+def _affine_samples(device, dtype):
+    rng = rng_for("affine_grid", dtype, device)
+    yield SampleInput((tt.tensor(rng.standard_normal((2, 2, 3)), dtype=dtype, device=device), (2, 1, 3, 5)),
+                      {"align_corners": False}, desc="2d")
+    if device == "cpu":
+        yield SampleInput((tt.tensor(rng.standard_normal((1, 3, 4)), dtype=dtype, device=device), (1, 2, 2, 3, 4)),
+                          {"align_corners": True}, desc="3d-aligned")
+        yield SampleInput((tt.tensor(rng.standard_normal((1, 2, 3)), dtype=dtype, device=device).transpose(1, 2)
+                           .contiguous().transpose(1, 2), (1, 1, 1, 4)), {"align_corners": False},
+                          desc="transposed-theta-unit-height")
+
+
+GRID_TOLERANCES = {tt.float16: (2e-3, 3e-3), tt.bfloat16: (1.6e-2, 3e-2), tt.float32: (1e-5, 1e-5),
+                   tt.float64: (1e-10, 1e-10)}
+record("nn.functional.grid_sample", F.grid_sample, FLOATS, _grid_samples, grid_sample_definition,
+       tolerances=GRID_TOLERANCES, op_db=("grid_sampler_2d", "grid_sampler_3d"))
+record("nn.functional.affine_grid", F.affine_grid, FLOATS, _affine_samples, _affine_grid_definition,
+       tolerances=GRID_TOLERANCES)
+
+
+def _grid_grad(d):
+    def f(x, grid):     # (3D and the other padding modes: first derivatives against torch, test_resample.py)
+        return (F.grid_sample(x, grid, align_corners=False).sum()
+                + (F.grid_sample(x, grid, mode="bicubic", padding_mode="reflection", align_corners=True) ** 2).sum())
+    return f, (_randn((1, 1, 2, 3), d), GRAD_RNG_UNIFORM(d)((1, 1, 2, 2))), {}
+
+
+def GRAD_RNG_UNIFORM(device):
+    rng = rng_for("grid_sample_grad")
+
+    def make(shape):     # away from the integer pixel positions where the derivative jumps
+        v = rng.uniform(-1.2, 1.2, shape)
+        return tt.tensor(v, dtype=tt.float64, device=device, requires_grad=True)
+    return make
+
+
+CPU_ONLY_GRADGRAD.add("nn.functional.affine_grid")     # its matmul's double backward: ~4 s emulated
+GRAD_CASES.update({
+    "nn.functional.grid_sample": _on_cpu_or_gpu(_grid_grad),
+    "nn.functional.affine_grid": lambda d: (lambda th: F.affine_grid(th, (1, 1, 2, 3), align_corners=False),
+                                            (_randn((1, 2, 3), d),), {}),
 })

@@ -224,3 +224,43 @@ def test_interpolate_layouts_dtypes_and_modules():
     if not hasattr(F, "adaptive_avg_pool2d"):       # mode='area' is adaptive average pooling (issue 22's pooling)
         with pytest.raises(NotImplementedError, match="area"):
             F.interpolate(x, size=2, mode="area")
+
+
+# --------------------------------------------------------------------------- grid_sample, affine_grid
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith(("grid", "affine"))))
+def test_grid_sample_and_affine_grid_match_torch(name):
+    _check_case(name, "cpu")
+
+
+@pytest.mark.parametrize("name", ["grid_bilinear_reflection_0", "affine_grid_2d"])
+def test_grid_sample_and_affine_grid_match_torch_on_cuda(name):
+    _check_case(name, "cuda")
+
+
+@pytest.mark.parametrize("i", range(len(META["grid_errors"])))
+def test_grid_sample_errors_match_torch(i):
+    e = META["grid_errors"][i]
+    x = tt.zeros(*e["input"], dtype=getattr(tt, e["input_dtype"]))
+    grid = tt.zeros(*e["grid"], dtype=getattr(tt, e["grid_dtype"]))
+    with pytest.raises(_ERRORS[e["type"]]) as info:
+        F.grid_sample(x, grid, **e["kwargs"])
+    assert str(info.value) == e["message"]
+
+
+def test_grid_sample_by_hand():
+    x = tt.arange(6.0, dtype=tt.float64).reshape(1, 1, 2, 3)
+    # align_corners: -1 and 1 are the corner pixels' centres; (0, 0) the image's centre
+    grid = tt.tensor([[[[-1.0, -1.0], [1.0, 1.0], [0.0, 0.0], [1.0, -1.0]]]], dtype=tt.float64)
+    y = F.grid_sample(x, grid, align_corners=True)
+    assert to_numpy(y)[0, 0, 0].tolist() == [0.0, 5.0, 2.5, 2.0]
+    # the identity affine map samples every pixel at its centre (both conventions)
+    for align in (False, True):
+        ident = F.affine_grid(tt.tensor([[[1.0, 0, 0], [0, 1.0, 0]]], dtype=tt.float64), (1, 1, 2, 3),
+                              align_corners=align)
+        np.testing.assert_allclose(to_numpy(F.grid_sample(x, ident, align_corners=align)), to_numpy(x), atol=1e-12)
+    # far outside: zeros gives 0, border the nearest edge pixel
+    far = tt.tensor([[[[5.0, 0.0]]]], dtype=tt.float64)
+    assert F.grid_sample(x, far, align_corners=True).item() == 0
+    assert F.grid_sample(x, far, padding_mode="border", align_corners=True).item() == 3.5   # row 0.5 of column 2
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
+        F.grid_sample(x, far)

@@ -210,6 +210,62 @@ for mod in [nn.Upsample(scale_factor=2), nn.Upsample(size=(3, 4), mode="bilinear
             nn.UpsamplingBilinear2d(scale_factor=3)]:
     META["reprs"]["upsample:" + repr(mod)] = repr(mod)
 
+# --------------------------------------------------------------------------- grid_sample, affine_grid
+def grid_case(name, input_shape, grid_shape, kwargs, spread=1.3):
+    """grid values uniform in [-spread, spread]: some taps fall outside (the padding modes)."""
+    x = torch.tensor(rng.standard_normal(input_shape), requires_grad=True)
+    grid = torch.tensor(rng.uniform(-spread, spread, grid_shape), requires_grad=True)
+    y = F.grid_sample(x, grid, **kwargs)
+    g = torch.tensor(rng.standard_normal(tuple(y.shape)))
+    gx, gg = torch.autograd.grad(y, (x, grid), g)
+    for key, v in (("x0", x), ("x1", grid), ("y", y), ("g", g), ("gx0", gx), ("gx1", gg)):
+        ARRAYS[f"{name}.{key}"] = v.detach().numpy()
+    META["cases"].append({"name": name, "fn": "F.grid_sample", "n": 2, "extra": [], "kwargs": kwargs,
+                          "dtype": "float64", "node": type(y.grad_fn).__name__})
+
+
+for mode in ("bilinear", "nearest", "bicubic"):
+    for padding in ("zeros", "border", "reflection"):
+        for align in (False, True):
+            grid_case(f"grid_{mode}_{padding}_{int(align)}", (2, 2, 4, 5), (2, 3, 4, 2),
+                      {"mode": mode, "padding_mode": padding, "align_corners": align})
+for mode in ("bilinear", "nearest"):
+    for padding in ("zeros", "reflection"):
+        grid_case(f"grid3d_{mode}_{padding}", (1, 2, 3, 4, 3), (1, 2, 3, 2, 3),
+                  {"mode": mode, "padding_mode": padding, "align_corners": mode == "nearest"})
+grid_case("grid_reflection_far", (1, 1, 3, 4), (1, 2, 5, 2), {"padding_mode": "reflection", "align_corners": False},
+          spread=4.0)
+grid_case("grid_bicubic_reflection_far", (1, 1, 4, 3), (1, 3, 2, 2),
+          {"mode": "bicubic", "padding_mode": "reflection", "align_corners": True}, spread=3.5)
+value_case("affine_grid_2d", "F.affine_grid", [(2, 2, 3)], {"align_corners": False}, extra=[(2, 3, 4, 5)])
+value_case("affine_grid_2d_aligned", "F.affine_grid", [(1, 2, 3)], {"align_corners": True}, extra=[(1, 1, 3, 2)])
+value_case("affine_grid_3d", "F.affine_grid", [(1, 3, 4)], {"align_corners": False}, extra=[(1, 2, 2, 3, 4)])
+
+
+def grid_error(input_shape, grid_shape, kwargs, input_dtype="float32", grid_dtype="float32"):
+    x = torch.zeros(input_shape, dtype=getattr(torch, input_dtype))
+    grid = torch.zeros(grid_shape, dtype=getattr(torch, grid_dtype))
+    try:
+        F.grid_sample(x, grid, **kwargs)
+    except Exception as e:   # noqa: BLE001
+        META.setdefault("grid_errors", []).append({"input": list(input_shape), "grid": list(grid_shape),
+                                                   "input_dtype": input_dtype, "grid_dtype": grid_dtype,
+                                                   "kwargs": kwargs, "type": type(e).__name__, "message": str(e)})
+        return
+    raise AssertionError(f"no error: grid_sample {input_shape} {grid_shape} {kwargs}")
+
+
+for args in [((2, 3, 4, 5), (3, 2, 2, 2), {"align_corners": False}),
+             ((2, 3, 4, 5), (2, 2, 2, 3), {"align_corners": False}),
+             ((2, 3, 4, 5), (2, 2, 2, 2, 2), {"align_corners": False}),
+             ((2, 3, 4), (2, 2, 2), {"align_corners": False}),
+             ((2, 3, 0, 5), (2, 2, 2, 2), {"align_corners": False}),
+             ((2, 3, 4, 5, 2), (2, 2, 2, 2, 3), {"mode": "bicubic", "align_corners": False}),
+             ((2, 3, 4, 5), (2, 2, 2, 2), {"mode": "area", "align_corners": False}),
+             ((2, 3, 4, 5), (2, 2, 2, 2), {"padding_mode": "wrap", "align_corners": False})]:
+    grid_error(*args)
+grid_error((2, 3, 4, 5), (2, 2, 2, 2), {"align_corners": False}, "float32", "float64")
+
 # --------------------------------------------------------------------------- writing
 META_JSON = json.dumps(META)
 np.savez_compressed(pathlib.Path(__file__).with_name("resample_torch_values.npz"), meta=np.array(META_JSON), **ARRAYS)

@@ -201,6 +201,58 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+# ------------------------------------------------------------------ grid sampling
+_GRID_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please "
+                 "specify align_corners=True if the old behavior is desired. See the documentation of grid_sample for "
+                 "details.")
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """torch.nn.functional.grid_sample: input (N, C, [D,] H, W) sampled at the normalised
+    coordinates of grid (N, [Do,] Ho, Wo, 2 or 3) in [-1, 1] (ops/resample.py)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        _warnings.warn(_GRID_WARNING, stacklevel=2)
+        align_corners = False
+    return _resample.grid_sampler(input, grid, ("bilinear", "nearest", "bicubic").index(mode),
+                                  ("zeros", "border", "reflection").index(padding_mode), align_corners)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """torch.nn.functional.affine_grid: the grid of F.grid_sample for a batch of affine maps
+    theta (N, 2, 3) over size (N, C, H, W), or (N, 3, 4) over (N, C, D, H, W)."""
+    if align_corners is None:
+        _warnings.warn(_GRID_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
+                             f"{theta.shape}.")
+        spatial_size = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got "
+                             f"{theta.shape}.")
+        spatial_size = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(spatial_size) == 1:
+        _warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                       "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                       "of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _resample.affine_grid_generator(theta, size, align_corners)
+
+
 # ------------------------------------------------------------------ normalization
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.layer_norm: normalize over the last len(normalized_shape) dims with

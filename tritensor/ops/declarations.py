@@ -292,7 +292,7 @@ for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "s
               "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
               "cross_entropy", "embedding", "dropout", "one_hot", "alpha_dropout", "feature_alpha_dropout",
               "dropout1d", "dropout2d", "dropout3d", "fold", "interpolate", "upsample", "upsample_nearest",
-              "upsample_bilinear"):
+              "upsample_bilinear", "grid_sample", "affine_grid"):
     declare(_name, method=False, functional="own")
 declare("leaky_relu_", method=False, functional="own")
 for _name in ("hardtanh", "hardtanh_", "relu6"):

@@ -22,6 +22,18 @@ upsample_*         separable: per resampled dim, each output position is a weigh
                    inputs are computed in float32 and rounded once. Backward: index_select's
                    scatter-add and the products' rules, in tritensor ops (double backward works).
                    One node named as torch's (UpsampleBilinear2DBackward0 ...).
+grid_sampler       torch's grid_sampler_2d/3d (GridSampler.h) written in tritensor ops: the grid's
+affine_grid_generator
+                   (x, y[, z]) unnormalised to pixel coordinates, the padding mode applied
+                   (border: clipped; reflection: reflected about the edges, then clipped, with
+                   torch's zero gradient at the clip bounds), then per corner tap a gather of the
+                   flattened input and a weight (bilinear/trilinear: products of the fractions;
+                   nearest: round half to even; bicubic: the cubic convolution, A = -0.75, over
+                   4x4 taps each padded as torch's get_value_bounded). Taps outside the input
+                   contribute 0 through a where (never 0 * value). Gradients to input (gather's
+                   scatter-add) and grid (through the fractions) come from the ops. One node,
+                   GridSampler2DBackward0 / GridSampler3DBackward0. affine_grid_generator is
+                   torch's base grid times theta^T (one bmm), AffineGridGeneratorBackward0.
 """
 from __future__ import annotations
 
@@ -35,7 +47,9 @@ from ..autograd.composite import named_composite
 from ..tensor import Tensor
 from . import _layout
 from . import creation as _creation
+from . import elementwise as _ew
 from . import indexing as _indexing
+from . import joining as _joining
 from . import padding as _padding
 from . import scatter as _scatter
 from . import views as _views
@@ -496,3 +510,223 @@ def upsample_antialiased(input, output_size, align_corners, scale_factors=None, 
             zip(input.shape[2:], out, scales)]
     name = "UpsampleBilinear2DAaBackward0" if mode == "bilinear" else "UpsampleBicubic2DAaBackward0"
     return named_composite(name, _upsample, input, taps, _compute_dtype(input))
+
+
+
+# --------------------------------------------------------------------------- grid sampling
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+def _unnormalize(coord, size, align_corners):
+    """grid_sampler_unnormalize: [-1, 1] to pixel indices (corner pixels' centres, or their edges)."""
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _clip(coord, size):
+    """clip_coordinates: into [0, size - 1], the gradient 0 at and past the bounds (torch's)."""
+    return _ew.where(coord <= 0, 0.0, _ew.where(coord >= size - 1, float(size - 1), coord))
+
+
+def _reflect(coord, twice_low, twice_high):
+    """reflect_coordinates: fold coord into [low, high] by reflecting about the edges."""
+    if twice_low == twice_high:
+        return coord * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    a = (coord - low).abs()
+    flips = (a / span).floor().detach()
+    extra = a - flips * span
+    even = (flips - (flips / 2).floor() * 2) == 0
+    return _ew.where(even, extra + low, (extra * -1) + (span + low))
+
+
+def _padded(coord, size, padding_mode, align_corners):
+    """compute_coordinates."""
+    if padding_mode == "border":
+        return _clip(coord, size)
+    if padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        return _clip(coord, size)
+    return coord
+
+
+def _tap(flat, points, sizes, weight):
+    """input values at integer-valued float points (one (N, *out) tensor per dim, W first), 0 where
+    a point lies outside; times weight (None: 1). flat: (N, C, prod(sizes)), sizes W first."""
+    n, c = int(flat.shape[0]), int(flat.shape[1])
+    out_shape = tuple(int(s) for s in points[0].shape[1:])
+    valid = None
+    index = None
+    stride = 1
+    for p, size in zip(points, sizes):
+        p = p.detach()
+        inside = (p >= 0) & (p <= size - 1)
+        valid = inside if valid is None else valid & inside
+        safe = _ew.where(inside, p, 0.0).to(_dt.int64)
+        index = safe * stride if index is None else index + safe * stride
+        stride *= size
+    length = int(np.prod(out_shape)) if out_shape else 1
+    index = index.reshape(n, 1, length).expand(n, c, length)
+    values = _indexing.gather(flat, 2, index).reshape(n, c, *out_shape)
+    if weight is not None:
+        values = values * weight.unsqueeze(1)
+    return _ew.where(valid.unsqueeze(1), values, 0.0)
+
+
+def _grid_sample(input, grid, mode, padding_mode, align_corners):
+    compute = _dt.float32 if input.dtype in (_dt.float16, _dt.bfloat16) else input.dtype
+    x, g = input.to(compute), grid.to(compute)
+    k = input.dim() - 2
+    sizes = [int(s) for s in reversed(input.shape[2:])]            # W, H[, D]
+    n, c = int(input.shape[0]), int(input.shape[1])
+    flat = x.reshape(n, c, -1)
+    coords = [g.select(-1, d) for d in range(k)]                    # x, y[, z]
+    if mode == "bicubic":
+        out = _bicubic(flat, coords, sizes, padding_mode, align_corners)
+    else:
+        src = [_padded(_unnormalize(co, s, align_corners), s, padding_mode, align_corners)
+               for co, s in zip(coords, sizes)]
+        if mode == "nearest":
+            rounded = [p.round() for p in src]
+            # a weight of exactly 1 whose gradient is round's (zero): the grid gets torch's zero gradient
+            out = _tap(flat, rounded, sizes, (rounded[0] - rounded[0].detach()) + 1)
+        else:
+            lows = [p.floor().detach() for p in src]
+            fracs = [p - lo for p, lo in zip(src, lows)]
+            out = None
+            for corner in range(2 ** k):
+                bits = [(corner >> d) & 1 for d in range(k)]
+                weight = None
+                for b, f in zip(bits, fracs):
+                    term = f if b else (f * -1) + 1
+                    weight = term if weight is None else weight * term
+                term = _tap(flat, [lo + b for lo, b in zip(lows, bits)], sizes, weight)
+                out = term if out is None else out + term
+    return out.to(input.dtype) if out.dtype is not input.dtype else out
+
+
+def _bicubic(flat, coords, sizes, padding_mode, align_corners):
+    ix, iy = (_unnormalize(co, s, align_corners) for co, s in zip(coords, sizes))
+    x0, y0 = ix.floor().detach(), iy.floor().detach()
+    cx = _cubic_weights(ix - x0)
+    cy = _cubic_weights(iy - y0)
+    out = None
+    for i in range(4):
+        py = _padded(y0 + (i - 1), sizes[1], padding_mode, align_corners).detach()
+        row = None
+        for j in range(4):
+            px = _padded(x0 + (j - 1), sizes[0], padding_mode, align_corners).detach()
+            term = _tap(flat, [px.trunc(), py.trunc()], sizes, cx[j])
+            row = term if row is None else row + term
+        term = row * cy[i].unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _cubic_weights(t):
+    """get_cubic_upsample_coefficients(t), A = -0.75, as tensors (differentiable in t)."""
+    a = _A
+
+    def near(v):
+        return ((v * (a + 2)) - (a + 3)) * v * v + 1
+
+    def far(v):
+        return (((v * a) - 5 * a) * v + 8 * a) * v - 4 * a
+
+    return [far(t + 1), near(t), near((t * -1) + 1), far((t * -1) + 2)]
+
+
+def _grid_error(message):
+    raise RuntimeError("grid_sampler(): " + message)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler (aten.grid_sampler_2d / _3d): input (N, C, [D,] H, W) sampled at grid
+    (N, [Do,] Ho, Wo, 2 or 3) with modes 0 bilinear, 1 nearest, 2 bicubic and padding modes
+    0 zeros, 1 border, 2 reflection."""
+    _require_tensor("grid_sampler", input)
+    _require_tensor("grid_sampler", grid, "grid", 2)
+    if input.device != grid.device:
+        _grid_error(f"expected input and grid to be on same device, but input is on {input.device} and grid is on "
+                    f"{grid.device}")
+    if int(input.shape[0]) != int(grid.shape[0]) if input.dim() and grid.dim() else False:
+        _grid_error(f"expected grid and input to have same batch size, but got input with sizes "
+                    f"{_padding._size_str(input.shape)} and grid with sizes {_padding._size_str(grid.shape)}")
+    if int(grid.shape[-1]) != input.dim() - 2:
+        _grid_error(f"expected grid to have size {input.dim() - 2} in last dimension, but got grid with sizes "
+                    f"{_padding._size_str(grid.shape)}")
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        rank = f"{input.dim()}D" if input.dim() in (4, 5) else "4D or 5D"
+        _grid_error(f"expected {rank} input and grid with same number of dimensions, but got input with sizes "
+                    f"{_padding._size_str(input.shape)} and grid with sizes {_padding._size_str(grid.shape)}")
+    for d in range(2, input.dim()):
+        if int(input.shape[d]) == 0:
+            _grid_error(f"expected input to have non-empty spatial dimensions, but input has sizes "
+                        f"{_padding._size_str(input.shape)} with dimension {d} being empty")
+    mode = _GRID_MODES[int(interpolation_mode)]
+    if mode == "bicubic" and input.dim() != 4:
+        _grid_error("bicubic interpolation only supports 4D input")
+    if input.dtype is not grid.dtype:
+        raise RuntimeError(f"expected scalar type {_dt.type_name(input.dtype)} but found {_dt.type_name(grid.dtype)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"grid_sampler_{input.dim() - 2}d_cpu" not implemented for '
+                                  f"'{_dt.type_name(input.dtype)}'")
+    padding_mode = _GRID_PADDINGS[int(padding_mode)]
+    name = f"GridSampler{input.dim() - 2}DBackward0"
+    return named_composite(name, _grid_sample, input, grid, mode, padding_mode, bool(align_corners))
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """aten.grid_sampler_2d: grid_sampler of a 4D input."""
+    if input.dim() != 4:
+        _grid_error("expected 4D input and grid with same number of dimensions, but got input with sizes "
+                    f"{_padding._size_str(input.shape)} and grid with sizes {_padding._size_str(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """aten.grid_sampler_3d: grid_sampler of a 5D input."""
+    if input.dim() != 5:
+        _grid_error("expected 5D input and grid with same number of dimensions, but got input with sizes "
+                    f"{_padding._size_str(input.shape)} and grid with sizes {_padding._size_str(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def _base_axis(steps, align_corners, theta):
+    if steps <= 1:
+        return _creation.zeros(max(steps, 1), dtype=theta.dtype, device=theta.device)
+    r = _creation.linspace(-1, 1, steps, dtype=theta.dtype, device=theta.device)
+    return r if align_corners else r * ((steps - 1) / steps)
+
+
+def _affine_grid(theta, size, align_corners):
+    n = int(size[0])
+    spatial = [int(s) for s in size[2:]]                     # [D,] H, W
+    axes = [_base_axis(s, align_corners, theta) for s in reversed(spatial)]   # W, H[, D]
+    k = len(spatial)
+    total = int(np.prod(spatial))
+    columns = []
+    for d in range(k):       # column d is coordinate d (x, y, z) of every base point, row-major
+        shape = [1] * k
+        shape[k - 1 - d] = spatial[k - 1 - d]
+        columns.append(axes[d].reshape(*shape).expand(*spatial).reshape(total, 1))
+    columns.append(_creation.ones(total, 1, dtype=theta.dtype, device=theta.device))
+    base = _joining.cat(columns, 1)
+    grid = base.unsqueeze(0).expand(n, total, k + 1).matmul(theta.transpose(1, 2))
+    return grid.reshape(n, *spatial, k)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """torch.affine_grid_generator: the sampling grid of the affine maps theta (N, 2, 3) or
+    (N, 3, 4) over an output of ``size`` (N, C, H, W) or (N, C, D, H, W)."""
+    _require_tensor("affine_grid_generator", theta, "theta")
+    size = [int(s) for s in size]
+    return named_composite("AffineGridGeneratorBackward0", _affine_grid, theta, size, bool(align_corners))
+
+
+declare("grid_sampler", grid_sampler, method=False)
+declare("grid_sampler_2d", grid_sampler_2d, method=False)
+declare("grid_sampler_3d", grid_sampler_3d, method=False)
+declare("affine_grid_generator", affine_grid_generator, method=False)
