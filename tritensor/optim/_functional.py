@@ -290,16 +290,23 @@ def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_s
 
 def _adagrad_cpu(p, g, state_sum, step, lr, weight_decay, lr_decay, eps, maximize):
     h = _HostMath(p)
-    pv, gv, sv = h.load(p), h.load(g), h.load(state_sum)
+    pv, gv = h.load(p), h.load(g)
     if maximize:
         gv = gv * h.s(-1)
     if weight_decay != 0:
         gv = gv + h.s(weight_decay) * pv
     clr = lr / (1 + (step - 1) * lr_decay)
-    sv = sv + gv * gv
-    h.store(state_sum, sv)
-    std = np.sqrt(sv) + h.s(eps)
-    h.store(p, pv + h.s(-clr) * (gv / std))
+    # one scratch array updated in place: fresh temporaries for every expression cost more than
+    # the arithmetic on parameter-sized arrays (new pages each time)
+    buf = np.multiply(gv, gv, out=np.empty(np.shape(gv), dtype=h.compute))
+    np.add(h.load(state_sum), buf, out=buf)            # sum + g * g
+    h.store(state_sum, buf)
+    np.sqrt(buf, out=buf)
+    buf += h.s(eps)                                     # std
+    np.divide(gv, buf, out=buf)
+    buf *= h.s(-clr)
+    np.add(pv, buf, out=buf)
+    h.store(p, buf)
 
 
 def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps, maximize):
