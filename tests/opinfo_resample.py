@@ -505,7 +505,34 @@ def _affine_samples(device, dtype):
 GRID_TOLERANCES = {tt.float16: (2e-3, 3e-3), tt.bfloat16: (1.6e-2, 3e-2), tt.float32: (1e-5, 1e-5),
                    tt.float64: (1e-10, 1e-10)}
 record("nn.functional.grid_sample", F.grid_sample, FLOATS, _grid_samples, grid_sample_definition,
-       tolerances=GRID_TOLERANCES, op_db=("grid_sampler_2d", "grid_sampler_3d"))
+       tolerances=GRID_TOLERANCES, op_db=("grid_sampler_3d",))
+
+
+def _grid_sampler_2d_samples(device, dtype):
+    """The table entry (its kernel on cuda): every mode x padding once, on a grid reaching past the
+    edges, in one sample per mode on cuda (a launch each)."""
+    rng = rng_for("grid_sampler_2d", dtype, device)
+    x = tt.tensor(values((2, 3, 4, 5), dtype, "any", rng), dtype=dtype, device=device)
+    grid = tt.tensor(rng.uniform(-1.4, 1.4, (2, 3, 7, 2)), dtype=dtype, device=device)
+    for mode in range(3):
+        for padding in range(3):
+            if device != "cpu" and padding != mode:
+                continue
+            yield SampleInput((x, grid, mode, padding, bool((mode + padding) % 2)), desc=f"mode{mode}-pad{padding}")
+    if device == "cpu":
+        xt = tt.tensor(values((1, 2, 3, 4), dtype, "any", rng), dtype=dtype, device=device).transpose(2, 3)
+        gs = tt.tensor(rng.uniform(-1.2, 1.2, (1, 2, 6, 2)), dtype=dtype, device=device)[:, :, ::2]
+        yield SampleInput((xt, gs, 0, 2, False), desc="transposed-input-sliced-grid")
+
+
+def _grid_sampler_2d_definition(x, grid, mode, padding, align_corners):
+    return grid_sample_definition(x, grid, _GRID_MODE_NAMES[mode], _GRID_PADDING_NAMES[padding], align_corners)
+
+
+_GRID_MODE_NAMES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDING_NAMES = ("zeros", "border", "reflection")
+record("grid_sampler_2d", tt.grid_sampler_2d, FLOATS, _grid_sampler_2d_samples, _grid_sampler_2d_definition,
+       tolerances=GRID_TOLERANCES)
 record("nn.functional.affine_grid", F.affine_grid, FLOATS, _affine_samples, _affine_grid_definition,
        tolerances=GRID_TOLERANCES)
 
@@ -528,7 +555,7 @@ def GRAD_RNG_UNIFORM(device):
 
 CPU_ONLY_GRADGRAD.add("nn.functional.affine_grid")     # its matmul's double backward: ~4 s emulated
 GRAD_CASES.update({
-    "nn.functional.grid_sample": _on_cpu_or_gpu(_grid_grad),
+    "grid_sampler_2d": _on_cpu_or_gpu(_grid_grad),
     "nn.functional.affine_grid": lambda d: (lambda th: F.affine_grid(th, (1, 1, 2, 3), align_corners=False),
                                             (_randn((1, 2, 3), d),), {}),
 })

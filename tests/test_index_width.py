@@ -390,3 +390,15 @@ def test_conv_k_loop_past_2_31(big):
     weight = tt.tensor(w, device="cuda", requires_grad=True)
     F.conv2d(x, weight).sum().backward()
     np.testing.assert_allclose(to_numpy(weight.grad.float()), a, rtol=1e-3, atol=1e-3)
+
+
+def test_grid_sample_channel_loop_past_2_31(big):
+    """grid_sample of a (1, 17, 1, 2) view whose channels lie 2 S apart: the kernel's channel loop
+    (kernels/resample.py) reads offsets past 2**31."""
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((1, 17, 1, 2)).astype(np.float16)
+    x = _put(_view(big, tt.float16, (1, 17, 1, 2), (1, 2 * S, 2, 1), offset=29), a)
+    grid = tt.tensor([[[[-1.0, 0.0], [0.0, 0.0]]]], device="cuda").half()    # pixel 0, and halfway to pixel 1
+    y = to_numpy(F.grid_sample(x, grid, align_corners=True).float())
+    want = np.stack([a[0, :, 0, 0], a[0, :, 0].astype(np.float32).mean(1)], 1)
+    np.testing.assert_allclose(y[0, :, 0], want, rtol=2e-3, atol=2e-3)

@@ -1199,6 +1199,15 @@ from tritensor.backends.triton import sparse as tsparse   # sparse COO @ dense: 
 for name, acc in [("float32", "float32"), ("float64", "float64"), ("bfloat16", "float32"), ("int64", "int64")]:
     tsparse.spmm(T((20, 70), name), T((21,), "int64"), T((40,), "int64"), T((40,), name), T((9, 70), name, True),
                  acc)
+from tritensor.backends.triton import resample as trs   # grid_sampler_2d: every mode x padding, 16-bit, float64
+for mode in range(3):
+    for padding in range(3):
+        trs.grid_sample_2d(T((2, 3, 5, 7), "float32"), T((2, 3, 8, 9), "float32", mode == 1),
+                           T((2, 5, 7, 2), "float32"), mode, padding, mode == padding, "float32")
+trs.grid_sample_2d(T((1, 2, 3, 4), "bfloat16"), T((1, 2, 6, 5), "bfloat16"), T((1, 3, 4, 2), "bfloat16"), 2, 2, False,
+                   "float32")
+trs.grid_sample_2d(T((1, 2, 3, 4), "float64"), T((1, 2, 6, 5), "float64"), T((1, 3, 4, 2), "float64"), 0, 1, True,
+                   "float64")
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

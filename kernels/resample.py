@@ -1,0 +1,125 @@
+"""grid_sampler_2d's forward: input (N, C, H, W) sampled at a grid (N, Ho, Wo, 2) of normalised
+(x, y) coordinates, as torch's GridSampler.h (grid_sampler_compute_source_index, the padding
+modes, bilinear / nearest / bicubic).
+
+One program per BLOCK output points of one sample (program id -> (n, block)): the points'
+coordinates, taps and weights are computed once, then a loop over the channels reads the taps of
+each channel plane (every operand in place with its own strides) and writes the output. A tap
+outside the input contributes 0 (a masked load, never a 0 * value product). Offsets are int64;
+the arithmetic is in ACC (float32, or float64 for float64 inputs).
+
+MODE: 0 bilinear, 1 nearest (round half to even, as nearbyint), 2 bicubic (A = -0.75, 4x4 taps,
+each tap's position padded as get_value_bounded). PADDING: 0 zeros, 1 border, 2 reflection.
+"""
+import triton
+import triton.language as tl
+
+BILINEAR, NEAREST, BICUBIC = 0, 1, 2
+ZEROS, BORDER, REFLECTION = 0, 1, 2
+
+
+@triton.jit
+def _source(coord, size, ALIGN: tl.constexpr):
+    """grid_sampler_unnormalize: [-1, 1] to pixel positions."""
+    if ALIGN:
+        return (coord + 1) / 2 * (size - 1)
+    else:
+        return ((coord + 1) * size - 1) / 2
+
+
+@triton.jit
+def _pad(c, size, PADDING: tl.constexpr, ALIGN: tl.constexpr):
+    """compute_coordinates: border clips, reflection reflects about the edges then clips."""
+    if PADDING == 2:
+        if ALIGN:
+            low = c * 0
+            span = size - 1
+        else:
+            low = c * 0 - 0.5
+            span = c * 0 + size
+        a = tl.abs(c - low)
+        flips = tl.floor(a / span)
+        extra = a - flips * span
+        even = (flips - 2 * tl.floor(flips / 2)) == 0
+        c = tl.where(span > 0, tl.where(even, extra + low, span - extra + low), c * 0)
+    if PADDING != 0:
+        c = tl.minimum(tl.maximum(c, c * 0), c * 0 + (size - 1))
+    return c
+
+
+@triton.jit
+def _tap(plane, px, py, W, H, sh, sw, ok):
+    """The value at integer-valued float position (px, py) of a channel plane; 0 outside."""
+    inside = ok & (px >= 0) & (px <= W - 1) & (py >= 0) & (py <= H - 1)
+    xi = tl.where(inside, px, 0).to(tl.int64)
+    yi = tl.where(inside, py, 0).to(tl.int64)
+    return tl.load(plane + yi * sh + xi * sw, mask=inside, other=0)
+
+
+@triton.jit
+def _cubic_weights(t):
+    a = -0.75
+    x0 = t + 1
+    x3 = 2 - t
+    w0 = ((a * x0 - 5 * a) * x0 + 8 * a) * x0 - 4 * a
+    w1 = ((a + 2) * t - (a + 3)) * t * t + 1
+    w2 = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1
+    w3 = ((a * x3 - 5 * a) * x3 + 8 * a) * x3 - 4 * a
+    return w0, w1, w2, w3
+
+
+@triton.jit
+def grid_sample_2d_kernel(x_ptr, grid_ptr, out_ptr, C, H, W, OW, P, blocks,
+                          sxn, sxc, sxh, sxw, sgn, sgh, sgw, sgc, son, soc, soh, sow,
+                          MODE: tl.constexpr, PADDING: tl.constexpr, ALIGN: tl.constexpr,
+                          ACC: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    n = pid // blocks
+    p = (pid % blocks) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    ok = p < P
+    oh = p // OW
+    ow = p % OW
+    g = grid_ptr + n * sgn + oh * sgh + ow * sgw
+    gx = tl.load(g, mask=ok, other=0).to(ACC)
+    gy = tl.load(g + sgc, mask=ok, other=0).to(ACC)
+    wf = W.to(ACC)
+    hf = H.to(ACC)
+    ix = _source(gx, wf, ALIGN)
+    iy = _source(gy, hf, ALIGN)
+    if MODE != 2:
+        ix = _pad(ix, wf, PADDING, ALIGN)
+        iy = _pad(iy, hf, PADDING, ALIGN)
+    x0 = tl.floor(ix)
+    y0 = tl.floor(iy)
+    tx = ix - x0
+    ty = iy - y0
+    if MODE == 1:      # nearest: round half to even
+        rx = tl.floor(ix + 0.5)
+        rx = tl.where((rx - ix == 0.5) & (rx - 2 * tl.floor(rx / 2) != 0), rx - 1, rx)
+        ry = tl.floor(iy + 0.5)
+        ry = tl.where((ry - iy == 0.5) & (ry - 2 * tl.floor(ry / 2) != 0), ry - 1, ry)
+    out = out_ptr + n * son + oh * soh + ow * sow
+    for c_ in range(C):
+        c = tl.cast(c_, tl.int64)
+        plane = x_ptr + n * sxn + c * sxc
+        if MODE == 0:
+            v = (_tap(plane, x0, y0, wf, hf, sxh, sxw, ok).to(ACC) * ((x0 + 1 - ix) * (y0 + 1 - iy))
+                 + _tap(plane, x0 + 1, y0, wf, hf, sxh, sxw, ok).to(ACC) * ((ix - x0) * (y0 + 1 - iy))
+                 + _tap(plane, x0, y0 + 1, wf, hf, sxh, sxw, ok).to(ACC) * ((x0 + 1 - ix) * (iy - y0))
+                 + _tap(plane, x0 + 1, y0 + 1, wf, hf, sxh, sxw, ok).to(ACC) * ((ix - x0) * (iy - y0)))
+        elif MODE == 1:
+            v = _tap(plane, rx, ry, wf, hf, sxh, sxw, ok).to(ACC)
+        else:
+            cx0, cx1, cx2, cx3 = _cubic_weights(tx)
+            cy0, cy1, cy2, cy3 = _cubic_weights(ty)
+            v = tl.zeros([BLOCK], ACC)
+            for i_ in range(4):
+                i = tl.cast(i_, tl.int64)
+                py = _pad(y0 - 1 + i.to(ACC), hf, PADDING, ALIGN)
+                row = (_tap(plane, _pad(x0 - 1, wf, PADDING, ALIGN), py, wf, hf, sxh, sxw, ok).to(ACC) * cx0
+                       + _tap(plane, _pad(x0, wf, PADDING, ALIGN), py, wf, hf, sxh, sxw, ok).to(ACC) * cx1
+                       + _tap(plane, _pad(x0 + 1, wf, PADDING, ALIGN), py, wf, hf, sxh, sxw, ok).to(ACC) * cx2
+                       + _tap(plane, _pad(x0 + 2, wf, PADDING, ALIGN), py, wf, hf, sxh, sxw, ok).to(ACC) * cx3)
+                cy = tl.where(i == 0, cy0, tl.where(i == 1, cy1, tl.where(i == 2, cy2, cy3)))
+                v += row * cy
+        tl.store(out + c * soc, v.to(out_ptr.dtype.element_ty), mask=ok)

@@ -1,0 +1,76 @@
+"""NumPy reference of grid_sampler_2d (the cpu device runs it; tests check the kernel against it),
+vectorised over the output points: torch's GridSampler.h formulas, in the compute dtype."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _source(coord, size, align):
+    return (coord + 1) / 2 * (size - 1) if align else ((coord + 1) * size - 1) / 2
+
+
+def _pad(c, size, padding, align):
+    if padding == 2:       # reflection about the edges (align: the corner centres, else their edges)
+        low, span = (0.0, size - 1.0) if align else (-0.5, float(size))
+        if span > 0:
+            a = np.abs(c - low)
+            flips = np.floor(a / span)
+            extra = a - flips * span
+            c = np.where(np.mod(flips, 2) == 0, extra + low, span - extra + low)
+        else:
+            c = np.zeros_like(c)
+    if padding != 0:
+        c = np.clip(c, 0, size - 1)
+    return c.astype(c.dtype)
+
+
+def _taps(x, px, py):
+    """x[n, :, py, px] for integer-valued float positions (n, points): (n, c, points); 0 outside."""
+    n, c, h, w = x.shape
+    with np.errstate(invalid="ignore"):
+        inside = (px >= 0) & (px <= w - 1) & (py >= 0) & (py <= h - 1)
+    xi = np.where(inside, px, 0).astype(np.int64)
+    yi = np.where(inside, py, 0).astype(np.int64)
+    flat = x.reshape(n, c, h * w)
+    picked = np.take_along_axis(flat, (yi * w + xi)[:, None, :].repeat(c, 1), axis=2)
+    return np.where(inside[:, None, :], picked, 0)
+
+
+def _cubic(t):
+    a = -0.75
+
+    def near(v):
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v):
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def grid_sampler_2d(x, grid, *, mode, padding_mode, align_corners):
+    n, c, h, w = x.shape
+    oh, ow = grid.shape[1:3]
+    t = x.dtype.type
+    gx = grid[..., 0].reshape(n, -1)
+    gy = grid[..., 1].reshape(n, -1)
+    ix, iy = _source(gx, t(w), align_corners), _source(gy, t(h), align_corners)
+    if mode != 2:
+        ix, iy = _pad(ix, w, padding_mode, align_corners), _pad(iy, h, padding_mode, align_corners)
+    with np.errstate(invalid="ignore"):
+        x0, y0 = np.floor(ix), np.floor(iy)
+    if mode == 0:
+        out = (_taps(x, x0, y0) * ((x0 + 1 - ix) * (y0 + 1 - iy))[:, None]
+               + _taps(x, x0 + 1, y0) * ((ix - x0) * (y0 + 1 - iy))[:, None]
+               + _taps(x, x0, y0 + 1) * ((x0 + 1 - ix) * (iy - y0))[:, None]
+               + _taps(x, x0 + 1, y0 + 1) * ((ix - x0) * (iy - y0))[:, None])
+    elif mode == 1:
+        out = _taps(x, np.round(ix), np.round(iy))       # round half to even, as nearbyint
+    else:
+        cx, cy = _cubic(ix - x0), _cubic(iy - y0)
+        out = 0
+        for i in range(4):
+            py = _pad(y0 - 1 + i, h, padding_mode, align_corners)
+            row = sum(_taps(x, _pad(x0 - 1 + j, w, padding_mode, align_corners), py) * cx[j][:, None]
+                      for j in range(4))
+            out = out + row * cy[i][:, None]
+    return np.asarray(out, dtype=x.dtype).reshape(n, c, oh, ow)

@@ -1,0 +1,40 @@
+"""Launcher of kernels/resample.py: grid_sampler_2d's forward (one program per BLOCK output points
+of a sample, a loop over the channels inside). Every operand is read in place with its strides.
+
+The kernel module is imported on first use (see the package docstring).
+"""
+from __future__ import annotations
+
+from ...runtime.launch import pointer
+from .. import triton as tb
+
+GPU = {"block": 128, "warps": 4}
+INTERPRETER = {"block": 32, "warps": 4}     # few programs under the interpreter
+
+_K = None
+
+
+def _kernels():
+    global _K
+    if _K is None:
+        tb._kernels()
+        from tritensor.kernels import resample as resample_k
+        _K = resample_k
+    return _K
+
+
+def grid_sample_2d(out, x, grid, mode, padding_mode, align_corners, compute):
+    """out[n, c, h, w] = x[n, c] sampled at grid[n, h, w] (torch's grid_sampler_2d)."""
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    cfg = INTERPRETER if tb.interpreting() else GPU
+    n, c, h, w = (int(s) for s in x.shape)
+    oh, ow = int(grid.shape[1]), int(grid.shape[2])
+    points = oh * ow
+    blocks = tb._cdiv(points, cfg["block"])
+    tb._run(k.grid_sample_2d_kernel, (n * blocks,),
+            pointer(x), pointer(grid), pointer(out), c, h, w, ow, points, blocks,
+            *x.stride(), *grid.stride(), *out.stride(),
+            MODE=mode, PADDING=padding_mode, ALIGN=bool(align_corners), ACC=tb._kernels().compute[compute],
+            BLOCK=cfg["block"], num_warps=cfg["warps"])
