@@ -172,9 +172,15 @@ def test_adagrad_step(benchmark, impl):
         torch = pytest.importorskip("torch")
         if not torch.cuda.is_available():
             pytest.skip("torch has no GPU here")
-        params = _torch_params(torch)
-        opt = torch.optim.Adagrad(params, lr=LR, fused=impl == "torch_fused",
-                                  foreach=impl == "torch_foreach" or None)
+        def make():
+            params = _torch_params(torch)
+            return params, torch.optim.Adagrad(params, lr=LR, fused=impl == "torch_fused",
+                                               foreach=impl == "torch_foreach" or None)
+        try:
+            make()[1].step()
+        except RuntimeError as e:     # torch 2.11-2.13 fuse Adagrad on the cpu only
+            pytest.skip(str(e))
+        params, opt = make()
         step, sync = opt.step, torch.cuda.synchronize
     else:
         params = _tt_params()

@@ -1,0 +1,50 @@
+"""Where an optimizer step's time goes on a GPU (run by hand: python -m bench.optim_probe): the
+host's share (step() returns before the kernel ends) against the synchronised step, at two model
+sizes (a kernel-bound step scales with the size, a host-bound one does not)."""
+import time
+
+import numpy as np
+
+import tritensor as tt
+
+
+def _params(blocks):
+    rng = np.random.default_rng(0)
+    params = []
+    for _ in range(blocks):
+        for shape in [(1024, 1024), (1024,)]:
+            p = tt.tensor(rng.standard_normal(shape).astype(np.float32), device="cuda", requires_grad=True)
+            p.grad = tt.tensor(rng.standard_normal(shape).astype(np.float32), device="cuda")
+            params.append(p)
+    return params
+
+
+def _min_time(fn, reps=30):
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e6
+
+
+def main():
+    for name, make in [("Adam", lambda ps: tt.optim.Adam(ps, lr=1e-3)),
+                       ("SGD", lambda ps: tt.optim.SGD(ps, lr=1e-3, momentum=0.9)),
+                       ("Adagrad", lambda ps: tt.optim.Adagrad(ps, lr=1e-3))]:
+        for blocks in (24, 96):
+            params = _params(blocks)
+            opt = make(params)
+            for _ in range(3):
+                opt.step()
+            tt.cuda.synchronize()
+            synced = _min_time(lambda: (opt.step(), tt.cuda.synchronize()))
+            host = _min_time(opt.step)
+            tt.cuda.synchronize()
+            numel = sum(p.numel() for p in params)
+            print(f"{name:8s} {len(params):4d} params {numel / 1e6:6.1f}M: step+sync {synced:8.1f} us, "
+                  f"host only {host:7.1f} us")
+
+
+if __name__ == "__main__":
+    main()
