@@ -46,5 +46,26 @@ def main():
                   f"host only {host:7.1f} us")
 
 
+def sweep():
+    """The fused kernels' launch settings (backends/triton/optim.py GPU_SETTINGS) on a 100.8M
+    parameter model: synchronised step time and the bandwidth it implies."""
+    from tritensor.backends.triton import optim as to
+    params = _params(96)
+    numel = sum(p.numel() for p in params)
+    for name, make, values in [("Adam", lambda ps: tt.optim.Adam(ps, lr=1e-3), 7),
+                               ("SGD", lambda ps: tt.optim.SGD(ps, lr=1e-3, momentum=0.9), 5)]:
+        opt = make(params)
+        for block, iters, warps in [(1024, 4, 4), (1024, 1, 4), (2048, 1, 8), (4096, 1, 8), (2048, 2, 4),
+                                    (512, 8, 4), (1024, 8, 8), (8192, 1, 16)]:
+            to.GPU_SETTINGS = {"block": block, "iters": iters, "warps": warps}
+            for _ in range(2):
+                opt.step()
+            tt.cuda.synchronize()
+            synced = _min_time(lambda: (opt.step(), tt.cuda.synchronize()), reps=15)
+            print(f"{name:5s} block {block:5d} iters {iters} warps {warps:2d}: {synced:8.1f} us "
+                  f"{values * 4 * numel / synced / 1e6:5.2f} TB/s")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    sweep() if "--sweep" in sys.argv else main()
