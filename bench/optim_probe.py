@@ -41,9 +41,12 @@ def main():
             synced = _min_time(lambda: (opt.step(), tt.cuda.synchronize()))
             host = _min_time(opt.step)
             tt.cuda.synchronize()
+            # the host's own work: step() timed from an idle GPU (nothing to wait for)
+            idle = _min_time(lambda: (tt.cuda.synchronize(), opt.step()))
+            tt.cuda.synchronize()
             numel = sum(p.numel() for p in params)
             print(f"{name:8s} {len(params):4d} params {numel / 1e6:6.1f}M: step+sync {synced:8.1f} us, "
-                  f"host only {host:7.1f} us")
+                  f"host only {host:7.1f} us, from an idle GPU {idle:7.1f} us")
 
 
 def sweep():
