@@ -402,3 +402,14 @@ def test_grid_sample_channel_loop_past_2_31(big):
     y = to_numpy(F.grid_sample(x, grid, align_corners=True).float())
     want = np.stack([a[0, :, 0, 0], a[0, :, 0].astype(np.float32).mean(1)], 1)
     np.testing.assert_allclose(y[0, :, 0], want, rtol=2e-3, atol=2e-3)
+
+
+def test_pooling_tap_loops_past_2_31(big):
+    """max_pool2d / avg_pool2d / adaptive_max_pool2d of a (1, 1, 33, 1) view whose rows lie S
+    apart: the kernels' tap loops read offsets past 2**31 (the max and its index, the sum)."""
+    f = np.random.default_rng(12).permutation(33).astype(np.float32).reshape(33, 1)
+    x = _put(_view(big, tt.float32, (1, 1, 33, 1), (1, 1, S, 1), offset=33), f)
+    y, i = F.max_pool2d(x, (33, 1), return_indices=True)
+    assert y.item() == 32.0 and i.item() == int(np.argmax(f))
+    np.testing.assert_allclose(F.avg_pool2d(x, (33, 1), padding=(1, 0)).item(), f[:32].sum() / 33, rtol=1e-6)
+    np.testing.assert_array_equal(to_numpy(F.adaptive_max_pool2d(x, (2, 1))).reshape(-1), [f[:17].max(), f[16:].max()])

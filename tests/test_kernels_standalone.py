@@ -1194,6 +1194,21 @@ tconv.input_grad(T((1, 2, 5, 9, 9), "bfloat16"), T((1, 4, 3, 4, 4), "bfloat16"),
                  T((2,), "bfloat16"), (2, 2, 2), (0, 1, 1), (1, 2, 1), 1, "float32", config=_CONV["16bit"])  # 3-d, bias
 tconv.weight_grad(T((3, 3, 2, 2), "float16"), T((1, 3, 4, 4), "float16"), T((1, 3, 5, 5), "float16"), (1, 1), (0, 0),
                   (1, 1), 1, "float32", config=_CONV["16bit"])                                 # one split: straight out
+from tritensor.backends.triton import pool as tpool   # pooling: separable tables (both ways), window max, its gradient
+_POOL_W = (("window", 56, 28, 3, 2, 1, 1, "include"),) * 2          # ResNet's stem pool (kernel 3, stride 2, pad 1)
+_POOL_A = (("adaptive", 5, 3), ("adaptive", 7, 4), ("adaptive", 9, 2))
+_POOL_CL = lambda name: FT(np.zeros((2, 28, 28, 8), np_dtype(name)).transpose(0, 3, 1, 2))   # channels_last out
+tpool.separable(_POOL_CL("float32"), T((2, 8, 56, 56), "float32", True), _POOL_W, False, "float32")  # divisors, NHWC
+tpool.separable(T((2, 8, 56, 56), "bfloat16"), T((2, 8, 28, 28), "bfloat16"), _POOL_W, True, "float32")  # weights
+tpool.separable(T((1, 2, 3, 4, 2), "float64"), T((1, 2, 5, 7, 9), "float64"), _POOL_A, False, "float64")  # 3-d
+tpool.separable(T((2, 8, 28, 28), "int64"), T((2, 8, 56, 56), "int64"), _POOL_W, False, "int64")   # truncating
+for name in ("float16", "float64"):
+    tpool.window_max(T((2, 8, 28, 28), name), T((2, 8, 28, 28), "int64"), T((2, 8, 56, 56), name, True), _POOL_W,
+                     compute_of(name))
+tpool.window_max(_POOL_CL("float32"), _POOL_CL("int64"), T((2, 8, 56, 56), "float32"), _POOL_W, "float32")
+for name in ("float32", "bfloat16"):
+    tpool.window_max_backward(T((2, 8, 56, 56), name), T((2, 8, 28, 28), name), T((2, 8, 28, 28), "int64"), _POOL_W,
+                              compute_of(name))
 backends_cuda.set_float32_matmul_precision("highest")
 from tritensor.backends.triton import sparse as tsparse   # sparse COO @ dense: rows walked in order
 for name, acc in [("float32", "float32"), ("float64", "float64"), ("bfloat16", "float32"), ("int64", "int64")]:

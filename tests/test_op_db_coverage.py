@@ -41,12 +41,7 @@ def _names(prefix=""):
 
 ELSEWHERE = {
     **dict.fromkeys([
-        "nn.functional.adaptive_avg_pool1d", "nn.functional.adaptive_avg_pool2d", "nn.functional.adaptive_avg_pool3d",
-        "nn.functional.adaptive_max_pool1d", "nn.functional.adaptive_max_pool2d", "nn.functional.adaptive_max_pool3d",
-        "nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d",
         "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d",
-        "nn.functional.max_pool1d", "nn.functional.max_pool2d", "nn.functional.max_pool3d",
-        "nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d",
         "max_pool2d_with_indices_backward"], _CONV),
     **dict.fromkeys([
         "nn.functional.scaled_dot_product_attention", "nn.functional.multi_head_attention_forward",

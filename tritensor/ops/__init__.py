@@ -18,6 +18,7 @@ checks that there is no import cycle):
     indexing, random (the sampling ops), linalg, nn, pdist, sorting
     padding    F.pad, constant_pad_nd (composites of indexing and copies)
     conv       the convolutions (on padding for padding='same')
+    pool       max / average / adaptive pooling, max_unpool, lp_pool
     normalization  batch / group / instance / local response norm
     factorizations, solvers    (torch.linalg's factorizations and the solvers built on them;
                _linalg is what they share)
@@ -43,7 +44,7 @@ from . import dispatch, copy, generators, creation, views  # noqa: F401  (regist
 from . import elementwise, pointwise, joining, reduce, scan, softmax  # noqa: F401
 from . import pointwise_math  # noqa: F401
 from . import indexing, random, linalg, nn, pdist, sorting  # noqa: F401
-from . import padding, conv  # noqa: F401
+from . import padding, conv, pool  # noqa: F401
 from . import normalization  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
 from . import spectral, norms, matrix_functions  # noqa: F401
