@@ -1,4 +1,6 @@
-"""grid_sampler_2d's forward: input (N, C, H, W) sampled at a grid (N, Ho, Wo, 2) of normalised
+"""grid_sampler_2d's forward and nearest upsampling's gather (upsample_nearest_kernel, at the end).
+
+grid_sampler_2d: input (N, C, H, W) sampled at a grid (N, Ho, Wo, 2) of normalised
 (x, y) coordinates, as torch's GridSampler.h (grid_sampler_compute_source_index, the padding
 modes, bilinear / nearest / bicubic).
 
@@ -123,3 +125,25 @@ def grid_sample_2d_kernel(x_ptr, grid_ptr, out_ptr, C, H, W, OW, P, blocks,
                 cy = tl.where(i == 0, cy0, tl.where(i == 1, cy1, tl.where(i == 2, cy2, cy3)))
                 v += row * cy
         tl.store(out + c * soc, v.to(out_ptr.dtype.element_ty), mask=ok)
+
+
+@triton.jit
+def upsample_nearest_kernel(x_ptr, out_ptr, idx_d_ptr, idx_h_ptr, idx_w_ptr, C, OH, OW, P, blocks,
+                            sxn, sxc, sxd, sxh, sxw, son, soc, sod, soh, sow, BLOCK: tl.constexpr):
+    """out[n, c, d, h, w] = x[n, c, idx_d[d], idx_h[h], idx_w[w]]: nearest(-exact) upsampling of
+    1 to 3 spatial dims (the missing ones of size 1, index [0]); one program per BLOCK output
+    points of one (n, c) plane, the source positions read from the three index vectors."""
+    pid = tl.program_id(0).to(tl.int64)
+    row = pid // blocks
+    n = row // C
+    c = row % C
+    p = (pid % blocks) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    ok = p < P
+    od = p // (OH * OW)
+    oh = (p // OW) % OH
+    ow = p % OW
+    sd = tl.load(idx_d_ptr + od, mask=ok, other=0)
+    sh = tl.load(idx_h_ptr + oh, mask=ok, other=0)
+    sw = tl.load(idx_w_ptr + ow, mask=ok, other=0)
+    v = tl.load(x_ptr + n * sxn + c * sxc + sd * sxd + sh * sxh + sw * sxw, mask=ok)
+    tl.store(out_ptr + n * son + c * soc + od * sod + oh * soh + ow * sow, v, mask=ok)

@@ -559,3 +559,20 @@ GRAD_CASES.update({
     "nn.functional.affine_grid": lambda d: (lambda th: F.affine_grid(th, (1, 1, 2, 3), align_corners=False),
                                             (_randn((1, 2, 3), d),), {}),
 })
+
+
+# the nearest modes' table entry (its gather kernel on cuda), through F.interpolate
+def _upsample_nearest_samples(device, dtype):
+    make = _make(dtype, device, rng_for("upsample_nearest", dtype, device))
+    yield SampleInput((make((2, 3, 5, 7), channels_last=True),), {"size": (3, 11), "mode": "nearest"},
+                      desc="2d-channels-last")
+    yield SampleInput((make((1, 2, 3, 4, 2), sliced=True),), {"scale_factor": (1.5, 0.75, 2), "mode": "nearest-exact"},
+                      desc="3d-sliced-exact")
+    if device == "cpu":
+        yield SampleInput((make((2, 3, 7)),), {"size": 4, "mode": "nearest"}, desc="1d-down")
+        yield SampleInput((make((0, 2, 3, 3)),), {"size": 5, "mode": "nearest"}, desc="empty-batch")
+
+
+record("upsample_nearest", F.interpolate, FLOATS + (tt.uint8,), _upsample_nearest_samples, interpolate_definition)
+GRAD_CASES["upsample_nearest"] = _on_cpu_or_gpu(lambda d: (    # (index_add's sorting kernels: ~50 s emulated)
+    lambda x: F.interpolate(x, size=(3, 5), mode="nearest-exact"), (_randn((1, 2, 2, 3), d),), {}))

@@ -1223,6 +1223,10 @@ trs.grid_sample_2d(T((1, 2, 3, 4), "bfloat16"), T((1, 2, 6, 5), "bfloat16"), T((
                    "float32")
 trs.grid_sample_2d(T((1, 2, 3, 4), "float64"), T((1, 2, 6, 5), "float64"), T((1, 3, 4, 2), "float64"), 0, 1, True,
                    "float64")
+trs.upsample_nearest(T((2, 3, 7, 9), "float32"), T((2, 3, 4, 5), "float32", True), T((1,), "int64"),
+                     T((7,), "int64"), T((9,), "int64"))                    # 2-d, a transposed input
+trs.upsample_nearest(T((1, 2, 3, 4, 5), "uint8"), T((1, 2, 2, 2, 2), "uint8"), T((3,), "int64"), T((4,), "int64"),
+                     T((5,), "int64"))                                       # 3-d
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -74,3 +74,11 @@ def grid_sampler_2d(x, grid, *, mode, padding_mode, align_corners):
                       for j in range(4))
             out = out + row * cy[i][:, None]
     return np.asarray(out, dtype=x.dtype).reshape(n, c, oh, ow)
+
+
+def upsample_nearest(x, idx_d, idx_h, idx_w, *, output_size, input_size, exact, memory_format):
+    """x gathered at the source index of every output position, dim by dim."""
+    k = x.ndim - 2
+    for d, idx in zip(range(2, 2 + k), (idx_d, idx_h, idx_w)[3 - k:]):
+        x = np.take(x, np.asarray(idx, dtype=np.int64), axis=d)
+    return x

@@ -11,8 +11,10 @@ im2col             the input padded with zeros (constant_pad_nd), its H*W plane 
 col2im             the adjoint: index_add of the columns into a zero (N, C, Hp*Wp) plane, then the
                    padding cut off; its backward is index_add's (an index_select: im2col).
                    Node Col2ImBackward0.
-upsample_*         separable: per resampled dim, each output position is a weighted sum of one
-                   (nearest), two (linear) or four (cubic) input positions along that dim, each an
+upsample_nearest   a table entry: one gather kernel reads every output element from its source
+                   (per-dim index vectors computed as torch's, below); backward: index_add per dim.
+upsample_*         separable: per resampled dim, each output position is a weighted sum of two
+                   (linear), four (cubic) or the filter's (antialias) input positions along that dim, each an
                    index_select along the dim times a per-position weight. Indices and weights are
                    torch's (UpSample.h: area_pixel_compute_scale, area_pixel_compute_source_index,
                    guard_index_and_lambda, nearest_idx, the cubic convolution with A = -0.75 and
@@ -490,8 +492,43 @@ def upsample_nearest(input, output_size, scale_factors=None, exact=False):
     scales = scale_factors if output_size is None else [None] * len(out)
     t = _opmath(input.dtype)
     taps = [_nearest_taps(int(s), o, f, exact, t) for s, o, f in zip(input.shape[2:], out, scales)]
-    name = f"UpsampleNearest{'Exact' if exact else ''}{_DIM_NAMES[len(out)]}Backward0"
-    return named_composite(name, _upsample, input, taps, input.dtype)
+    indices = [_creation.tensor(index, device=input.device) for ((index, _),) in taps]
+    zero = _creation.zeros(1, dtype=_dt.int64, device=input.device)
+    indices = [zero] * (3 - len(indices)) + indices          # (D, H, W): missing dims read index 0
+    return dispatch(UPSAMPLE_NEAREST, input, *indices, output_size=tuple(out),
+                    input_size=tuple(int(s) for s in input.shape[2:]), exact=bool(exact),
+                    memory_format=_layout.suggest_memory_format(input._shape, input._stride))
+
+
+# Nearest upsampling is a table entry: one gather kernel (kernels/resample.py) reads each output
+# element from its source (the per-dim index vectors computed above); the backward adds each
+# dim's gradient back onto the positions its outputs read (index_add: deterministic, and its own
+# backward is index_select, so double backward works).
+def _upsample_nearest_rule(input, idx_d, idx_h, idx_w, *, output_size, input_size, exact, memory_format):
+    return Meta((int(input.shape[0]), int(input.shape[1])) + tuple(output_size), input.dtype)
+
+
+def _upsample_nearest_launch(out, input, idx_d, idx_h, idx_w, *, compute, output_size, input_size, exact,
+                             memory_format):
+    triton_resample.upsample_nearest(out, input, idx_d, idx_h, idx_w)
+
+
+def _upsample_nearest_backward(ctx, g):
+    k = len(ctx.output_size)
+    indices = (ctx.idx_d, ctx.idx_h, ctx.idx_w)[3 - k:]
+    for d in reversed(range(k)):
+        shape = list(g.shape)
+        shape[2 + d] = ctx.input_size[d]
+        g = _scatter.index_add(_creation.zeros(*shape, dtype=g.dtype, device=g.device), 2 + d, indices[d], g)
+    return g, None, None, None
+
+
+UPSAMPLE_NEAREST = op("upsample_nearest", ("input", "idx_d", "idx_h", "idx_w"), rule=_upsample_nearest_rule,
+                      reference=numpy_resample.upsample_nearest, kernel=_upsample_nearest_launch,
+                      backward=_upsample_nearest_backward, saves=("idx_d", "idx_h", "idx_w"),
+                      grad_name=lambda args, attrs: (f"UpsampleNearest{'Exact' if attrs['exact'] else ''}"
+                                                     f"{_DIM_NAMES[len(attrs['output_size'])]}Backward0"),
+                      layout="memory_format")
 
 
 def upsample_linear(input, output_size, align_corners, scale_factors=None, mode="linear"):

@@ -1,5 +1,6 @@
-"""Launcher of kernels/resample.py: grid_sampler_2d's forward (one program per BLOCK output points
-of a sample, a loop over the channels inside). Every operand is read in place with its strides.
+"""Launchers of kernels/resample.py: grid_sampler_2d's forward (one program per BLOCK output points
+of a sample, a loop over the channels inside) and nearest upsampling (a gather: one program per
+BLOCK output points of an (n, c) plane). Every operand is read in place with its strides.
 
 The kernel module is imported on first use (see the package docstring).
 """
@@ -38,3 +39,24 @@ def grid_sample_2d(out, x, grid, mode, padding_mode, align_corners, compute):
             *x.stride(), *grid.stride(), *out.stride(),
             MODE=mode, PADDING=padding_mode, ALIGN=bool(align_corners), ACC=tb._kernels().compute[compute],
             BLOCK=cfg["block"], num_warps=cfg["warps"])
+
+
+def upsample_nearest(out, x, idx_d, idx_h, idx_w):
+    """out = x gathered at the per-dim source indices (1-3 spatial dims; missing dims padded with
+    size 1 here, their index vector [0] a one-element int64 tensor the op passes)."""
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    cfg = INTERPRETER if tb.interpreting() else GPU
+    pad = 5 - len(x.shape)        # view (N, C, *spatial) as (N, C, D, H, W)
+    xs = list(x.stride())
+    os_ = list(out.stride())
+    x_strides = xs[:2] + [0] * pad + xs[2:]
+    o_strides = os_[:2] + [0] * pad + os_[2:]
+    oshape = [1] * pad + [int(s) for s in out.shape[2:]]
+    n, c = int(out.shape[0]), int(out.shape[1])
+    points = oshape[0] * oshape[1] * oshape[2]
+    blocks = tb._cdiv(points, cfg["block"])
+    tb._run(k.upsample_nearest_kernel, (n * c * blocks,),
+            pointer(x), pointer(out), pointer(idx_d), pointer(idx_h), pointer(idx_w), c, oshape[1], oshape[2],
+            points, blocks, *x_strides, *o_strides, BLOCK=cfg["block"], num_warps=cfg["warps"])
