@@ -605,3 +605,95 @@ def test_swalr_anneals_to_swa_lr():
         swa.get_ema_multi_avg_fn(1.5)
     with pytest.raises(AssertionError, match=r"^Only one of avg_fn and multi_avg_fn should be provided$"):
         swa.AveragedModel(tt.nn.Linear(1, 1), avg_fn=swa.get_swa_avg_fn(), multi_avg_fn=swa.get_swa_multi_avg_fn())
+
+
+# --------------------------------------------------------------------------- SparseAdam
+def ref_sparse_adam(p, steps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+    """Lazy Adam by hand: only the rows of each step's (coalesced) gradient move."""
+    b1, b2 = betas
+    p, m, v = p.copy(), np.zeros_like(p), np.zeros_like(p)
+    for step, (idx, val) in enumerate(steps, 1):
+        dense = np.zeros_like(p)
+        np.add.at(dense, idx, val)          # a fresh array: duplicates summed
+        rows = np.unique(idx)
+        g = -dense[rows] if maximize else dense[rows]
+        m_upd = (g - m[rows]) * f(1 - b1)
+        v_upd = (g * g - v[rows]) * f(1 - b2)
+        numer, denom = m[rows] + m_upd, np.sqrt(v[rows] + v_upd) + f(eps)
+        m[rows] += m_upd
+        v[rows] += v_upd
+        step_size = lr * math.sqrt(1 - b2 ** step) / (1 - b1 ** step)
+        p[rows] += f(-step_size) * (numer / denom)
+    return p, m
+
+
+@pytest.mark.parametrize("device,options", [("cpu", {}), ("cpu", dict(lr=0.1, betas=(0.5, 0.7), maximize=True)),
+                                            ("cuda", dict(lr=0.1, maximize=True))], ids=str)
+def test_sparse_adam_updates_only_the_gradient_rows(device, options):
+    rng = np.random.default_rng(12)
+    start = rng.standard_normal((7, 3)).astype(f)
+    steps = [([0, 2, 2, 5], rng.standard_normal((4, 3)).astype(f)), ([1, 2], rng.standard_normal((2, 3)).astype(f)),
+             ([5, 0, 4], rng.standard_normal((3, 3)).astype(f))]
+    p = tt.tensor(start, requires_grad=True, device=device)
+    opt = tt.optim.SparseAdam([p], **options)
+    for idx, val in steps:
+        p.grad = tt.sparse_coo_tensor(tt.tensor([idx], device=device), tt.tensor(val, device=device), (7, 3))
+        opt.step()
+    want_p, want_m = ref_sparse_adam(start, steps, **options)
+    check(p, want_p)
+    np.testing.assert_array_equal(values(p)[[3, 6]], start[[3, 6]])       # never in a gradient
+    state = opt.state_dict()["state"][0]
+    assert list(state) == ["step", "exp_avg", "exp_avg_sq"] and state["step"] == 3       # a Python int
+    check(state["exp_avg"], want_m)
+
+
+def test_sparse_adam_errors_are_torchs():
+    p = tt.zeros(3, 2, requires_grad=True)
+    p.grad = tt.ones(3, 2)
+    with pytest.raises(RuntimeError, match=r"^SparseAdam does not support dense gradients, please consider Adam "
+                                           r"instead$"):
+        tt.optim.SparseAdam([p]).step()
+    with pytest.raises(ValueError, match=r"^Invalid learning rate: 0.0$"):
+        tt.optim.SparseAdam([p], lr=0.0)
+    with pytest.raises(ValueError, match=r"^Invalid epsilon value: 0.0$"):
+        tt.optim.SparseAdam([p], eps=0.0)
+    sparse = tt.sparse_coo_tensor(tt.tensor([[0]]), tt.ones(1, 2), (3, 2))
+    with pytest.raises(ValueError, match=r"^Sparse params at indices \[\[0, 1\]\]: SparseAdam requires dense "
+                                         r"parameter tensors$"):
+        tt.optim.SparseAdam([p, sparse])
+    empty = tt.zeros(3, 2, requires_grad=True)
+    empty.grad = tt.sparse_coo_tensor(tt.zeros(1, 0, dtype=tt.int64), tt.zeros(0, 2), (3, 2))
+    tt.optim.SparseAdam([empty]).step()          # an empty gradient: the step count moves, nothing else
+    assert empty.abs().sum().item() == 0
+
+
+def test_adagrad_takes_sparse_gradients():
+    """torch's Adagrad accepts sparse gradients: only their rows accumulate and move."""
+    rng = np.random.default_rng(13)
+    start = rng.standard_normal((6, 2)).astype(f)
+    steps = [([0, 3, 3], rng.standard_normal((3, 2)).astype(f)), ([3, 5], rng.standard_normal((2, 2)).astype(f))]
+    p = tt.tensor(start, requires_grad=True)
+    opt = tt.optim.Adagrad([p], lr=0.1, lr_decay=0.5, initial_accumulator_value=0.25, maximize=True)
+    want, acc = start.copy(), np.full_like(start, 0.25)
+    for step, (idx, val) in enumerate(steps, 1):
+        p.grad = tt.sparse_coo_tensor(tt.tensor([idx]), tt.tensor(val), (6, 2))
+        opt.step()
+        dense = np.zeros_like(start)
+        np.add.at(dense, idx, val)
+        rows = np.unique(idx)
+        g = -dense[rows]
+        acc[rows] += g * g
+        want[rows] += f(-0.1 / (1 + (step - 1) * 0.5)) * (g / (np.sqrt(acc[rows]) + f(1e-10)))
+    check(p, want)
+    check(opt.state[p]["sum"], acc)
+    p.grad = tt.sparse_coo_tensor(tt.tensor([[0]]), tt.ones(1, 2), (6, 2))
+    with pytest.raises(RuntimeError, match=r"^weight_decay option is not compatible with sparse gradients$"):
+        tt.optim.Adagrad([p], weight_decay=0.1).step()
+
+
+@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"])
+def test_sparse_gradients_are_refused_as_torch_refuses_them(name):
+    p = tt.zeros(3, 2, requires_grad=True)
+    p.grad = tt.sparse_coo_tensor(tt.tensor([[0]]), tt.ones(1, 2), (3, 2))
+    with pytest.raises(RuntimeError, match=f"^{name} does not support sparse gradients$"):
+        getattr(tt.optim, name)([p]).step()

@@ -19,7 +19,8 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "Rprop", "LBFGS", "lr_scheduler", "swa_utils", "required",
+           "ASGD", "Rprop", "SparseAdam", "LBFGS", "lr_scheduler", "swa_utils", "required",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]

@@ -55,8 +55,19 @@ def adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_decay, eps
     for param, grad, state_sum, step in zip(params, grads, state_sums, steps):
         grad = grad if not maximize else -grad
         if weight_decay != 0:
+            if grad.is_sparse:
+                raise RuntimeError("weight_decay option is not compatible with sparse gradients")
             grad = grad.add(param, alpha=weight_decay)
         clr = lr / (1 + (step - 1) * lr_decay)
+        if grad.is_sparse:
+            # only the gradient's rows: sum += g**2 there, then param -= clr * g / (sqrt(sum) + eps)
+            grad = grad.coalesce()      # the update is non-linear: each row once
+            indices, values = grad._indices(), grad._values()
+            rows = tuple(indices[d] for d in range(indices.shape[0]))
+            state_sum.index_put_(rows, values.pow(2), accumulate=True)
+            std_values = state_sum[rows].sqrt_().add_(eps)
+            param.index_put_(rows, (values / std_values).mul_(-clr), accumulate=True)
+            continue
         state_sum.addcmul_(grad, grad, value=1)
         if differentiable:
             std = state_sum.sqrt() + eps

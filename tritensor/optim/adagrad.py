@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..ops.creation import full_like
 from . import _functional as F
 from . import _rules as R
-from ._state import check_lr, dense_grad, step_counter
+from ._state import check_lr, step_counter
 from .optimizer import Optimizer
 
 __all__ = ["Adagrad"]
@@ -57,7 +57,7 @@ class Adagrad(Optimizer):
         """One optimization step; ``closure`` (re-evaluates the model, returns the loss) runs
         with gradients enabled and its loss is returned."""
         def update(group, params):
-            grads = [dense_grad(p, "Adagrad") for p in params]
+            grads = [p.grad for p in params]
             for p in params:
                 if len(self.state[p]) == 0:
                     self._new_state(group, p)
@@ -65,9 +65,10 @@ class Adagrad(Optimizer):
             steps = [self.state[p]["step"] for p in params]
             options = dict(lr=group["lr"], weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
                            eps=group["eps"], maximize=group["maximize"])
-            if group["differentiable"]:
+            if group["differentiable"] or any(g.is_sparse for g in grads):
+                # sparse gradients (torch's Adagrad takes them) and autograd-recorded steps: op by op
                 R.adagrad(params, grads, sums, R.increment_step_tensors(steps, False),
-                          differentiable=True, **options)
+                          differentiable=group["differentiable"], **options)
             else:
                 F.adagrad(params, grads, sums, steps, **options)
         return self._step_groups(closure, update)
