@@ -5,9 +5,10 @@
 The launcher (backends/triton/pool.py) hands every kernel an [N, C, S0, S1, S2] problem (a 1-d
 or 2-d one with leading spatial dims of size 1) and, per spatial dim d, a table computed on the
 host (backends/numpy_pool.py): for output position o of the dim, the T_d input positions its
-taps read (-1: none) and, for the weighted forms (the gradients' transposed tables), their weights; average pooling adds a divisor
-per output position of each dim. The tables of the three dims are packed one after the other in
-one buffer each: dim 0's [O0, T0] entries, then dim 1's [O1, T1], then dim 2's.
+taps read (-1: none) and, for the weighted forms (the gradients' transposed tables), their
+weights; average pooling adds a divisor per output position of each dim. The tables of the
+three dims are packed one after the other in one buffer each: dim 0's [O0, T0] entries, then
+dim 1's [O1, T1], then dim 2's.
 
 One lane computes one output element, in the order of the output's memory (NCDHW, or
 N D H W C when the output is channels_last), looping over the product of its dims' taps; so a

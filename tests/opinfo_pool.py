@@ -335,6 +335,27 @@ record("window_max_backward",
        lambda g, indices: _max_backward_definition(g.astype(np.float64), indices, (7, 9)), tolerances=AVG_TOLERANCES)
 
 
+
+def _aten_backward_samples(device, dtype):
+    """op_db's case (kernel 3, stride 2, ceil_mode) and a dilated, padded, channels_last one."""
+    make = _make(dtype, device, rng_for("max_pool2d_with_indices_backward", dtype, device))
+    for desc, shape, params, cl in (
+            ("ceil", (1, 2, 3, 6), ([3], [2], [0], [1], True), False),
+            ("dilated-padded-channels-last", (2, 3, 7, 6), ([2, 3], [1, 2], [1, 1], [2, 1], False), True)):
+        if device != "cpu" and cl and dtype is not tt.float32:
+            continue
+        x = make(shape, channels_last=cl)
+        k, s, p, d, c = params
+        _, indices = F.max_pool2d(x, k, s, p, d, c, return_indices=True)
+        g = make(tuple(indices.shape))
+        yield SampleInput((g, x, k, s, p, d, c, indices), {}, desc=desc)
+
+
+record("ops.aten.max_pool2d_with_indices_backward", tt.ops.aten.max_pool2d_with_indices_backward.default, POOL_DTYPES,
+       _aten_backward_samples,
+       lambda g, x, k, s, p, d, c, indices: _max_backward_definition(g.astype(np.float64), indices, x.shape[-2:]),
+       tolerances=AVG_TOLERANCES, op_db=("max_pool2d_with_indices_backward",))
+
 # --------------------------------------------------------------------------- gradients (float64)
 # the three table entries, tiny (gradgradcheck runs dozens of emulated launches); tests/test_pool.py
 # checks every public form's first and second derivatives on the cpu.

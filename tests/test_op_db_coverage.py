@@ -41,8 +41,7 @@ def _names(prefix=""):
 
 ELSEWHERE = {
     **dict.fromkeys([
-        "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d",
-        "max_pool2d_with_indices_backward"], _CONV),
+        "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d"], _CONV),
     **dict.fromkeys([
         "nn.functional.scaled_dot_product_attention", "nn.functional.multi_head_attention_forward",
         "nn.functional.embedding_bag", "nn.functional.rms_norm",

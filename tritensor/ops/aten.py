@@ -1,13 +1,15 @@
 """``tt.ops.aten``: the ATen operators torch exposes as ``torch.ops.aten.<name>.<overload>`` that
 have no public function of their own. op_db lists ``slice`` (aten.slice.Tensor): the view
 torch's basic indexing makes along one dim; ``_safe_softmax`` (softmax with fully -inf slices
-giving zeros) and ``native_dropout_backward`` (dropout's gradient). Each is a packet callable as
+giving zeros), ``native_dropout_backward`` (dropout's gradient) and
+``max_pool2d_with_indices_backward`` (max_pool2d's input gradient). Each is a packet callable as
 its default overload, with the overloads as attributes (``tt.ops.aten.slice.Tensor(x, 1, 0, 2)``,
 ``tt.ops.aten._safe_softmax.default(x, 1)``). The packets are listed here one by one: an aten
 operator exists in tritensor only where one is written with torch's schema."""
 from __future__ import annotations
 
 from .nn import native_dropout_backward as _native_dropout_backward
+from .pool import max_pool2d_with_indices_backward as _max_pool2d_with_indices_backward
 from .softmax import safe_softmax as _safe_softmax_fn
 from .view_copies import slice_tensor
 
@@ -31,3 +33,5 @@ class _Packet:
 slice = _Packet("slice", Tensor=slice_tensor, default=slice_tensor)  # noqa: A001  (aten's name)
 _safe_softmax = _Packet("_safe_softmax", default=_safe_softmax_fn)
 native_dropout_backward = _Packet("native_dropout_backward", default=_native_dropout_backward)
+max_pool2d_with_indices_backward = _Packet("max_pool2d_with_indices_backward",
+                                           default=_max_pool2d_with_indices_backward)

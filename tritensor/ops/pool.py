@@ -356,6 +356,28 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (values, _views.squeeze(indices, -2)) if return_indices else values
 
 
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    """torch.ops.aten.max_pool2d_with_indices_backward: the input's gradient of max_pool2d given
+    the output's gradient and the indices the forward chose (each gradient added at its max;
+    gathered per input element, as the autograd node does)."""
+    for name, v, pos in (("grad_output", grad_output, 1), ("self", self, 2), ("indices", indices, 8)):
+        check_tensor("max_pool2d_with_indices_backward", v, name, pos)
+    kernel, stride, padding, dilation = _window_params("max_pool2d", 2, kernel_size, stride, padding, dilation)
+    if self.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    outs, specs = _window_specs(self, 2, kernel, stride, padding, dilation, bool(ceil_mode), ("none",) * 2)
+    _shape_check(self, 2, kernel, stride, padding, dilation, outs)
+    ndim = self.dim()
+    for t in (grad_output, indices):
+        for dim, size in ((ndim - 3, int(self.shape[ndim - 3])), (ndim - 2, outs[0]), (ndim - 1, outs[1])):
+            if t.dim() != ndim or int(t.shape[dim]) != size:
+                got = int(t.shape[dim]) if -t.dim() <= dim < t.dim() else 0
+                raise RuntimeError(f"Expected a tensor of dimension {ndim} and tensor.size[{dim}] == {size} but got: "
+                                   f"dimension {t.dim()} and tensor.size[{dim}] = {got}")
+    return dispatch(WINDOW_MAX_BACKWARD, grad_output, indices=indices, dims=specs, nodes=_MAX_NODES[2],
+                    memory_format=_memory_format(self))
+
 # --------------------------------------------------------------------------- avg_pool
 _AVG_NODES = {2: ("AvgPool2DBackward0", "AvgPool2DBackwardBackward0"),
               3: ("AvgPool3DBackward0", "AvgPool3DBackwardBackward0")}

@@ -64,7 +64,8 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
     def forward(self, input):
-        return _pool.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+        return _pool.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                self.count_include_pad)
 
 
 class _AvgPoolNd(Module):
