@@ -1,0 +1,159 @@
+"""tritensor.vision.models' ResNets (issue 22 item 5): torchvision's module layout and state_dict
+keys, logits for seeded weights recorded from torch (tests/data/make_resnet_values.py writes
+tests/data/resnet_values.json with torchvision's definition; no weights are committed: the same
+seeded_state_dict below makes them), a torch.save checkpoint loading through tt.load, and
+PyTorch's fine-tuning tutorial as written: freeze the base, replace fc, optimise the classifier
+only; the frozen base records no graph, so it saves nothing for backward."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tritensor as tt
+from tritensor.vision import models
+
+nn = tt.nn
+
+with open(os.path.join(os.path.dirname(__file__), "data", "resnet_values.json")) as _f:
+    RECORDED = json.load(_f)
+
+
+def seeded_state_dict(shapes, seed):
+    """tests/data/make_resnet_values.py's function, verbatim: the weights both sides use."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for key, shape in shapes:
+        name = key.rsplit(".", 1)[-1]
+        if name == "num_batches_tracked":
+            out[key] = np.array(7, dtype=np.int64)
+            continue
+        if name == "running_var":
+            a = rng.uniform(0.5, 1.5, shape)
+        elif name == "weight" and len(shape) == 1:
+            a = 1 + 0.2 * rng.standard_normal(shape)
+        elif name in ("bias", "running_mean"):
+            a = 0.2 * rng.standard_normal(shape)
+        else:            # a convolution's or the classifier's weight
+            a = rng.standard_normal(shape) * np.sqrt(1.0 / np.prod(shape[1:]))
+        out[key] = a.astype(np.float32)
+    return out
+
+
+def seeded_input(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _layout(model):
+    return [[k, list(v.shape)] for k, v in model.state_dict().items()]
+
+
+@pytest.fixture(scope="module")
+def resnet18():
+    return models.resnet18()
+
+
+@pytest.fixture(scope="module")
+def resnet50():
+    return models.resnet50()
+
+
+def test_state_dict_keys_and_shapes_are_torchvisions(resnet18, resnet50):
+    assert _layout(resnet18) == RECORDED["layouts"]["resnet18"]
+    assert _layout(resnet50) == RECORDED["layouts"]["resnet50"]
+    assert _layout(models.resnet34()) == RECORDED["layouts"]["resnet34"]
+    assert len(RECORDED["layouts"]["resnet18"]) == 122 and len(RECORDED["layouts"]["resnet50"]) == 320
+
+
+@pytest.mark.parametrize("name", ["resnet18", "resnet50"])
+def test_loaded_weights_give_the_logits_recorded_from_torch(name, request):
+    model = request.getfixturevalue(name)
+    case = RECORDED["logits"][name]
+    weights = seeded_state_dict(RECORDED["layouts"][name], case["seed"])
+    result = model.load_state_dict({k: tt.from_numpy(v) for k, v in weights.items()})
+    assert not result.missing_keys and not result.unexpected_keys
+    model.eval()
+    with tt.no_grad():
+        logits = model(tt.from_numpy(seeded_input(case["input_shape"], case["seed"] + 1)))
+    want = np.array(case["logits"])
+    assert logits.shape == want.shape
+    np.testing.assert_allclose(logits.numpy(), want, rtol=1e-4, atol=2e-4 * np.abs(want).max())
+    assert model.layer1[0].bn1.num_batches_tracked.item() == 7
+
+
+def test_a_checkpoint_written_by_torch_save_loads_through_tt_load(resnet18, tmp_path):
+    torch = pytest.importorskip("torch")
+    case = RECORDED["logits"]["resnet18"]
+    weights = seeded_state_dict(RECORDED["layouts"]["resnet18"], case["seed"])
+    path = tmp_path / "resnet18.pth"
+    torch.save({k: torch.from_numpy(v) for k, v in weights.items()}, path)   # as a torchvision checkpoint
+    resnet18.load_state_dict(tt.load(path))
+    resnet18.eval()
+    with tt.no_grad():
+        logits = resnet18(tt.from_numpy(seeded_input(case["input_shape"], case["seed"] + 1)))
+    np.testing.assert_allclose(logits.numpy(), np.array(case["logits"]), rtol=1e-4, atol=1e-3)
+
+
+def test_fine_tuning_as_the_tutorial_writes_it():
+    tt.manual_seed(0)
+    model = models.resnet18()
+    for param in model.parameters():                 # freeze the base
+        param.requires_grad = False
+    model.fc = nn.Linear(model.fc.in_features, 3)    # a new classifier: its parameters require grad
+    optimizer = tt.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    frozen = {k: v.clone() for k, v in model.state_dict().items() if not k.startswith("fc.")}
+    rng = np.random.default_rng(0)
+    x = tt.from_numpy(rng.standard_normal((6, 3, 32, 32)).astype(np.float32))
+    y = tt.tensor([0, 1, 2, 0, 1, 2])
+    model.train()
+    losses = []
+    for _ in range(4):
+        logits = model(x)
+        loss = loss_fn(logits, y)
+        # the frozen base recorded no graph: fc's input has no node, so nothing of the base was
+        # saved for backward; the graph is the loss, fc's addmm and fc's two leaves
+        assert logits.grad_fn.name() == "AddmmBackward0"
+        leaves, seen, stack = set(), set(), [loss.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.name() == "AccumulateGrad":
+                leaves.add(id(node.variable))
+            stack.extend(n for n, _ in node.next_functions)
+        assert leaves == {id(model.fc.weight), id(model.fc.bias)}
+        assert len(seen) <= 8
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert all(p.grad is None for n, p in model.named_parameters() if not n.startswith("fc."))
+    after = model.state_dict()
+    for k, v in frozen.items():
+        if "running" in k or "num_batches" in k:
+            continue                     # batch norm in train mode still tracks statistics, as torch's
+        assert tt.equal(after[k], v), k
+    assert after["bn1.num_batches_tracked"].item() == 4
+
+
+def test_constructor_arguments_and_errors():
+    with pytest.raises(NotImplementedError, match="does not download weights"):
+        models.resnet18(weights="IMAGENET1K_V1")
+    small = models.ResNet(models.BasicBlock, [1, 1, 1, 1], num_classes=7, zero_init_residual=True)
+    assert small.fc.out_features == 7 and [k for k in small.state_dict() if k.startswith("layer2.0.downsample")] == [
+        "layer2.0.downsample.0.weight", "layer2.0.downsample.1.weight", "layer2.0.downsample.1.bias",
+        "layer2.0.downsample.1.running_mean", "layer2.0.downsample.1.running_var",
+        "layer2.0.downsample.1.num_batches_tracked"]
+    assert small.layer1[0].bn2.weight.abs().sum().item() == 0       # zero_init_residual
+    assert small.layer1[0].bn1.weight.tolist() == [1.0] * 64
+    with pytest.raises(ValueError, match="BasicBlock only supports groups=1 and base_width=64"):
+        models.BasicBlock(64, 64, groups=2)
+    with pytest.raises(NotImplementedError, match="Dilation > 1 not supported in BasicBlock"):
+        models.BasicBlock(64, 64, dilation=2)
+    with pytest.raises(ValueError, match="replace_stride_with_dilation should be None or a 3-element tuple"):
+        models.ResNet(models.Bottleneck, [1, 1, 1, 1], replace_stride_with_dilation=[False])
+    assert repr(small.layer1[0].conv1) == "Conv2d(64, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)"
+
