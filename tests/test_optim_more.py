@@ -329,7 +329,10 @@ def test_capturable_needs_a_cuda_device():
                                           ("NAdam", dict(lr=0.5, weight_decay=0.1)),
                                           ("RAdam", dict(lr=0.5, betas=(0.5, 0.6), weight_decay=0.1)),
                                           ("ASGD", dict(lr=0.5, weight_decay=0.1)),
-                                          ("Rprop", dict(lr=0.5))], ids=str)
+                                          ("Rprop", dict(lr=0.5)),
+                                          ("SGD", dict(lr=0.5, momentum=0.9, weight_decay=0.1, nesterov=True)),
+                                          ("AdamW", dict(lr=0.5)), ("Adam", dict(lr=0.5)),
+                                          ("RMSprop", dict(lr=0.5, weight_decay=0.1))], ids=str)
 def test_differentiable_step_is_recorded_by_autograd(name, options):
     """differentiable=True: the step runs with autograd on, so the updated parameter's gradient
     with respect to the gradient fed in equals central finite differences of the same update
@@ -697,3 +700,45 @@ def test_sparse_gradients_are_refused_as_torch_refuses_them(name):
     p.grad = tt.sparse_coo_tensor(tt.tensor([[0]]), tt.ones(1, 2), (3, 2))
     with pytest.raises(RuntimeError, match=f"^{name} does not support sparse gradients$"):
         getattr(tt.optim, name)([p]).step()
+
+
+@pytest.mark.parametrize("name,options", [("Adam", dict(lr=0.1, amsgrad=True, weight_decay=0.1)),
+                                          ("AdamW", dict(lr=0.1)),
+                                          ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True))], ids=str)
+def test_capturable_adam_and_rmsprop(name, options):
+    """capturable=True: the counters live on the device and the step reads them as tensors
+    (torch's capturable branch); the trajectory is the NumPy update of tests/test_optim.py, to the
+    precision of that branch: its bias corrections 1 - beta**step are computed in float32 from the
+    float32 counter (cancellation: ~1e-4 relative at step 1 with beta2 = 0.999), not in float64."""
+    from test_optim import ref_adam, ref_rmsprop
+    arrays, grads = data(14, shapes=[(70,)], steps=3)
+    p = tt.tensor(arrays[0], requires_grad=True, device="cuda")
+    opt = getattr(tt.optim, name)([p], capturable=True, **options)
+    run(opt, [p], grads, "cuda")
+    if name == "RMSprop":
+        want = ref_rmsprop(arrays[0], [g[0] for g in grads], **options)
+    else:
+        want = ref_adam(arrays[0], [g[0] for g in grads], decoupled=name == "AdamW",
+                        **dict(options, weight_decay=options.get("weight_decay", 1e-2 if name == "AdamW" else 0)))
+    if name == "RMSprop":           # its rule reads no counter: the same rounding as the reference
+        check(p, want)
+    else:
+        np.testing.assert_allclose(values(p), want, rtol=1e-4, atol=2e-5)
+        with pytest.raises(AssertionError):      # not the float64 corrections: a different rounding
+            np.testing.assert_allclose(values(p), want, rtol=1e-7, atol=1e-8)
+    assert opt.state[p]["step"].device.type == "cuda" and opt.state[p]["step"].item() == 3
+    cpu = tt.ones(2, requires_grad=True)
+    cpu.grad = tt.ones(2)
+    with pytest.raises(AssertionError, match=r"^If capturable=True, params and state_steps must be on supported"):
+        getattr(tt.optim, name)([cpu], capturable=True).step()
+
+
+def test_fused_flags_are_torchs():
+    p = tt.zeros(2, requires_grad=True)
+    for name in ("SGD", "Adam", "AdamW", "Adagrad"):
+        with pytest.raises(RuntimeError, match=r"^`fused` does not support `differentiable`$"):
+            getattr(tt.optim, name)([p], fused=True, differentiable=True)
+    p.grad = tt.ones(2)
+    opt = tt.optim.Adam([p], fused=True)        # torch fuses Adam on the cpu too: accepted
+    opt.step()
+    assert opt.state[p]["step"].item() == 1

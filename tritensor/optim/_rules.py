@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..ops.creation import ones_like
 from ..ops.joining import stack
 from ..ops.elementwise import maximum, where
+from ..tensor import Tensor
 from ._functional import scalar
 
 CAPTURABLE_DEVICES = ["cuda"]
@@ -242,3 +243,83 @@ def rprop(params, grads, prevs, step_sizes, *, step_size_min, step_size_max, eta
         grad = where(sign.eq(etaminus), 0, grad)
         param.addcmul_(grad.sign(), step_size, value=-1)
         prev.copy_(grad)
+
+
+def sgd(params, grads, momentum_buffers, *, lr, weight_decay, momentum, dampening, nesterov, maximize):
+    """torch's _single_tensor_sgd (the differentiable path of SGD); new buffers are stored into
+    ``momentum_buffers`` (None entries: none yet)."""
+    _check_real(params, grads)
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        if momentum != 0:
+            buf = momentum_buffers[i]
+            if buf is None:
+                buf = grad.detach().clone()
+                momentum_buffers[i] = buf
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if nesterov else buf
+        if isinstance(lr, Tensor) and lr.requires_grad:
+            param.addcmul_(grad, lr, value=-1)
+        else:
+            param.add_(grad, alpha=-scalar(lr))
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, amsgrad, beta1, beta2, lr, weight_decay,
+         eps, maximize, capturable, differentiable, decoupled_weight_decay):
+    """torch's _single_tensor_adam, its capturable/differentiable branch: the bias corrections
+    are computed from the step counters as tensors (on the device when capturable), so nothing
+    is read back to the host. ``steps`` are the counters, already incremented."""
+    _check_real(params, grads)
+    lr, beta1, beta2 = scalar(lr), scalar(beta1), scalar(beta2)
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg, exp_avg_sq, step = exp_avgs[i], exp_avg_sqs[i], steps[i]
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        step_size_neg = step_size.neg()
+        bias_correction2_sqrt = bias_correction2.sqrt()
+        if amsgrad:
+            max_exp_avg_sq = max_exp_avg_sqs[i].clone() if differentiable else max_exp_avg_sqs[i]
+            max_exp_avg_sqs[i].copy_(maximum(max_exp_avg_sq, exp_avg_sq))
+            second = max_exp_avg_sqs[i]
+        else:
+            second = exp_avg_sq
+        denom = (second.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(eps / step_size_neg)
+        param.addcdiv_(exp_avg.clone() if differentiable else exp_avg, denom)
+
+
+def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, *, lr, alpha, eps, weight_decay, momentum,
+            centered, maximize, differentiable):
+    """torch's _single_tensor_rmsprop (the step count is not read)."""
+    _check_real(params, grads)
+    lr = scalar(lr)
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        square_avg = square_avgs[i]
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if centered:
+            grad_avg = grad_avgs[i]
+            grad_avg.lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add(eps) if differentiable else avg.add_(eps)
+        if momentum > 0:
+            buf = momentum_buffers[i]
+            buf.mul_(momentum).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..ops.creation import tensor as _tensor
+from ..ops.creation import zeros as _zeros
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
 from . import _functional as F
@@ -26,10 +27,12 @@ class Adam(Optimizer):
     *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
     decoupled_weight_decay=False).
 
-    State per parameter: ``step`` (a 0-d float32 cpu tensor, torch's default layout), ``exp_avg``,
-    ``exp_avg_sq`` and, with amsgrad, ``max_exp_avg_sq``. On cuda every group is updated by one
-    fused launch per dtype; the bias corrections are computed on the host from each parameter's
-    step, as torch's non-capturable path does."""
+    State per parameter: ``step`` (a 0-d float32 cpu tensor, torch's default layout; on the
+    parameter's device when capturable or fused), ``exp_avg``, ``exp_avg_sq`` and, with amsgrad,
+    ``max_exp_avg_sq``. On cuda every group is updated by one fused launch per dtype; the bias
+    corrections are computed on the host from each parameter's step, as torch's non-capturable
+    path does. capturable/differentiable run torch's branch for them in tritensor ops (the
+    counters stay tensors; autograd records a differentiable step)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
@@ -58,19 +61,17 @@ class Adam(Optimizer):
                     raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
                 if beta.numel() != 1:
                     raise ValueError(f"Tensor betas[{i}] must be 1-element")
-        if capturable:
-            raise NotImplementedError("tritensor's Adam does not support capturable=True (no CUDA graphs)")
-        if differentiable:
-            raise NotImplementedError("tritensor's optimizers do not support differentiable=True "
-                                      "(steps are not recorded by autograd)")
         betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b for b in betas)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad,
                     "maximize": maximize, "foreach": foreach, "capturable": capturable,
                     "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -82,7 +83,9 @@ class Adam(Optimizer):
         for p in params:
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = new_step_counter()
+                # on the device where the step must not leave it (capturable, fused), as torch's
+                state["step"] = (_zeros((), dtype=_scalar_dtype(), device=p.device)
+                                 if group["capturable"] or group["fused"] else new_step_counter())
                 state["exp_avg"] = zeros_like(p)
                 state["exp_avg_sq"] = zeros_like(p)
                 if group["amsgrad"]:
@@ -100,8 +103,18 @@ class Adam(Optimizer):
         def update(group, params):
             exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._init_group(group, params)
             beta1, beta2 = group["betas"]
-            F.adam(params, [p.grad for p in params], exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
-                   amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                   weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
-                   decoupled_weight_decay=group["decoupled_weight_decay"])
+            options = dict(amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+                           weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
+                           decoupled_weight_decay=group["decoupled_weight_decay"])
+            grads = [p.grad for p in params]
+            if group["capturable"] or group["differentiable"]:
+                # torch's capturable/differentiable branch, op by op: counters read as tensors
+                from . import _rules as R
+                if group["capturable"]:
+                    R.check_capturable(params, steps)
+                R.adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
+                       R.increment_step_tensors(steps, True), capturable=group["capturable"],
+                       differentiable=group["differentiable"], **options)
+            else:
+                F.adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, **options)
         return self._step_groups(closure, update)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
 from . import _functional as F
-from .adam import new_step_counter
+from ._state import step_counter
 from .optimizer import Optimizer
 
 __all__ = ["RMSprop"]
@@ -31,11 +31,6 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        if capturable:
-            raise NotImplementedError("tritensor's RMSprop does not support capturable=True (no CUDA graphs)")
-        if differentiable:
-            raise NotImplementedError("tritensor's optimizers do not support differentiable=True "
-                                      "(steps are not recorded by autograd)")
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
                     "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable}
@@ -51,7 +46,7 @@ class RMSprop(Optimizer):
         for p in params:
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = new_step_counter()
+                state["step"] = step_counter(p, group["capturable"])
                 state["square_avg"] = zeros_like(p)
                 if group["momentum"] > 0:
                     state["momentum_buffer"] = zeros_like(p)
@@ -70,8 +65,17 @@ class RMSprop(Optimizer):
         with gradients enabled and its loss is returned."""
         def update(group, params):
             square_avgs, grad_avgs, momentum_buffers, steps = self._init_group(group, params)
-            F.rmsprop(params, [p.grad for p in params], square_avgs, grad_avgs, momentum_buffers, steps,
-                      lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                      weight_decay=group["weight_decay"], momentum=group["momentum"],
-                      centered=group["centered"], maximize=group["maximize"])
+            options = dict(lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                           weight_decay=group["weight_decay"], momentum=group["momentum"],
+                           centered=group["centered"], maximize=group["maximize"])
+            grads = [p.grad for p in params]
+            if group["capturable"] or group["differentiable"]:
+                from . import _rules as R
+                if group["capturable"]:
+                    R.check_capturable(params, steps)
+                R.increment_step_tensors(steps, group["capturable"])
+                R.rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers,
+                          differentiable=group["differentiable"], **options)
+            else:
+                F.rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps, **options)
         return self._step_groups(closure, update)

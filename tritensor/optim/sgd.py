@@ -31,12 +31,12 @@ class SGD(Optimizer):
                     "differentiable": differentiable, "fused": fused}
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        if differentiable:
-            raise NotImplementedError("tritensor's optimizers do not support differentiable=True "
-                                      "(steps are not recorded by autograd)")
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -49,9 +49,13 @@ class SGD(Optimizer):
         def update(group, params):
             momentum = group["momentum"]
             buffers = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 else []
-            F.sgd(params, [p.grad for p in params], buffers, lr=group["lr"],
-                  weight_decay=group["weight_decay"], momentum=momentum, dampening=group["dampening"],
-                  nesterov=group["nesterov"], maximize=group["maximize"])
+            rule = F.sgd
+            if group["differentiable"]:      # op by op, recorded by autograd
+                from . import _rules as R
+                rule = R.sgd
+            rule(params, [p.grad for p in params], buffers, lr=group["lr"],
+                 weight_decay=group["weight_decay"], momentum=momentum, dampening=group["dampening"],
+                 nesterov=group["nesterov"], maximize=group["maximize"])
             if momentum != 0:
                 for p, buf in zip(params, buffers):
                     self.state[p]["momentum_buffer"] = buf
