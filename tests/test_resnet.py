@@ -157,3 +157,37 @@ def test_constructor_arguments_and_errors():
         models.ResNet(models.Bottleneck, [1, 1, 1, 1], replace_stride_with_dilation=[False])
     assert repr(small.layer1[0].conv1) == "Conv2d(64, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)"
 
+
+
+def test_a_residual_block_differentiates_in_training_mode():
+    """A downsampling Bottleneck in training mode (batch statistics, in-place ReLU, the residual added
+    in place; 1x1 and strided 3x3 convolutions) against finite differences, in float64, for the
+    input and the parameters of both paths."""
+    tt.manual_seed(1)
+    down = nn.Sequential(nn.Conv2d(3, 8, 1, stride=2, bias=False), nn.BatchNorm2d(8))
+    m = models.Bottleneck(3, 2, stride=2, downsample=down)
+    m = m.double().train()
+    params = (m.conv1.weight, m.bn1.weight, m.bn1.bias, down[0].weight, down[1].weight)   # the others: as these
+    x = tt.tensor(np.random.default_rng(2).standard_normal((2, 3, 4, 4)), requires_grad=True)
+    # gradcheck perturbs each input in place: the parameters it perturbs are the module's own
+    assert tt.autograd.gradcheck(lambda x, *ps: m(x), (x,) + params, eps=1e-6, atol=1e-5)
+
+
+def test_a_block_on_the_gpu_device_matches_the_cpu():
+    tt.manual_seed(4)
+    down = nn.Sequential(nn.Conv2d(4, 8, 1, stride=2, bias=False), nn.BatchNorm2d(8))
+    cpu = models.Bottleneck(4, 2, stride=2, downsample=down).train()
+    gpu = models.Bottleneck(4, 2, stride=2, downsample=nn.Sequential(
+        nn.Conv2d(4, 8, 1, stride=2, bias=False), nn.BatchNorm2d(8)))
+    gpu.load_state_dict(cpu.state_dict())
+    gpu.to("cuda").train()
+    x = np.random.default_rng(4).standard_normal((2, 4, 6, 6)).astype(np.float32)
+    outs = []
+    for m, device in ((cpu, "cpu"), (gpu, "cuda")):
+        xt = tt.tensor(x, device=device, requires_grad=True)
+        y = m(xt)
+        y.pow(2).sum().backward()
+        outs.append([y.detach().cpu().numpy(), xt.grad.cpu().numpy(), m.conv2.weight.grad.cpu().numpy(),
+                     m.bn3.running_var.cpu().numpy()])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4)
