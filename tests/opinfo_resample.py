@@ -161,12 +161,12 @@ def _feature_dropout_record(name, fn, shape):
         if not stats:
             return fn(x, p, training)
         tt.manual_seed(5)
-        y = fn(x, p, training).double()
-        per_channel = y.flatten(2) if y.dim() == len(shape) else y.flatten(1)
-        kept = (per_channel[..., 0] != 0).double()
-        uniform = (per_channel == per_channel[..., :1]).all().double()
-        scaled = ((per_channel == 0) | ((per_channel - 1 / (1 - p)).abs() < 1e-6)).all().double()
-        return tt.stack([kept.mean(), uniform, scaled])
+        y = fn(x, p, training).detach().cpu().double().numpy()     # the statistics on the host: few launches
+        per_channel = y.reshape(y.shape[0], y.shape[1], -1)
+        kept = (per_channel[..., 0] != 0).mean()
+        uniform = float((per_channel == per_channel[..., :1]).all())
+        scaled = float(((per_channel == 0) | (np.abs(per_channel - 1 / (1 - p)) < 1e-6)).all())
+        return tt.tensor([kept, uniform, scaled], dtype=tt.float64, device=x.device)
 
     def samples(device, dtype):
         rng = rng_for(name, dtype)
@@ -541,7 +541,7 @@ def _grid_grad(d):
     def f(x, grid):     # (3D and the other padding modes: first derivatives against torch, test_resample.py)
         return (F.grid_sample(x, grid, align_corners=False).sum()
                 + (F.grid_sample(x, grid, mode="bicubic", padding_mode="reflection", align_corners=True) ** 2).sum())
-    return f, (_randn((1, 1, 2, 3), d), GRAD_RNG_UNIFORM(d)((1, 1, 2, 2))), {}
+    return f, (_randn((1, 1, 2, 3), d), GRAD_RNG_UNIFORM(d)((1, 1, 1, 2))), {}
 
 
 def GRAD_RNG_UNIFORM(device):
@@ -554,6 +554,9 @@ def GRAD_RNG_UNIFORM(device):
 
 
 CPU_ONLY_GRADGRAD.add("nn.functional.affine_grid")     # its matmul's double backward: ~4 s emulated
+# the shuffles' second derivatives are their first (reshapes and permutes): ~3 s each emulated
+CPU_ONLY_GRADGRAD.update({"nn.functional.pixel_shuffle", "nn.functional.pixel_unshuffle",
+                          "nn.functional.channel_shuffle"})
 GRAD_CASES.update({
     "grid_sampler_2d": _on_cpu_or_gpu(_grid_grad),
     "nn.functional.affine_grid": lambda d: (lambda th: F.affine_grid(th, (1, 1, 2, 3), align_corners=False),

@@ -297,7 +297,8 @@ declare("channel_shuffle", channel_shuffle, method=False, functional=True)
 
 # --------------------------------------------------------------------------- upsampling
 # Each helper returns, for one resampled dim, the taps: a list of (input index per output
-# position, weight per output position) pairs; nearest has one tap and no weight.
+# position, weight per output position) pairs; nearest has one tap and no weight (its index
+# vectors feed the gather kernel of the upsample_nearest entry).
 _A = -0.75      # torch's cubic convolution coefficient (Keys' a; -0.5 in the antialiased filter)
 
 
@@ -413,8 +414,6 @@ def _resample_dim(x, d, taps):
     out = None
     for index, weight in taps:
         picked = _indexing.index_select(x, d, _creation.tensor(index, device=x.device))
-        if weight is None:
-            return picked
         w = _creation.tensor(weight, dtype=x.dtype, device=x.device).reshape((-1,) + (1,) * (x.dim() - 1 - d))
         term = picked * w
         out = term if out is None else out + term
