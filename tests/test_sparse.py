@@ -226,6 +226,18 @@ def test_gradients_of_the_structural_ops():
     for _ in range(2):
         tt.sparse.mm(s, tt.tensor(D)).sum().backward()
     assert s.grad.to_dense().tolist() == [[0.0, 14.0, 0.0], [6.0, 0.0, 0.0], [0.0, 0.0, 22.0]]
+    # sparse * dense gives the dense leaf a sparse gradient; a dense one then adds to it (dense + sparse)
+    s = tt.tensor([[1.0, 0.0], [0.0, 2.0]]).to_sparse().requires_grad_()
+    d = tt.ones(2, 2, requires_grad=True)
+    tt.sparse.sum(s * d).backward()
+    assert d.grad.layout is tt.sparse_coo and d.grad.values().tolist() == [1.0, 2.0]
+    assert s.grad.values().tolist() == [1.0, 1.0]
+    (d * 3).sum().backward()
+    assert d.grad.layout is tt.strided and d.grad.tolist() == [[4.0, 3.0], [3.0, 5.0]]
+    d2 = tt.ones(2, 2, requires_grad=True)
+    (d2 * 3).sum().backward()
+    tt.sparse.sum(s * d2).backward()
+    assert d2.grad.tolist() == [[4.0, 3.0], [3.0, 5.0]]
 
 
 # --------------------------------------------------------------------------- sum and arithmetic
@@ -245,6 +257,25 @@ def test_sparse_sum(device):
     assert w.grad_fn.name() == "SparseSumBackward0" and c.sum(1).grad_fn.name() == "SumBackward1"
     w.to_dense().sum().backward()
     assert c.grad.values().tolist() == [1.0, 1.0, 1.0]
+
+
+
+def test_sum_keepdim_as_torch():
+    s = tt.sparse_coo_tensor(I, V, (3, 3)).requires_grad_()
+    k = s.sum(0, keepdim=True)              # the summed sparse dim kept: a zero coordinate row
+    assert k.layout is tt.sparse_coo and tuple(k.shape) == (1, 3) and k.grad_fn.name() == "SumBackward1"
+    assert k.indices().tolist() == [[0, 0, 0], [0, 1, 2]] and k.values().tolist() == [2.0, 4.0, 4.0]
+    assert s.sum(1, keepdim=True).indices().tolist() == [[0, 1, 2], [0, 0, 0]]
+    whole = s.sum((0, 1), keepdim=True)
+    assert whole.layout is tt.strided and whole.tolist() == [[10.0]] and whole.grad_fn.name() == "SumBackward1"
+    k.to_dense().pow(2).sum().backward()    # d/ds of sum_j (column sum j)^2 = 2 * column sum, at the entries
+    assert s.grad.to_dense().tolist() == [[0.0, 8.0, 0.0], [4.0, 0.0, 0.0], [0.0, 0.0, 8.0]]
+    h = tt.sparse_coo_tensor([[0, 1, 0]], [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    assert h.sum((0, 1), keepdim=True).tolist() == [[21.0]]
+    with pytest.raises(NotImplementedError, match=r"keepdim=True\) of a sparse tensor over a dense dim"):
+        h.sum(1, keepdim=True)              # (torch turns the kept dense dim into a sparse one)
+    with pytest.raises(RuntimeError, match="^reshape is not implemented for sparse tensors$"):
+        s.reshape(9)
 
 
 def test_addition_as_torch():

@@ -58,6 +58,18 @@ def grads_structural():
     return s.grad, c.grad_fn.name(), c.values().grad_fn.name(), c0.grad, sx.grad_fn.name(), x.grad, acc.grad.to_dense()
 
 
+def mixed_accumulation():
+    s = torch.tensor([[1.0, 0.0], [0.0, 2.0]]).to_sparse().requires_grad_()
+    d = torch.ones(2, 2, requires_grad=True)
+    torch.sparse.sum(s * d).backward()
+    first = d.grad
+    (d * 3).sum().backward()
+    d2 = torch.ones(2, 2, requires_grad=True)
+    (d2 * 3).sum().backward()
+    torch.sparse.sum(s * d2).backward()
+    return first, s.grad, d.grad, d2.grad
+
+
 def sums_and_adds():
     s = coo()
     h = torch.sparse_coo_tensor([[0, 1, 0]], [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
@@ -103,5 +115,9 @@ for label, fn in [
     ("mm gradients", grads_mm),
     ("structural gradients", grads_structural),
     ("sums and additions", sums_and_adds),
+    ("mixed sparse/dense accumulation", mixed_accumulation),
+    ("sum keepdim", lambda: (coo().sum(0, keepdim=True), coo().sum(1, keepdim=True), coo(True).sum((0, 1), keepdim=True),
+                             torch.sparse_coo_tensor([[0, 1, 0]], [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).sum((0, 1), keepdim=True))),
+    ("reshape", lambda: coo().reshape(9)),
 ]:
     show(label, fn)

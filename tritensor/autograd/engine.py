@@ -454,9 +454,14 @@ def _accumulate(t, g, create_graph, leaf=False):
         elif leaf and not (t._grad._is_sparse_coo or g._is_sparse_coo):
             t._grad.add_(g)
         else:
-            t._grad = (t._grad + g).detach()
+            t._grad = _sum_of_grads(t._grad, g).detach()
         return
-    t._grad = g.clone() if t._grad is None else t._grad + g
+    t._grad = g.clone() if t._grad is None else _sum_of_grads(t._grad, g)
+
+
+def _sum_of_grads(a, b):
+    """a + b, the dense one first where one is sparse (torch adds dense + sparse only)."""
+    return b + a if a._is_sparse_coo and not b._is_sparse_coo else a + b
 
 
 def _run_hooks(hooks, g):

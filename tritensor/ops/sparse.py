@@ -526,9 +526,44 @@ def _sum(x, dims=None, keepdim=False, dtype=None, dim_given=False, **attrs):
     (SumBackward0); over dims, what torch.sparse.sum gives (SumBackward1)."""
     if not dim_given:
         return sparse_sum(x) if dtype is None else sparse_sum(x.to(dtype))
-    if keepdim:
-        raise NotImplementedError("tritensor: sum(dim, keepdim=True) of a sparse tensor is not supported")
-    return _sparse_sum_dims(x if dtype is None else x.to(dtype), dims, "SumBackward1")
+    if keepdim and any(d >= x.sparse_dim() for d in dims) and any(d not in dims for d in range(x.sparse_dim())):
+        # (torch turns a kept dense dim into a sparse one: a layout change not taken up here)
+        raise NotImplementedError("tritensor: sum(dim, keepdim=True) of a sparse tensor over a dense dim")
+    out = _sparse_sum_dims(x if dtype is None else x.to(dtype), sorted(dims), "SumBackward1")
+    return _keep_dims(out, sorted(dims), x.sparse_dim()) if keepdim else out
+
+
+def _keep_dims(out, dims, sd):
+    """sum(keepdim=True) of a sparse tensor, as torch's: the summed dims back with size 1 (a zero
+    coordinate row for each sparse one, a unit dim of the values for each dense one)."""
+    if not isinstance(out, SparseTensor):         # no sparse dim left: a dense result
+        with no_grad():
+            kept = out.detach()
+            for d in dims:
+                kept = kept.unsqueeze(d)
+        return _record(kept, "SumBackward1", lambda g: (_drop_dims(g, dims, sd),), [out])
+    with no_grad():
+        idx, vals = out._indices_t, out._values_t
+        zero = _creation.zeros((1, idx.shape[1]), dtype=_dt.int64, device=idx.device)
+        for d in dims:                            # (sparse dims only: sum() refuses the rest)
+            idx = _joining.cat([idx[:d], zero, idx[d:]])
+        size = list(out._shape)
+        for d in dims:
+            size.insert(d, 1)
+        kept = SparseTensor._from_parts(idx.contiguous(), vals, size, out._coalesced)
+    return _record(kept, "SumBackward1", lambda g: (_drop_dims(g, dims, sd),), [out])
+
+
+def _drop_dims(g, dims, sd):
+    """The gradient through _keep_dims: g with the kept unit dims taken out again."""
+    if not isinstance(g, SparseTensor):
+        for d in reversed(dims):
+            g = g.squeeze(d)
+        return g
+    keep = [d for d in range(sd) if d not in dims]
+    idx = g._indices_t.index_select(0, _creation.tensor(keep, dtype=_dt.int64, device=g.device))
+    size = [n for i, n in enumerate(g._shape) if i not in dims]
+    return _sparse(idx, _values_of(g), size, g._coalesced)
 
 
 def sparse_sum(input, dim=None, dtype=None):
