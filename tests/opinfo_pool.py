@@ -260,6 +260,65 @@ for _k, _shape, _pool_kw, _unpool_kw, _where in (
            op_db=(f"nn.functional.{_name}",))
 
 
+
+# fractional max pooling: windows from per-plane samples (torch's generate_intervals, in the dtype)
+def fractional_definition(x, samples, kernel, output_size):
+    """(values, indices) of fractional max pooling, plane by plane: the window starts of each dim
+    trunc((i + u) alpha) - trunc(u alpha) in the samples' dtype (alpha = (I - K) / (O - 1)), the
+    last I - K; the max by the same rule as max pooling."""
+    k = len(kernel)
+    order = (1, 0) if k == 2 else (0, 1, 2)
+    lead = x.shape[:-k]
+    plane = x.shape[-k:]
+    dtype = samples.dtype.type
+    y = np.zeros(lead + tuple(output_size))
+    index = np.zeros(lead + tuple(output_size), np.int64)
+    for li in itertools.product(*(range(n) for n in lead)):
+        u_row = samples[li[0] if len(lead) == 2 else 0, li[-1]]
+        starts = []
+        for d in range(k):
+            size, out, kk, u = plane[d], output_size[d], kernel[d], u_row[order[d]]
+            seq = [size - kk] * out
+            if out > 1:
+                alpha = dtype(size - kk) / dtype(out - 1)
+                seq[:-1] = [int(dtype((dtype(i) + u) * alpha)) - int(dtype(u * alpha)) for i in range(out - 1)]
+            starts.append(seq)
+        for o in itertools.product(*(range(n) for n in output_size)):
+            best, arg = -math.inf, None
+            for pos in itertools.product(*(range(starts[d][o[d]], starts[d][o[d]] + kernel[d]) for d in range(k))):
+                v = float(x[li + pos])
+                if arg is None or v > best or math.isnan(v):
+                    best, arg = v, int(np.ravel_multi_index(pos, plane))
+            y[li + o], index[li + o] = best, arg
+    return y, index
+
+
+def _fractional_samples(k, specs):
+    def samples(device, dtype):
+        rng = rng_for(f"fractional_max_pool{k}d", dtype, device)
+        make = _make(dtype, device, rng)
+        for desc, shape, kernel, out, cl, where in specs:
+            if device != "cpu" and where == "cpu":
+                continue
+            batch = shape[0] if len(shape) == k + 2 else 1
+            u = tt.tensor(rng.random((batch, shape[-k - 1], k)), dtype=dtype, device=device)
+            yield SampleInput((make(shape, channels_last=cl), u, kernel, out), {}, desc=desc)
+    return samples
+
+
+for _k, _specs in ((2, [("odd", (2, 3, 9, 8), 3, (4, 3), False, "all"),
+                        ("channels-last-one-output", (1, 2, 7, 7), (2, 3), (1, 5), True, "cpu"),
+                        ("unbatched", (3, 9, 8), (2, 3), (4, 4), False, "cpu")]),
+                   (3, [("odd", (1, 2, 5, 6, 7), 2, (3, 3, 4), False, "all"),
+                        ("channels-last-3d", (2, 2, 4, 4, 5), (2, 1, 2), (2, 4, 3), True, "cpu")])):
+    _name = f"fractional_max_pool{_k}d"
+    record(f"nn.functional.{_name}",
+           lambda x, u, kernel, out, _f=getattr(F, _name): tuple(_f(x, kernel, out, return_indices=True,
+                                                                   _random_samples=u)),
+           (tt.float32, tt.float64), _fractional_samples(_k, _specs),
+           lambda x, u, kernel, out, _k=_k: fractional_definition(x, u, _tuple(kernel, _k), _tuple(out, _k)),
+           tolerances=EXACT, op_db=(f"nn.functional.{_name}",))
+
 # --------------------------------------------------------------------------- the table entries
 _SPECS_2D = (("window", 7, 4, 3, 2, 1, 1, "none"), ("adaptive", 9, 4))     # a window dim and an adaptive one
 _MAX_NODES = ("MaxPool2DWithIndicesBackward0", "MaxPool2DWithIndicesBackwardBackward0")

@@ -22,7 +22,6 @@ NAMES = [line for line in (pathlib.Path(__file__).parent / "data" / "op_db_names
          if line and not line.startswith("#")]
 PUBLIC = [n for n in NAMES if not n.startswith("_")]
 
-_CONV = "issue 22 (convolutional networks: convolution, pooling, normalisation, resampling)"
 _SEQ = "issue 24 (sequence models and attention)"
 _LOSS = "issue 25 (the training toolkit: losses)"
 _MOD = "issue 25 (the training toolkit: other modules and utilities)"
@@ -40,8 +39,6 @@ def _names(prefix=""):
 
 
 ELSEWHERE = {
-    **dict.fromkeys([
-        "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d"], _CONV),
     **dict.fromkeys([
         "nn.functional.scaled_dot_product_attention", "nn.functional.multi_head_attention_forward",
         "nn.functional.embedding_bag", "nn.functional.rms_norm",

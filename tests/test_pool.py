@@ -83,6 +83,42 @@ def test_max_unpool_matches_torch(name, device):
     np.testing.assert_array_equal(to_numpy(gy), DATA[name + ".gy"])
 
 
+FRACTIONAL = {c["name"]: c for c in META["fractional"]}
+
+
+@pytest.mark.parametrize("name,device", [(n, "cpu") for n in sorted(FRACTIONAL)] + [("fractional_max_pool2d", "cuda")])
+def test_fractional_max_pool_matches_torch(name, device):
+    """The same samples give torch's windows, values, indices and gradient."""
+    case = FRACTIONAL[name]
+    x = tt.tensor(DATA[name + ".x"], device=device, requires_grad=True)
+    y, i = getattr(F, case["fn"])(x, **_kwargs(case["kwargs"]), return_indices=True,
+                                  _random_samples=tt.tensor(DATA[name + ".u"], device=device))
+    assert y.grad_fn.name() == case["node"] and y.is_contiguous()
+    (gx,) = tt.autograd.grad(y, [x], tt.tensor(DATA[name + ".g"], device=device))
+    np.testing.assert_array_equal(to_numpy(y.detach()), DATA[name + ".y"])
+    np.testing.assert_array_equal(to_numpy(i), DATA[name + ".i"])
+    np.testing.assert_allclose(to_numpy(gx), DATA[name + ".gx"], rtol=1e-12, atol=1e-12)
+
+
+def test_fractional_max_pool_draws_its_samples():
+    """Without _random_samples the windows come from tt.rand (the library's generator: seeded,
+    the same windows); the module keeps given samples as a buffer."""
+    x = tt.randn(2, 3, 10, 9)
+    tt.manual_seed(3)
+    a = F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5), return_indices=True)[1]
+    tt.manual_seed(3)
+    b = tt.nn.FractionalMaxPool2d(2, output_ratio=0.5, return_indices=True)(x)[1]
+    assert tt.equal(a, b) and tuple(a.shape) == (2, 3, 5, 4)
+    m = tt.nn.FractionalMaxPool3d(2, output_size=2, _random_samples=tt.rand(1, 2, 3))
+    assert list(m.state_dict()) == ["_random_samples"] and tuple(m(tt.randn(1, 2, 4, 4, 4)).shape) == (1, 2, 2, 2, 2)
+    for kwargs, message in (({}, "FractionalMaxPool2d requires specifying either an output size, or a pooling ratio"),
+                            ({"output_size": 2, "output_ratio": 0.5},
+                             "only one of output_size and output_ratio may be specified"),
+                            ({"output_ratio": 1.5}, r"output_ratio must be between 0 and 1 \(got 1.5\)")):
+        with pytest.raises(ValueError, match=f"^{message}$"):
+            tt.nn.FractionalMaxPool2d(2, **kwargs)
+
+
 # --------------------------------------------------------------------------- torch's errors
 def _tensor(spec):
     t = tt.zeros(tuple(spec["shape"]), dtype=getattr(tt, spec["dtype"]))
@@ -92,7 +128,7 @@ def _tensor(spec):
 @pytest.mark.parametrize("case", META["errors"], ids=lambda c: f"{c['fn']}-{c['x']['shape']}-{c['kwargs']}")
 def test_errors_are_torchs(case):
     kind, message = case["error"]
-    kwargs = _kwargs(case["kwargs"])
+    kwargs = {k: _tensor(v) if isinstance(v, dict) else v for k, v in _kwargs(case["kwargs"]).items()}
     args = (kwargs.pop("norm_type"),) if case["fn"].startswith("lp_pool") else ()
     if "indices" in case:
         args = (_tensor(case["indices"]),)
@@ -200,6 +236,10 @@ GRAD = {
     "adaptive_max_pool3d": (lambda x: F.adaptive_max_pool3d(x, 2), (1, 1, 3, 2, 3)),
     "lp_pool2d": (lambda x: F.lp_pool2d(x * x + 0.5, 2.0, 2), (1, 1, 4, 4)),
     "max_unpool1d": (lambda x: F.max_unpool1d(x, tt.tensor([[[1, 2, 5]]]), 2), (1, 1, 3)),
+    "fractional_max_pool2d": (lambda x: F.fractional_max_pool2d(x, 2, (2, 3), _random_samples=tt.tensor(
+        [[[0.3, 0.8]]], dtype=tt.float64)), (1, 1, 4, 5)),
+    "fractional_max_pool3d": (lambda x: F.fractional_max_pool3d(x, (1, 2, 2), 2, _random_samples=tt.tensor(
+        [[[0.1, 0.5, 0.9]]], dtype=tt.float64)), (1, 1, 2, 3, 3)),
 }
 
 

@@ -176,6 +176,35 @@ UNPOOL_ERRORS = [   # function, input, indices, kwargs
      {"kernel_size": (2, 2, 1)}),
     ("max_unpool3d", z((2, 2, 1)), {"shape": [2, 2, 1], "dtype": "int64", "value": 0}, {"kernel_size": 2}),
 ]
+FRACTIONAL_CASES = [   # name, function, input shape, kwargs (the samples drawn here, recorded)
+    ("fractional_max_pool2d", "fractional_max_pool2d", (2, 3, 9, 8), {"kernel_size": 3, "output_size": (4, 3)}),
+    ("fractional_max_pool2d_ratio_unbatched", "fractional_max_pool2d", (3, 9, 8),
+     {"kernel_size": (2, 3), "output_ratio": (0.5, 0.5)}),
+    ("fractional_max_pool3d", "fractional_max_pool3d", (1, 2, 5, 6, 7), {"kernel_size": 2, "output_size": (3, 3, 4)}),
+]
+S2 = {"shape": [2, 3, 2], "dtype": "float32", "value": 0.25}
+ERRORS += [
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 2}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 2, "output_ratio": (0.5, 0.5, 0.5)}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": (2, 2, 2), "output_size": 3, "_random_samples": S2}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 2, "output_size": (3, 3, 3), "_random_samples": S2}),
+    ("fractional_max_pool2d", z((9, 8)), {"kernel_size": 2, "output_size": 3}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 5, "output_size": (6, 3), "_random_samples": S2}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 5, "output_size": (3, 6), "_random_samples": S2}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 2, "output_size": 3,
+                                                "_random_samples": {"shape": [2, 3, 3], "dtype": "float32"}}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 2, "output_size": 3,
+                                                "_random_samples": {"shape": [1, 3, 2], "dtype": "float32"}}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 2, "output_size": 3,
+                                                "_random_samples": {"shape": [2, 3, 2], "dtype": "float64"}}),
+    ("fractional_max_pool2d", z((2, 0, 4, 4)), {"kernel_size": 2, "output_size": 3,
+                                                "_random_samples": {"shape": [2, 0, 2], "dtype": "float32"}}),
+    ("fractional_max_pool2d", z((2, 3, 9, 8)), {"kernel_size": 2, "output_size": -1, "_random_samples": S2}),
+    ("fractional_max_pool3d", z((2, 3, 9, 8)), {"kernel_size": 2, "output_size": 3}),
+    ("fractional_max_pool3d", z((1, 2, 5, 6, 7)), {"kernel_size": 2, "output_size": (2, 2)}),
+    ("fractional_max_pool3d", z((1, 2, 5, 6, 7)), {"kernel_size": 2, "output_size": 2,
+                                                   "_random_samples": {"shape": [1, 2, 2], "dtype": "float32"}}),
+]
 MODULES = [
     ("MaxPool1d", (3,), {}), ("MaxPool2d", (3, 2, 1), {}), ("MaxPool2d", ((2, 3),), {}),
     ("MaxPool3d", (2,), {"return_indices": True, "ceil_mode": True}), ("AvgPool1d", (3,), {}),
@@ -184,13 +213,18 @@ MODULES = [
     ("AdaptiveAvgPool3d", (2,), {}), ("AdaptiveMaxPool2d", (2, True), {}), ("AdaptiveMaxPool1d", (2,), {}),
     ("AdaptiveMaxPool3d", ((1, 2, 3),), {}), ("LPPool2d", (2, 3), {}), ("LPPool1d", (1.5, 3, 2), {}),
     ("LPPool3d", (2, 2), {"ceil_mode": True}), ("MaxUnpool1d", (2,), {}), ("MaxUnpool2d", (2,), {}),
-    ("MaxUnpool3d", (2, 1), {}),
+    ("MaxUnpool3d", (2, 1), {}), ("FractionalMaxPool2d", (3,), {"output_ratio": 0.5}),
+    ("FractionalMaxPool3d", (2,), {"output_size": (3, 3, 3), "return_indices": True}),
 ]
 
 
 def tensor(spec):
     t = torch.zeros(spec["shape"], dtype=getattr(torch, spec["dtype"]))
     return t.fill_(spec["value"]) if "value" in spec else t
+
+
+def kwargs_of(kwargs):
+    return {k: tensor(v) if isinstance(v, dict) else v for k, v in kwargs.items()}
 
 
 def error_of(call):
@@ -202,7 +236,7 @@ def error_of(call):
 
 
 def main():
-    arrays, meta = {}, {"cases": [], "unpool": [], "errors": [], "modules": []}
+    arrays, meta = {}, {"cases": [], "unpool": [], "fractional": [], "errors": [], "modules": []}
     for name, fn, shape, channels_last, kwargs in CASES:
         x_np = rng.standard_normal(shape)
         x = torch.tensor(x_np)
@@ -230,11 +264,22 @@ def main():
         arrays.update({f"{name}.y": y.detach().numpy(), f"{name}.i": i.numpy(), f"{name}.u": u.detach().numpy(),
                        f"{name}.g": g, f"{name}.gy": gy.numpy()})
         meta["unpool"].append({"name": name, "pool_kwargs": pool_kw, "kwargs": unpool_kw, "node": u.grad_fn.name()})
+    for name, fn, shape, kwargs in FRACTIONAL_CASES:
+        x_np = rng.standard_normal(shape)
+        k = int(fn[-2])
+        u = rng.random((shape[0] if len(shape) == k + 2 else 1, shape[-k - 1], k))
+        x = torch.tensor(x_np, requires_grad=True)
+        y, i = getattr(F, fn)(x, **kwargs, return_indices=True, _random_samples=torch.tensor(u))
+        g = rng.standard_normal(tuple(y.shape))
+        (gx,) = torch.autograd.grad(y, x, torch.tensor(g))
+        arrays.update({f"{name}.x": x_np, f"{name}.u": u, f"{name}.y": y.detach().numpy(), f"{name}.i": i.numpy(),
+                       f"{name}.g": g, f"{name}.gx": gx.numpy()})
+        meta["fractional"].append({"name": name, "fn": fn, "kwargs": kwargs, "node": y.grad_fn.name()})
     for fn, x, kwargs in ERRORS:
         kw = dict(kwargs)
         args = (kw.pop("norm_type"),) if fn.startswith("lp_pool") else ()
         meta["errors"].append({"fn": fn, "x": x, "kwargs": kwargs,
-                               "error": error_of(lambda: getattr(F, fn)(tensor(x), *args, **kw))})
+                               "error": error_of(lambda: getattr(F, fn)(tensor(x), *args, **kwargs_of(kw)))})
     for fn, x, idx, kwargs in UNPOOL_ERRORS:
         meta["errors"].append({"fn": fn, "x": x, "indices": idx, "kwargs": kwargs,
                                "error": error_of(lambda: getattr(F, fn)(tensor(x), tensor(idx), **kwargs))})

@@ -28,6 +28,7 @@ from .. import dtypes as _dt
 from .. import memory_formats as _memory_formats
 from ..autograd.composite import named_composite as _named_composite
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import no_grad as _no_grad
 from ..backends import numpy_pool
 from ..backends.base import backend_for
 from ..backends.triton import pool as triton_pool
@@ -37,6 +38,7 @@ from . import copy as _copy
 from . import creation as _creation
 from . import elementwise as _ew
 from . import indexing as _indexing
+from . import joining as _joining
 from . import pointwise as _pw
 from . import reduce as _reduce
 from . import views as _views
@@ -698,6 +700,134 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """torch.nn.functional.lp_pool3d: the p-norm of each window (avg_pool3d of x ** p)."""
     return _lp_pool(3, avg_pool3d, input, norm_type, kernel_size, stride, ceil_mode)
 
+
+# --------------------------------------------------------------------------- fractional max pooling
+def _intervals(u, size, out, kernel):
+    """torch's generate_intervals for every plane at once: u [N, C] samples in the input's dtype;
+    the window starts [N, C, out] (int64), trunc((i + u) alpha) - trunc(u alpha) with
+    alpha = (size - kernel) / (out - 1) in the samples' dtype, the last one size - kernel."""
+    n, c = int(u.shape[0]), int(u.shape[1])
+    last = _creation.full((n, c, 1), size - kernel, dtype=_dt.int64, device=u.device)
+    if out <= 1:
+        return last[..., :out]
+    dtype = u.dtype
+    alpha = _creation.full((), size - kernel, dtype=dtype, device=u.device) / (out - 1)
+    i = _creation.arange(out - 1, dtype=dtype, device=u.device)
+    u = _views.unsqueeze(u, -1)
+    starts = _pw.trunc(_ew.mul(_ew.add(i, u), alpha)).to(_dt.int64) - _pw.trunc(_ew.mul(u, alpha)).to(_dt.int64)
+    return _joining.cat([starts, last], -1)
+
+
+def _fractional_indices(x, kernel, sizes, samples):
+    """The flat plane index of each output's max: per plane the windows of _intervals, the
+    max by torch's rule (NaN wins, the last NaN; otherwise the greatest, the first of ties)."""
+    k = len(kernel)
+    spatial = tuple(int(s) for s in x.shape[-k:])
+    n, c = int(x.shape[0]), int(x.shape[1])
+    order = (1, 0) if k == 2 else (0, 1, 2)           # torch: sample 0 is W in 2-d, T in 3-d
+    starts = [_intervals(samples[:n, :, order[d]], spatial[d], sizes[d], kernel[d]) for d in range(k)]
+    strides = [1] * k
+    for d in range(k - 2, -1, -1):
+        strides[d] = strides[d + 1] * spatial[d + 1]
+    index = None          # [N, C, O_0 .. O_k-1, K_0 .. K_k-1]
+    for d in range(k):
+        shape = [n, c] + [1] * (2 * k)
+        shape[2 + d] = sizes[d]
+        pos = _views.reshape(starts[d], tuple(shape))
+        tap_shape = [1] * (2 + 2 * k)
+        tap_shape[2 + k + d] = kernel[d]
+        taps = _views.reshape(_creation.arange(kernel[d], dtype=_dt.int64, device=x.device), tuple(tap_shape))
+        term = _ew.mul(_ew.add(pos, taps), strides[d])
+        index = term if index is None else _ew.add(index, term)
+    taps_total = 1
+    for v in kernel:
+        taps_total *= v
+    index = _views.reshape(index, (n, c) + tuple(sizes) + (taps_total,))
+    flat = _views.flatten(x, 2)
+    vals = _views.reshape(_indexing.gather(flat, -1, _views.reshape(index, (n, c, -1))), tuple(index.shape))
+    best = _reduce.amax(vals, -1, True)
+    t = _creation.arange(taps_total, dtype=_dt.int64, device=x.device)
+    key = _ew.where(_pw.isnan(vals), t + 2 * taps_total, _ew.where(_ew.eq(vals, best), taps_total - t, -1))
+    tap = _reduce.argmax(key, -1, True)
+    return _views.squeeze(_indexing.gather(index, -1, tap), -1)
+
+
+def _fractional_max_pool(k, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    fn = f"fractional_max_pool{k}d"
+    check_tensor(fn, input)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if len(output_ratio) > k:
+            raise ValueError(f"{fn} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = tuple(output_ratio) * (k if len(output_ratio) == 1 else 1)
+        output_size = [int(int(input.shape[input.dim() - k + d]) * ratio[d]) for d in range(k)]
+    if _random_samples is None:
+        if input.dim() < k + 1:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, "
+                             f"{input.dim() - 1}], but got {-k - 1})")
+        batch = 1 if input.dim() == k + 1 else int(input.shape[0])
+        _random_samples = _creation.rand(batch, int(input.shape[-k - 1]), k, dtype=input.dtype, device=input.device)
+    words = "Ints" if k == 2 else "three Ints"
+    kernel = _params(kernel_size, k) if not isinstance(kernel_size, (tuple, list)) or len(kernel_size) != 1 else \
+        _params(kernel_size[0], k)
+    if len(kernel) != k:
+        raise RuntimeError(f"{fn}: kernel_size must either be a single Int or tuple of {words}")
+    sizes = _params(output_size, k) if not isinstance(output_size, (tuple, list)) or len(output_size) != 1 else \
+        _params(output_size[0], k)
+    if len(sizes) != k:
+        raise RuntimeError(f"{fn}: output_size must either be a single Int or tuple of {words}")
+    where = fn + "()" if k == 2 else fn + "_out()"
+    if input.dim() not in (k + 1, k + 2):
+        raise RuntimeError(f"{where}: Expected {k + 1}D or {k + 2}D tensor, but got: {_size_str(input.shape)}")
+    for d in range(1, input.dim()):
+        if int(input.shape[d]) == 0:
+            raise RuntimeError(f"{where}: Expected input to have non-zero size for non-batch dimensions, but got"
+                               f"{_size_str(input.shape)} with dimension {d} being empty.")
+    names = ("height", "width") if k == 2 else ("time", "height", "width")
+    spatial = tuple(int(v) for v in input.shape[-k:])
+    for d in range(k):
+        if sizes[d] + kernel[d] - 1 > spatial[d]:
+            raise RuntimeError(f"{where}: pool {names[d]} {kernel[d]} too large relative to input {names[d]} "
+                               f"{spatial[d]}")
+    if any(v < 0 for v in sizes):
+        shape = tuple(int(v) for v in input.shape[:-k]) + tuple(sizes)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {_size_str(shape)}")
+    x = input if input.dim() == k + 2 else _views.unsqueeze(input, 0)
+    samples = _random_samples
+    if samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to be 3D tensor, got: {samples.dim()}")
+    if int(samples.shape[0]) < int(x.shape[0]):
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if int(samples.shape[1]) != int(x.shape[1]):
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if int(samples.shape[2]) != k:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {k}; got {int(samples.shape[2])}.")
+    if not input.dtype.is_floating_point:
+        _not_implemented(fn, input)
+    with _no_grad():
+        indices = _fractional_indices(x.detach(), kernel, sizes, samples)
+    if input.dim() == k + 1:
+        indices = _views.squeeze(indices, 0)
+    values = _named_composite(f"FractionalMaxPool{k}DBackward0", _gather_at, input, indices, k)
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """torch.nn.functional.fractional_max_pool2d (Graham's fractional max pooling): per plane,
+    windows of kernel_size starting at pseudo-random increasing positions drawn from
+    _random_samples (uniform in [0, 1), one per plane and dim; torch.rand's when not given)."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """torch.nn.functional.fractional_max_pool3d (see fractional_max_pool2d)."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
 # --------------------------------------------------------------------------- public forms
 # torch.max_pool1d/2d/3d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d are torch functions
 # too; the rest are nn.functional's only
@@ -705,5 +835,5 @@ for _name in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_
     declare(_name, globals()[_name], method=False, functional=True)
 for _name in ("avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d",
               "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
-              "lp_pool3d"):
+              "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d"):
     declare(_name, method=False, functional="own")

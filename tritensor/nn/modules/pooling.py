@@ -1,9 +1,10 @@
 """The pooling modules, as torch.nn.modules.pooling: MaxPool1d/2d/3d, AvgPool1d/2d/3d,
-AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, MaxUnpool1d/2d/3d, LPPool1d/2d/3d.
+AdaptiveAvgPool1d/2d/3d, AdaptiveMaxPool1d/2d/3d, MaxUnpool1d/2d/3d, LPPool1d/2d/3d,
+FractionalMaxPool2d/3d.
 
 Each keeps its arguments as torch does (a stride of None becomes the kernel size; AvgPool1d and
 MaxUnpool keep tuples) and prints torch's ``extra_repr``; forward calls the functional form
-(ops/pool.py). They have no parameters or buffers.
+(ops/pool.py). They have no parameters; FractionalMaxPool keeps its _random_samples as a buffer.
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from .utils import _pair, _single, _triple
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -210,3 +212,39 @@ class LPPool2d(_LPPoolNd):
 
 class LPPool3d(_LPPoolNd):
     _fn = staticmethod(_pool.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _tuple = None
+    _name = ""
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        parse = type(self)._tuple
+        self.kernel_size = parse(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = parse(output_size) if output_size is not None else None
+        self.output_ratio = parse(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{self._name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return self._fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                        _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _tuple = staticmethod(_pair)
+    _name = "FractionalMaxPool2d"
+    _fn = staticmethod(_pool.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _tuple = staticmethod(_triple)
+    _name = "FractionalMaxPool3d"
+    _fn = staticmethod(_pool.fractional_max_pool3d)
