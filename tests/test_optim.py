@@ -481,15 +481,20 @@ def host_scratch(like, shape, dtype):
 tb._run, tb._scratch = warmup, host_scratch
 
 
+class Shape(tuple):
+    def numel(self):
+        return self[0]
+
+
+class Storage:
+    def __init__(self, address):
+        self._ptr = address
+
+
 class Param:   # what the launchers read from a tensor
     def __init__(self, n, dtype, address=1 << 20):
-        self.n, self.dtype, self.address = n, dtype, address
-
-    def numel(self):
-        return self.n
-
-    def data_ptr(self):
-        return self.address
+        self.dtype = self._dtype = dtype
+        self._shape, self._storage, self._offset = Shape((n,)), Storage(address), 0
 
 
 def ps(name, address=1 << 20):

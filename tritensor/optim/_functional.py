@@ -37,15 +37,16 @@ def increment_steps(steps):
     layout); returns the new values as Python floats."""
     values = []
     for s in steps:
-        if s.device.type == "cpu":
+        host = s._storage.host
+        if host is not None:        # a cpu counter
             # float(step) + 1 is exact in float64, so rounding it to the counter's dtype gives the
             # bits of torch's float32 `step += 1`; written through the storage's bytes (a 0-d
             # NumPy view per counter and step would cost more than the whole update's host work)
-            host = s._storage.host
-            itemsize = s.dtype.itemsize
-            cell = host[s._offset * itemsize: (s._offset + 1) * itemsize].view(s.dtype.numpy_dtype)
+            dtype = s._dtype
+            itemsize = dtype.itemsize
+            cell = host[s._offset * itemsize: (s._offset + 1) * itemsize].view(dtype.numpy_dtype)
             cell[0] = float(cell[0]) + 1
-            _bump_version(s)
+            s._version_counter.value += 1
             values.append(float(cell[0]))
         else:
             s.add_(1)
@@ -54,13 +55,15 @@ def increment_steps(steps):
 
 
 def _check(params, grads):
+    # the attributes directly: this runs once per tensor and step
     for p, g in zip(params, grads):
-        if not p.is_floating_point():
+        dtype = p._dtype
+        if not dtype.is_floating_point:
             raise RuntimeError(f"tritensor's optimizers update floating-point parameters only, got {p.dtype}")
-        if g.dtype != p.dtype or g.device != p.device:
+        if g._dtype is not dtype or g._storage.device != p._storage.device:
             raise RuntimeError(f"a parameter's gradient must have its dtype and device: param {p.dtype} on "
                                f"{p.device}, grad {g.dtype} on {g.device}")
-        if tuple(g.shape) != tuple(p.shape):
+        if g._shape != p._shape:
             raise RuntimeError(f"a parameter's gradient must have its shape: param {tuple(p.shape)}, "
                                f"grad {tuple(g.shape)}")
 
@@ -169,8 +172,22 @@ def _buckets(params):
     """Indices of ``params`` grouped by (device, dtype), in first-seen order."""
     buckets = {}
     for i, p in enumerate(params):
-        buckets.setdefault((p.device.type, p.device.index, p.dtype.name), []).append(i)
+        buckets.setdefault((p._storage.device, p._dtype), []).append(i)
     return buckets.values()
+
+
+_DENSE = {}     # (shape, stride) -> is_contiguous(): the answer for every tensor of that layout
+
+
+def _dense(t):
+    """t.is_contiguous(), remembered per (shape, stride) (a parameter's layout recurs every step)."""
+    key = (t._shape, t._stride)
+    dense = _DENSE.get(key)
+    if dense is None:
+        if len(_DENSE) > 4096:
+            _DENSE.clear()
+        dense = _DENSE[key] = t.is_contiguous()
+    return dense
 
 
 class _Staging:
@@ -182,10 +199,10 @@ class _Staging:
         self.write_back = []
 
     def read(self, t):
-        return t if t is None or t.is_contiguous() else t.contiguous()
+        return t if t is None or _dense(t) else t.contiguous()
 
     def written(self, t):
-        if t is None or t.is_contiguous():
+        if t is None or _dense(t):
             return t
         staged = t.contiguous()
         self.write_back.append((t, staged))
