@@ -6,9 +6,15 @@ torchvision/models/resnet.py, written out with torch.nn):
 
     /work/torchenv/bin/python tests/data/make_resnet_values.py
 
-It writes tests/data/resnet_values.json. A real ResNet-18 checkpoint is 45 MB, so no weights
-are committed: seeded_state_dict (the same function is in the test) makes them from a NumPy
-seed, and the file keeps only what torch computed with them.
+It writes tests/data/resnet_values.json. A real ResNet-18 checkpoint is 45 MB, so no real
+weights are committed: seeded_state_dict (the same function is in the test) makes them from a
+NumPy seed, and the file keeps only what torch computed with them. It also writes
+tests/data/resnet18_torchvision_layout.pth, a ResNet-18 state_dict written by torch.save as a
+torchvision checkpoint is (an OrderedDict of every key), kept small (~0.2 MB): each convolution's
+and the classifier's weight is a strided, overlapping view of one shared random storage (torch.save
+keeps views as storage + offset + strides), the batch norm tensors are their own; the running
+variances absorb each convolution's fan-in, so activations stay of order one. The logits torch
+computes from that file are recorded next to the others.
 """
 import json
 import os
@@ -129,6 +135,31 @@ def seeded_input(shape, seed):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
+def strided_checkpoint(model, seed):
+    """The state_dict written to resnet18_torchvision_layout.pth (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    shared = torch.from_numpy(rng.standard_normal(32768).astype(np.float32))
+    fan_in, out = None, {}
+    for index, (key, value) in enumerate(model.state_dict().items()):
+        shape, name = tuple(value.shape), key.rsplit(".", 1)[-1]
+        if value.dim() >= 2:             # convolutions (o, i, kh, kw) and fc (o, i): views of `shared`
+            strides = (13, 17, shape[-1], 1)[:len(shape)] if len(shape) == 4 else (13, 17)
+            span = sum((n - 1) * st for n, st in zip(shape, strides)) + 1
+            offset = (index * 997) % (shared.numel() - span)
+            out[key] = shared.as_strided(shape, strides, offset)
+            fan_in = int(np.prod(shape[1:]))     # (each batch norm's keys follow its convolution's)
+            continue
+        if name == "num_batches_tracked":
+            out[key] = torch.tensor(7)
+        elif name == "running_var":
+            out[key] = torch.from_numpy((fan_in * rng.uniform(0.5, 1.5, shape)).astype(np.float32))
+        elif name == "weight":
+            out[key] = torch.from_numpy((1 + 0.2 * rng.standard_normal(shape)).astype(np.float32))
+        else:                            # biases and running means
+            out[key] = torch.from_numpy((0.2 * rng.standard_normal(shape)).astype(np.float32))
+    return out
+
+
 LOGITS_CASES = {"resnet18": ((2, 3, 32, 32), 18), "resnet50": ((1, 3, 32, 32), 50)}
 
 
@@ -147,7 +178,19 @@ def main():
                 logits = model(torch.from_numpy(seeded_input(xshape, seed + 1)))
             record["logits"][name] = {"input_shape": list(xshape), "seed": seed,
                                       "logits": np.round(logits.double().numpy(), 6).tolist()}
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resnet_values.json")
+    here = os.path.dirname(os.path.abspath(__file__))
+    model = ResNet(BasicBlock, [2, 2, 2, 2])
+    state = strided_checkpoint(model, 1818)
+    checkpoint = os.path.join(here, "resnet18_torchvision_layout.pth")
+    torch.save(state, checkpoint)
+    model.load_state_dict(torch.load(checkpoint))
+    model.eval()
+    with torch.no_grad():
+        logits = model(torch.from_numpy(seeded_input((2, 3, 32, 32), 1819)))
+    record["checkpoint"] = {"file": "resnet18_torchvision_layout.pth", "input_shape": [2, 3, 32, 32],
+                            "input_seed": 1819, "logits": np.round(logits.double().numpy(), 6).tolist()}
+    print(f"wrote {checkpoint} ({os.path.getsize(checkpoint)} bytes); logits std {logits.std():.3f}")
+    path = os.path.join(here, "resnet_values.json")
     with open(path, "w") as f:
         json.dump(record, f, separators=(",", ":"))
     print(f"wrote {path} ({os.path.getsize(path)} bytes)")
