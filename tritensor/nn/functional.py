@@ -13,6 +13,7 @@ from ..ops import copy as _copy
 from ..ops import creation as _creation
 from ..ops import activations as _act
 from ..ops import elementwise as _ew
+from ..ops import losses as _losses
 from ..ops import pointwise as _pw
 from ..ops import nn as _nn
 from ..ops import padding as _padding
@@ -22,6 +23,7 @@ from ..ops import reduce as _reduce
 from ..ops import softmax as _softmax
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401
 from ..ops.linalg import linear  # noqa: F401
+from ..ops.losses import bilinear, cosine_similarity, pairwise_distance  # noqa: F401
 from ..tensor import Tensor as _Tensor
 
 
@@ -868,3 +870,83 @@ def tanhshrink(input):
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x) along dim (torch's deprecated implicit dim, with its warning)."""
     return _act.softmin(input, _softmax_dim("softmin", input, dim, _stacklevel), dtype=dtype)
+
+
+# ------------------------------------------------------------------ losses (ops/losses.py)
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise KL divergence with log-probability inputs: t (log t - x), or e^t (t - x) with
+    log_target; 'batchmean' divides the sum by the batch size ('mean' by every element, with
+    torch's warning)."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    elif reduction == "mean":
+        _warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                       UserWarning, stacklevel=2)
+    elif reduction != "batchmean":
+        reduction = _reduction(None, None, reduction)
+    return _losses.kl_div(input, target, reduction, log_target)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    return _losses.margin_ranking_loss(input1, input2, target, margin, _reduction(size_average, reduce, reduction))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    return _losses.hinge_embedding_loss(input, target, margin, _reduction(size_average, reduce, reduction))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _losses.multilabel_margin_loss(input, target, _reduction(size_average, reduce, reduction))
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _losses.soft_margin_loss(input, target, _reduction(size_average, reduce, reduction))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    return _losses.multilabel_soft_margin_loss(input, target, weight, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    return _losses.cosine_embedding_loss(input1, input2, target, margin, _reduction(size_average, reduce, reduction))
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return _losses.multi_margin_loss(input, target, p, margin, weight, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    return _losses.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                       _reduction(size_average, reduce, reduction))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    return _losses.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function, margin, swap,
+                                                     reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    return _losses.poisson_nll_loss(input, target, log_input, full, eps, _reduction(size_average, reduce, reduction))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    return _losses.gaussian_nll_loss(input, target, var, full, eps, reduction)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), torch 2.13's API."""
+    return _losses.linear_cross_entropy(input, linear_weight, target, linear_bias, weight,
+                                        _reduction(None, None, reduction), ignore_index, label_smoothing, options)

@@ -38,6 +38,7 @@ checks that there is no import cycle):
     activations  torch.nn's activations (elu, selu, softplus, glu, prelu, rrelu ...)
     sparse       sparse COO tensors: construction, coalesce, conversions, arithmetic, sparse @ dense
                  (_sparse, a leaf: where dense ops meet sparse operands)
+    losses     the composite losses (kl_div, margins, triplet, poisson/gaussian nll ...) and distances
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
@@ -54,4 +55,5 @@ from . import reductions_extra, numerical, scatter  # noqa: F401
 from . import resample  # noqa: F401
 from . import activations  # noqa: F401
 from . import sparse  # noqa: F401
+from . import losses  # noqa: F401
 from .table import TABLE  # noqa: F401

@@ -327,8 +327,20 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     C = _check_nll(input, target, weight)
     _check_target_range(target, C, ignore_index)
     _check_constant_weight(weight)
-    # one NllLossBackward0 node, as torch records (the pick, the weights and the mean inside it)
-    return named_composite("NllLossBackward0", _nll_loss, input, target, weight, ignore_index, reduction)
+    # one NllLossBackward0 node, as torch records (the pick, the weights and the mean inside it);
+    # NllLoss2DBackward0 for an (N, C, d1, ...) input
+    return _nd_named(input, reduction, _nll_loss, input, target, weight, ignore_index, reduction)
+
+
+def _nd_named(input, reduction, fn, *args):
+    """torch's nll_loss_nd: nll_loss for 1-d/2-d inputs, nll_loss2d for the others (those not
+    4-d through a (N, C, 1, rest) view, the unreduced loss viewed back: ViewBackward0 on top)."""
+    if input.dim() < 3:
+        return named_composite("NllLossBackward0", fn, *args)
+    out = named_composite("NllLoss2DBackward0", fn, *args)
+    if reduction == "none" and input.dim() != 4:
+        return out.view(tuple(out.shape))
+    return out
 
 
 def _nll_loss(input, target, weight, ignore_index, reduction):
@@ -459,8 +471,8 @@ def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothin
     if label_smoothing > 0.0:        # torch: (1 - eps) nll + eps / C smooth, an AddBackward0 node
         return _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing, C)
     # without smoothing torch runs log_softmax + nll_loss: one NllLossBackward0 node on top
-    return named_composite("NllLossBackward0", _fused_cross_entropy, input, target, weight, ignore_index,
-                           reduction, label_smoothing, C)
+    return _nd_named(input, reduction, _fused_cross_entropy, input, target, weight, ignore_index, reduction,
+                     label_smoothing, C)
 
 
 def _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing, C):

@@ -11,9 +11,15 @@ from .channelshuffle import ChannelShuffle
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .fold import Fold, Unfold
 from .flatten import Flatten, Unflatten
-from .linear import Identity, Linear
+from .distance import CosineSimilarity, PairwiseDistance
+from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+)
+from .loss import (
+    CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss, MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -49,4 +55,8 @@ __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d",
     "FractionalMaxPool2d", "FractionalMaxPool3d",
+    "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SoftMarginLoss",
+    "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MultiMarginLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance",
+    "Bilinear",
 ]
