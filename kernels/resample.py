@@ -1,4 +1,5 @@
-"""grid_sampler_2d's forward and nearest upsampling's gather (upsample_nearest_kernel, at the end).
+"""grid_sampler_2d's forward, nearest upsampling's gather (upsample_nearest_kernel) and grid_sampler_3d's
+forward (grid_sample_3d_kernel: the same scheme over eight corners or the nearest voxel).
 
 grid_sampler_2d: input (N, C, H, W) sampled at a grid (N, Ho, Wo, 2) of normalised
 (x, y) coordinates, as torch's GridSampler.h (grid_sampler_compute_source_index, the padding
@@ -147,3 +148,68 @@ def upsample_nearest_kernel(x_ptr, out_ptr, idx_d_ptr, idx_h_ptr, idx_w_ptr, C, 
     sw = tl.load(idx_w_ptr + ow, mask=ok, other=0)
     v = tl.load(x_ptr + n * sxn + c * sxc + sd * sxd + sh * sxh + sw * sxw, mask=ok)
     tl.store(out_ptr + n * son + c * soc + od * sod + oh * soh + ow * sow, v, mask=ok)
+
+
+@triton.jit
+def _tap3(plane, px, py, pz, W, H, D, sd, sh, sw, ok):
+    """The value at integer-valued float position (px, py, pz) of a channel volume; 0 outside."""
+    inside = ok & (px >= 0) & (px <= W - 1) & (py >= 0) & (py <= H - 1) & (pz >= 0) & (pz <= D - 1)
+    xi = tl.where(inside, px, 0).to(tl.int64)
+    yi = tl.where(inside, py, 0).to(tl.int64)
+    zi = tl.where(inside, pz, 0).to(tl.int64)
+    return tl.load(plane + zi * sd + yi * sh + xi * sw, mask=inside, other=0)
+
+
+@triton.jit
+def _round_half_even(v):
+    r = tl.floor(v + 0.5)
+    return tl.where((r - v == 0.5) & (r - 2 * tl.floor(r / 2) != 0), r - 1, r)
+
+
+@triton.jit
+def grid_sample_3d_kernel(x_ptr, grid_ptr, out_ptr, C, D, H, W, OH, OW, P, blocks,
+                          sxn, sxc, sxd, sxh, sxw, sgn, sgd, sgh, sgw, sgc, son, soc, sod, soh, sow,
+                          MODE: tl.constexpr, PADDING: tl.constexpr, ALIGN: tl.constexpr,
+                          ACC: tl.constexpr, BLOCK: tl.constexpr):
+    """grid_sampler_3d's forward: input (N, C, D, H, W) at grid (N, Do, Ho, Wo, 3) of (x, y, z);
+    MODE 0 trilinear (eight corners), 1 nearest; the padding modes as the 2-d kernel's."""
+    pid = tl.program_id(0).to(tl.int64)
+    n = pid // blocks
+    p = (pid % blocks) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    ok = p < P
+    od = p // (OH * OW)
+    oh = (p // OW) % OH
+    ow = p % OW
+    g = grid_ptr + n * sgn + od * sgd + oh * sgh + ow * sgw
+    wf = W.to(ACC)
+    hf = H.to(ACC)
+    df = D.to(ACC)
+    ix = _pad(_source(tl.load(g, mask=ok, other=0).to(ACC), wf, ALIGN), wf, PADDING, ALIGN)
+    iy = _pad(_source(tl.load(g + sgc, mask=ok, other=0).to(ACC), hf, ALIGN), hf, PADDING, ALIGN)
+    iz = _pad(_source(tl.load(g + 2 * sgc, mask=ok, other=0).to(ACC), df, ALIGN), df, PADDING, ALIGN)
+    x0 = tl.floor(ix)
+    y0 = tl.floor(iy)
+    z0 = tl.floor(iz)
+    tx = ix - x0
+    ty = iy - y0
+    tz = iz - z0
+    rx = _round_half_even(ix)
+    ry = _round_half_even(iy)
+    rz = _round_half_even(iz)
+    out = out_ptr + n * son + od * sod + oh * soh + ow * sow
+    for c_ in range(C):
+        c = tl.cast(c_, tl.int64)
+        plane = x_ptr + n * sxn + c * sxc
+        if MODE == 0:
+            v = tl.zeros([BLOCK], ACC)
+            for k_ in range(8):
+                k = tl.cast(k_, tl.int64)
+                bx = (k % 2).to(ACC)
+                by = ((k // 2) % 2).to(ACC)
+                bz = (k // 4).to(ACC)
+                w = ((bx * tx + (1 - bx) * (1 - tx)) * (by * ty + (1 - by) * (1 - ty))
+                     * (bz * tz + (1 - bz) * (1 - tz)))
+                v += _tap3(plane, x0 + bx, y0 + by, z0 + bz, wf, hf, df, sxd, sxh, sxw, ok).to(ACC) * w
+        else:
+            v = _tap3(plane, rx, ry, rz, wf, hf, df, sxd, sxh, sxw, ok).to(ACC)
+        tl.store(out + c * soc, v.to(out_ptr.dtype.element_ty), mask=ok)

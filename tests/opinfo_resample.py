@@ -579,3 +579,22 @@ def _upsample_nearest_samples(device, dtype):
 record("upsample_nearest", F.interpolate, FLOATS + (tt.uint8,), _upsample_nearest_samples, interpolate_definition)
 GRAD_CASES["upsample_nearest"] = _on_cpu_or_gpu(lambda d: (    # (index_add's sorting kernels: ~50 s emulated)
     lambda x: F.interpolate(x, size=(3, 5), mode="nearest-exact"), (_randn((1, 2, 2, 3), d),), {}))
+
+
+def _grid_sampler_3d_samples(device, dtype):
+    """The 3-d entry (its kernel on cuda): trilinear and nearest, each padding mode on the cpu."""
+    rng = rng_for("grid_sampler_3d", dtype, device)
+    x = tt.tensor(values((2, 2, 3, 4, 3), dtype, "any", rng), dtype=dtype, device=device)
+    grid = tt.tensor(rng.uniform(-1.4, 1.4, (2, 2, 3, 2, 3)), dtype=dtype, device=device)
+    for mode in range(2):
+        for padding in range(3):
+            if device != "cpu" and padding != 2 * mode:
+                continue
+            yield SampleInput((x, grid, mode, padding, bool(padding % 2)), desc=f"mode{mode}-pad{padding}")
+
+
+record("grid_sampler_3d", tt.grid_sampler_3d, FLOATS, _grid_sampler_3d_samples, _grid_sampler_2d_definition,
+       tolerances=GRID_TOLERANCES)
+GRAD_CASES["grid_sampler_3d"] = _on_cpu_or_gpu(lambda d: (
+    lambda x, grid: tt.grid_sampler_3d(x, grid, 0, 2, False), (_randn((1, 1, 2, 2, 2), d),
+                                                               GRAD_RNG_UNIFORM(d)((1, 1, 1, 1, 3))), {}))

@@ -413,3 +413,15 @@ def test_pooling_tap_loops_past_2_31(big):
     assert y.item() == 32.0 and i.item() == int(np.argmax(f))
     np.testing.assert_allclose(F.avg_pool2d(x, (33, 1), padding=(1, 0)).item(), f[:32].sum() / 33, rtol=1e-6)
     np.testing.assert_array_equal(to_numpy(F.adaptive_max_pool2d(x, (2, 1))).reshape(-1), [f[:17].max(), f[16:].max()])
+
+
+def test_grid_sample_3d_channel_loop_past_2_31(big):
+    """grid_sample of a (1, 17, 1, 1, 2) view whose channels lie 2 S apart: the 3-d kernel's
+    channel loop reads offsets past 2**31."""
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((1, 17, 1, 1, 2)).astype(np.float16)
+    x = _put(_view(big, tt.float16, (1, 17, 1, 1, 2), (1, 2 * S, 2, 2, 1), offset=29), a)
+    grid = tt.tensor([[[[[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]]], device="cuda").half()   # pixel 1, and halfway
+    y = to_numpy(F.grid_sample(x, grid, align_corners=True).float())
+    want = np.stack([a[0, :, 0, 0, 1], a[0, :, 0, 0].astype(np.float32).mean(1)], 1)
+    np.testing.assert_allclose(y[0, :, 0, 0], want, rtol=2e-3, atol=2e-3)

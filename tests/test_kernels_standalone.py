@@ -1227,6 +1227,11 @@ trs.upsample_nearest(T((2, 3, 7, 9), "float32"), T((2, 3, 4, 5), "float32", True
                      T((7,), "int64"), T((9,), "int64"))                    # 2-d, a transposed input
 trs.upsample_nearest(T((1, 2, 3, 4, 5), "uint8"), T((1, 2, 2, 2, 2), "uint8"), T((3,), "int64"), T((4,), "int64"),
                      T((5,), "int64"))                                       # 3-d
+for mode, padding in [(0, 2), (1, 1), (0, 0)]:
+    trs.grid_sample_3d(T((2, 3, 2, 4, 5), "float32"), T((2, 3, 3, 4, 5), "float32"), T((2, 2, 4, 5, 3), "float32"),
+                       mode, padding, padding == 1, "float32")
+trs.grid_sample_3d(T((1, 2, 2, 3, 4), "float16"), T((1, 2, 3, 3, 4), "float16", True), T((1, 2, 3, 4, 3), "float16"),
+                   0, 1, False, "float32")
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -82,3 +82,34 @@ def upsample_nearest(x, idx_d, idx_h, idx_w, *, output_size, input_size, exact, 
     for d, idx in zip(range(2, 2 + k), (idx_d, idx_h, idx_w)[3 - k:]):
         x = np.take(x, np.asarray(idx, dtype=np.int64), axis=d)
     return x
+
+
+def grid_sampler_3d(x, grid, *, mode, padding_mode, align_corners):
+    """Trilinear (eight corners, torch's product weights) or nearest sampling of (N, C, D, H, W)."""
+    n, c, d, h, w = x.shape
+    t = x.dtype.type
+    sizes = (w, h, d)
+    src = [_pad(_source(grid[..., i].reshape(n, -1), t(s), align_corners), s, padding_mode, align_corners)
+           for i, s in enumerate(sizes)]
+    flat = x.reshape(n, c, d * h * w)
+
+    def taps(px, py, pz):
+        with np.errstate(invalid="ignore"):
+            inside = ((px >= 0) & (px <= w - 1) & (py >= 0) & (py <= h - 1) & (pz >= 0) & (pz <= d - 1))
+        index = (np.where(inside, pz, 0).astype(np.int64) * h + np.where(inside, py, 0).astype(np.int64)) * w \
+            + np.where(inside, px, 0).astype(np.int64)
+        picked = np.take_along_axis(flat, index[:, None, :].repeat(c, 1), axis=2)
+        return np.where(inside[:, None, :], picked, 0)
+
+    if mode == 1:
+        out = taps(*(np.round(s) for s in src))
+    else:
+        with np.errstate(invalid="ignore"):
+            low = [np.floor(s) for s in src]
+        frac = [s - lo for s, lo in zip(src, low)]
+        out = 0
+        for k in range(8):
+            bits = (k & 1, (k >> 1) & 1, k >> 2)
+            weight = np.prod([f if b else 1 - f for f, b in zip(frac, bits)], axis=0)
+            out = out + taps(*(lo + b for lo, b in zip(low, bits))) * weight[:, None]
+    return np.asarray(out, dtype=x.dtype).reshape((n, c) + grid.shape[1:4])

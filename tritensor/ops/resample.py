@@ -24,9 +24,9 @@ upsample_*         separable: per resampled dim, each output position is a weigh
                    inputs are computed in float32 and rounded once. Backward: index_select's
                    scatter-add and the products' rules, in tritensor ops (double backward works).
                    One node named as torch's (UpsampleBilinear2DBackward0 ...).
-grid_sampler       grid_sampler_2d is a table entry: its forward one Triton kernel (kernels/resample.py;
-                   NumPy reference backends/numpy_resample.py), its backward differentiates the
-                   composite below at the saved input and grid. grid_sampler_3d is the composite.
+grid_sampler       grid_sampler_2d/3d are table entries: the forward one Triton kernel (kernels/resample.py;
+                   NumPy reference backends/numpy_resample.py), the backward differentiates the
+                   composite below at the saved input and grid.
                    The composite is torch's GridSampler.h written in tritensor ops: the grid's
 affine_grid_generator
                    (x, y[, z]) unnormalised to pixel coordinates, the padding mode applied
@@ -718,29 +718,30 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"grid_sampler_{input.dim() - 2}d_cpu" not implemented for '
                                   f"'{_dt.type_name(input.dtype)}'")
-    if input.dim() == 4:
-        return dispatch(GRID_SAMPLER_2D, input, grid, mode=int(interpolation_mode), padding_mode=int(padding_mode),
-                        align_corners=bool(align_corners))
-    padding_mode = _GRID_PADDINGS[int(padding_mode)]
-    return named_composite("GridSampler3DBackward0", _grid_sample, input, grid, mode, padding_mode,
-                           bool(align_corners))
+    entry = GRID_SAMPLER_2D if input.dim() == 4 else GRID_SAMPLER_3D
+    return dispatch(entry, input, grid, mode=int(interpolation_mode), padding_mode=int(padding_mode),
+                    align_corners=bool(align_corners))
 
 
-# The 2-D sampler is a table entry: its forward is one kernel (kernels/resample.py) or the NumPy
-# reference (backends/numpy_resample.py); its backward differentiates the composite above (the same
+# The samplers are table entries: the forward is one kernel (kernels/resample.py) or the NumPy
+# reference (backends/numpy_resample.py); the backward differentiates the composite above (the same
 # formulas in tritensor ops) at the saved input and grid, so gradients to input and grid, and their
 # own gradients under create_graph=True, come from the ops; the forward's cost is one launch.
-def _grid_sampler_2d_rule(input, grid, mode, padding_mode, align_corners):
+def _grid_sampler_rule(input, grid, mode, padding_mode, align_corners):
     n, c = int(input.shape[0]), int(input.shape[1])
     compute = _dt.float32 if input.dtype in (_dt.float16, _dt.bfloat16) else input.dtype
-    return Meta((n, c, int(grid.shape[1]), int(grid.shape[2])), input.dtype, compute)
+    return Meta((n, c) + tuple(int(s) for s in grid.shape[1:-1]), input.dtype, compute)
 
 
 def _grid_sampler_2d_launch(out, input, grid, *, compute, mode, padding_mode, align_corners):
     triton_resample.grid_sample_2d(out, input, grid, mode, padding_mode, align_corners, compute)
 
 
-def _grid_sampler_2d_backward(ctx, g):
+def _grid_sampler_3d_launch(out, input, grid, *, compute, mode, padding_mode, align_corners):
+    triton_resample.grid_sample_3d(out, input, grid, mode, padding_mode, align_corners, compute)
+
+
+def _grid_sampler_backward(ctx, g):
     need_input, need_grid = ctx.needs_input_grad
     creating = _grad_mode.is_grad_enabled()      # create_graph=True: differentiable gradients
     with _grad_mode.enable_grad():
@@ -752,10 +753,14 @@ def _grid_sampler_2d_backward(ctx, g):
     return tuple(got.pop(0) if need else None for need in (need_input, need_grid))
 
 
-GRID_SAMPLER_2D = op("grid_sampler_2d", ("input", "grid"), rule=_grid_sampler_2d_rule,
+GRID_SAMPLER_2D = op("grid_sampler_2d", ("input", "grid"), rule=_grid_sampler_rule,
                      reference=numpy_resample.grid_sampler_2d, kernel=_grid_sampler_2d_launch,
-                     backward=_grid_sampler_2d_backward, saves=("input", "grid"),
+                     backward=_grid_sampler_backward, saves=("input", "grid"),
                      grad_name="GridSampler2DBackward0")
+GRID_SAMPLER_3D = op("grid_sampler_3d", ("input", "grid"), rule=_grid_sampler_rule,
+                     reference=numpy_resample.grid_sampler_3d, kernel=_grid_sampler_3d_launch,
+                     backward=_grid_sampler_backward, saves=("input", "grid"),
+                     grad_name="GridSampler3DBackward0")
 
 
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):

@@ -19,7 +19,7 @@ Layout (the private modules are re-exported here; the op layer uses only the pub
     nn.py            layer_norm, cross entropy                      kernels/norm.py, loss.py
     optim.py         fused optimizer steps                          kernels/optim.py
     pdist.py         pdist / cdist                                  kernels/pdist.py
-    resample.py      grid_sampler_2d's forward, nearest upsampling  kernels/resample.py
+    resample.py      grid samplers' forward, nearest upsampling     kernels/resample.py
 
 The families whose launchers share their module's name (elementwise, copy, reduce, softmax,
 scan, random) live in private modules so that ``backends.triton.copy`` is always the function;

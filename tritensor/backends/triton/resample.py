@@ -1,4 +1,4 @@
-"""Launchers of kernels/resample.py: grid_sampler_2d's forward (one program per BLOCK output points
+"""Launchers of kernels/resample.py: grid_sampler_2d/3d's forward (one program per BLOCK output points
 of a sample, a loop over the channels inside) and nearest upsampling (a gather: one program per
 BLOCK output points of an (n, c) plane). Every operand is read in place with its strides.
 
@@ -60,3 +60,20 @@ def upsample_nearest(out, x, idx_d, idx_h, idx_w):
     tb._run(k.upsample_nearest_kernel, (n * c * blocks,),
             pointer(x), pointer(out), pointer(idx_d), pointer(idx_h), pointer(idx_w), c, oshape[1], oshape[2],
             points, blocks, *x_strides, *o_strides, BLOCK=cfg["block"], num_warps=cfg["warps"])
+
+
+def grid_sample_3d(out, x, grid, mode, padding_mode, align_corners, compute):
+    """out[n, c, d, h, w] = x[n, c] sampled at grid[n, d, h, w] (torch's grid_sampler_3d)."""
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    cfg = INTERPRETER if tb.interpreting() else GPU
+    n, c, d, h, w = (int(s) for s in x.shape)
+    od, oh, ow = (int(s) for s in grid.shape[1:4])
+    points = od * oh * ow
+    blocks = tb._cdiv(points, cfg["block"])
+    tb._run(k.grid_sample_3d_kernel, (n * blocks,),
+            pointer(x), pointer(grid), pointer(out), c, d, h, w, oh, ow, points, blocks,
+            *x.stride(), *grid.stride(), *out.stride(),
+            MODE=mode, PADDING=padding_mode, ALIGN=bool(align_corners), ACC=tb._kernels().compute[compute],
+            BLOCK=cfg["block"], num_warps=cfg["warps"])
