@@ -119,5 +119,10 @@ for label, fn in [
     ("sum keepdim", lambda: (coo().sum(0, keepdim=True), coo().sum(1, keepdim=True), coo(True).sum((0, 1), keepdim=True),
                              torch.sparse_coo_tensor([[0, 1, 0]], [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).sum((0, 1), keepdim=True))),
     ("reshape", lambda: coo().reshape(9)),
+    *[(f"unary {n}", lambda n=n: getattr(torch, n)(torch.sparse_coo_tensor([[0, 1, 0], [1, 0, 1]], [0.5, -0.75, 0.25],
+                                                                           (2, 2)).requires_grad_()))
+      for n in ("abs", "sqrt", "sin", "tanh", "atanh", "floor", "sign", "expm1", "log1p", "deg2rad", "relu", "isnan",
+                "signbit")],
+    ("sin backward", lambda: torch.sparse.sum(torch.sin(coo(True))).backward()),
 ]:
     show(label, fn)

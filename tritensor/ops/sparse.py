@@ -739,6 +739,39 @@ def _requires_grad(t):
     return isinstance(t, Tensor) and t.requires_grad
 
 
+# =========================================================================== zero-preserving unary ops
+# torch's unary ops with a sparse COO kernel (f(0) == 0, or a bool test false at 0): table entry ->
+# torch's node name (None: no derivative)
+_UNARY = {
+    "abs": "AbsBackward0", "sqrt": "SqrtBackward0", "sin": "SinBackward0", "sinh": "SinhBackward0",
+    "tan": "TanBackward0", "tanh": "TanhBackward0", "asin": "AsinBackward0", "asinh": "AsinhBackward0",
+    "atan": "AtanBackward0", "atanh": "AtanhBackward0", "ceil": "CeilBackward0", "floor": "FloorBackward0",
+    "round": "RoundBackward0", "trunc": "TruncBackward0", "sign": "SignBackward0", "sgn": "SgnBackward0",
+    "expm1": "Expm1Backward0", "log1p": "Log1PBackward0", "erf": "ErfBackward0", "erfinv": "ErfinvBackward0",
+    "deg2rad": "Deg2RadBackward0", "rad2deg": "Rad2DegBackward0", "frac": "FracBackward0", "relu": "ReluBackward0",
+    "nan_to_num": "NanToNumBackward0",
+    "signbit": None, "isnan": None, "isinf": None, "isposinf": None, "isneginf": None,
+}
+
+
+def _unary(name, node):
+    """The sparse form of table entry ``name``: coalesced first (as torch's: each position read
+    once), the entry applied to the values. The values' own node (SinBackward0 ...) carries the
+    derivative, so gradients (sparse, over the coalesced pattern) and double backward follow."""
+    def impl(x, **attrs):
+        from .table import TABLE
+        c = coalesce(x)
+        vals = dispatch(TABLE[name], _values_of(c), **attrs)
+        if node is None:                     # (a bool test: no derivative, as torch)
+            return SparseTensor._from_parts(c._indices_t, vals.detach(), c._shape, True)
+        return _sparse(c._indices_t, vals, c._shape, True, node)
+    return impl
+
+
+for _name, _node in _UNARY.items():
+    SPARSE_OPS[_name] = _unary(_name, _node)
+
+
 # =========================================================================== registration
 SPARSE_OPS.update({
     "add": _add, "sub": _sub, "mul": _mul, "div": _div, "neg": lambda x, **a: _neg(x),
