@@ -41,7 +41,7 @@ from . import sorting as _sorting
 from . import views as _views
 from ._sparse import SPARSE_OPS
 from .dispatch import dispatch
-from .table import Meta, op
+from .table import TABLE, Meta, op
 
 
 # =========================================================================== autograd nodes
@@ -759,7 +759,6 @@ def _unary(name, node):
     once), the entry applied to the values. The values' own node (SinBackward0 ...) carries the
     derivative, so gradients (sparse, over the coalesced pattern) and double backward follow."""
     def impl(x, **attrs):
-        from .table import TABLE
         c = coalesce(x)
         vals = dispatch(TABLE[name], _values_of(c), **attrs)
         if node is None:                     # (a bool test: no derivative, as torch)
