@@ -15,8 +15,8 @@ class Adagrad(Optimizer):
     """torch.optim.Adagrad(params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
     eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None).
 
-    State per parameter (created at construction, as torch's): ``step`` (a 0-d float32 tensor, on
-    the parameter's device when fused) and ``sum``. ``differentiable=True`` runs the update in
+    State per parameter (created at construction, as torch's): ``step`` (a 0-d float32 cpu
+    tensor, also when fused, where torch keeps it on the device) and ``sum``. ``differentiable=True`` runs the update in
     tritensor ops with autograd recording it; otherwise cpu updates with NumPy and cuda with one
     fused launch per dtype."""
 
@@ -46,7 +46,9 @@ class Adagrad(Optimizer):
 
     def _new_state(self, group, p):
         state = self.state[p]
-        state["step"] = step_counter(p, bool(group["fused"]))
+        # on the host even when fused (torch keeps it on the device there): the fused launch takes
+        # the decayed lr computed on the host from it, without a launch and a sync per tensor
+        state["step"] = step_counter(p, False)
         state["sum"] = full_like(p, self.defaults["initial_accumulator_value"])
 
     def __setstate__(self, state):

@@ -28,7 +28,7 @@ class Adam(Optimizer):
     decoupled_weight_decay=False).
 
     State per parameter: ``step`` (a 0-d float32 cpu tensor, torch's default layout; on the
-    parameter's device when capturable or fused), ``exp_avg``, ``exp_avg_sq`` and, with amsgrad,
+    parameter's device when capturable), ``exp_avg``, ``exp_avg_sq`` and, with amsgrad,
     ``max_exp_avg_sq``. On cuda every group is updated by one fused launch per dtype; the bias
     corrections are computed on the host from each parameter's step, as torch's non-capturable
     path does. capturable/differentiable run torch's branch for them in tritensor ops (the
@@ -83,9 +83,12 @@ class Adam(Optimizer):
         for p in params:
             state = self.state[p]
             if len(state) == 0:
-                # on the device where the step must not leave it (capturable, fused), as torch's
+                # on the device when capturable (the step reads it there); on the host otherwise,
+                # fused too: the fused launch takes the bias corrections computed on the host from
+                # it (torch's fused kernel reads a device counter; here that would cost a launch
+                # and a sync per tensor and step)
                 state["step"] = (_zeros((), dtype=_scalar_dtype(), device=p.device)
-                                 if group["capturable"] or group["fused"] else new_step_counter())
+                                 if group["capturable"] else new_step_counter())
                 state["exp_avg"] = zeros_like(p)
                 state["exp_avg_sq"] = zeros_like(p)
                 if group["amsgrad"]:

@@ -223,8 +223,10 @@ class Optimizer:
     @staticmethod
     def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
         """torch's casting rule for a loaded state tensor: a "step" counter stays as it is, except
-        in a capturable or fused group, where it goes to the param's device as float32 (there the
-        step never leaves the device); other state follows the param's device and, for floating
+        in a capturable group, where it goes to the param's device as float32 (there the step
+        reads it on the device). torch also moves a fused group's counter; tritensor's fused
+        launches take host-computed corrections, so it stays on the host (moved back there if a
+        saved one is on a device). Other state follows the param's device and, for floating
         params, its dtype."""
         if key == "step":
             capturable = fused = False
@@ -233,9 +235,11 @@ class Optimizer:
                     capturable = bool(pg.get("capturable", False))
                     fused = bool(pg.get("fused", False))
                     break
-            if capturable or fused:
-                from .. import dtypes
+            from .. import dtypes
+            if capturable:
                 return value.to(dtype=dtypes.float32, device=param.device)
+            if fused and value.device.type != "cpu":
+                return value.to(device="cpu")
             return value
         if param.is_floating_point():
             return value.to(dtype=param.dtype, device=param.device)
