@@ -140,3 +140,126 @@ def cross_entropy_bwd_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, M, N, kshape, g
             w = tl.where(col_mask, 1.0, 0.0).to(COMPUTE)
         dx = p * scale[:, None] - tl.where(cols[None, :] == t[:, None], a[:, None], 0.0) - g1[:, None] * w[None, :]
         store_cast(dx_ptr + (d_row[:, None] + cols[None, :] * d_cstride), dx, mask)
+
+
+# --------------------------------------------------------------------------- CTC (issue 25.2)
+# The connectionist temporal classification loss over the alignment lattice, in log space, one
+# program per batch element looping over time; the extended label sequence l' (blanks between
+# and around the target's labels, 2 L + 1 positions) is a vector of BLOCK_S lanes. A row of the
+# lattice (alpha[t, :], beta[t, :]) is stored to memory and read back shifted by one or two
+# positions for the next step (a barrier between: the lanes of a row belong to several threads).
+# Inputs (the op layer makes them so): log_probs (T, N, C) contiguous; targets int64, sample n's
+# labels at tg_off[n] .. tg_off[n] + tg_len[n]; in_len, tg_len, tg_off int64 (N,);
+# log_alpha / beta (N, T, L) contiguous, L = 2 * max target length + 1. A label outside [0, C)
+# has probability 0 (its loads are masked: the loss is inf, as torch's cpu kernel gives).
+@triton.jit
+def _ctc_labels(tg_ptr, off, s, n_prime, blank):
+    """l'_s: blank at even s, the target's label (s - 1) / 2 at odd s (blank past the end)."""
+    odd = (s % 2 == 1) & (s < n_prime)
+    k = tl.where(odd, (s - 1) // 2, 0)
+    return tl.where(odd, tl.load(tg_ptr + off + k, mask=odd, other=0), blank)
+
+
+@triton.jit
+def _lse3(a, b, c):
+    m = tl.maximum(tl.maximum(a, b), c)
+    safe = tl.where(m == float("-inf"), 0.0, m)
+    r = safe + tl.log(tl.exp(a - safe) + tl.exp(b - safe) + tl.exp(c - safe))
+    return tl.where(m == float("-inf"), float("-inf"), r)
+
+
+@triton.jit
+def ctc_alpha_kernel(lp_ptr, tg_ptr, tg_off_ptr, tg_len_ptr, in_len_ptr, alpha_ptr, nll_ptr, T, N, C, L, blank,
+                     COMPUTE: tl.constexpr, BLOCK_S: tl.constexpr):
+    n = tl.program_id(0).to(tl.int64)
+    s = tl.arange(0, BLOCK_S).to(tl.int64)
+    t_n = tl.load(in_len_ptr + n)
+    l_n = tl.load(tg_len_ptr + n)
+    off = tl.load(tg_off_ptr + n)
+    n_prime = 2 * l_n + 1
+    live = s < n_prime
+    lab = _ctc_labels(tg_ptr, off, s, n_prime, blank)
+    lab_m2 = _ctc_labels(tg_ptr, off, s - 2, n_prime, blank)
+    skip = live & (s >= 2) & (lab != lab_m2)
+    lab_ok = live & (lab >= 0) & (lab < C)
+    row = alpha_ptr + n * T * L
+    t_n_s = tl.zeros_like(s) + t_n          # scalars broadcast to the lanes before they join a mask
+    first = tl.load(lp_ptr + n * C + lab, mask=lab_ok & (s < 2) & (t_n_s > 0), other=float("-inf")).to(COMPUTE)
+    tl.store(row + s, first, mask=s < L)
+    for t_ in range(1, T):
+        t = tl.cast(t_, tl.int64)
+        tl.debug_barrier()
+        prev = row + (t - 1) * L
+        a0 = tl.load(prev + s, mask=live, other=float("-inf")).to(COMPUTE)
+        a1 = tl.load(prev + s - 1, mask=live & (s >= 1), other=float("-inf")).to(COMPUTE)
+        a2 = tl.load(prev + s - 2, mask=skip, other=float("-inf")).to(COMPUTE)
+        emit = tl.load(lp_ptr + (t * N + n) * C + lab, mask=lab_ok & (t < t_n_s), other=float("-inf")).to(COMPUTE)
+        tl.store(row + t * L + s, _lse3(a0, a1, a2) + emit, mask=s < L)
+    tl.debug_barrier()
+    last = row + (t_n - 1) * L
+    has_t = t_n > 0
+    e0 = tl.load(last + 2 * l_n, mask=has_t, other=float("-inf")).to(COMPUTE)
+    e1 = tl.load(last + 2 * l_n - 1, mask=has_t & (l_n > 0), other=float("-inf")).to(COMPUTE)
+    lse = _lse3(e0, e1, tl.full(e0.shape, float("-inf"), COMPUTE))
+    # no frames: an empty target has probability 1 (loss 0), any other 0 (loss inf)
+    lse = tl.where(has_t, lse, tl.where(l_n == 0, 0.0, float("-inf")))
+    tl.store(nll_ptr + n, -lse)
+
+
+@triton.jit
+def ctc_grad_kernel(lp_ptr, tg_ptr, tg_off_ptr, tg_len_ptr, in_len_ptr, alpha_ptr, beta_ptr, nll_ptr, gr_ptr,
+                    gr_stride, out_ptr, T, N, C, L, blank, ZERO_INFINITY: tl.constexpr, COMPUTE: tl.constexpr,
+                    BLOCK_S: tl.constexpr, BLOCK_C: tl.constexpr):
+    """beta backwards in time, then torch's gradient of log_probs per frame and class:
+    (exp(lp) - exp(log(sum over l'_s = c of alpha beta) + nll - lp)) * grad, 0 past the input's
+    length (and everywhere with zero_infinity where the loss is inf)."""
+    n = tl.program_id(0).to(tl.int64)
+    s = tl.arange(0, BLOCK_S).to(tl.int64)
+    cls0 = tl.arange(0, BLOCK_C).to(tl.int64)
+    t_n = tl.load(in_len_ptr + n)
+    l_n = tl.load(tg_len_ptr + n)
+    off = tl.load(tg_off_ptr + n)
+    nll = tl.load(nll_ptr + n).to(COMPUTE)
+    gr = tl.load(gr_ptr + n * gr_stride).to(COMPUTE)
+    n_prime = 2 * l_n + 1
+    live = s < n_prime
+    lab = _ctc_labels(tg_ptr, off, s, n_prime, blank)
+    lab_p2 = _ctc_labels(tg_ptr, off, s + 2, n_prime, blank)
+    skip = live & (s + 2 < n_prime) & (lab != lab_p2)
+    lab_ok = live & (lab >= 0) & (lab < C)
+    t_n_s = tl.zeros_like(s) + t_n          # scalars broadcast to the lanes before they join a mask
+    brow = beta_ptr + n * T * L
+    arow = alpha_ptr + n * T * L
+    alive = 1      # 0: every gradient of this sample is 0 (zero_infinity and an infinite loss)
+    if ZERO_INFINITY:
+        alive = tl.where(nll == float("inf"), 0, 1)
+    for i_ in range(0, T):
+        i = tl.cast(i_, tl.int64)
+        t = T - 1 - i
+        emit = tl.load(lp_ptr + (t * N + n) * C + lab, mask=lab_ok & (t < t_n_s), other=float("-inf")).to(COMPUTE)
+        tl.debug_barrier()
+        nxt = brow + (t + 1) * L
+        more = t + 1 < t_n_s
+        b0 = tl.load(nxt + s, mask=live & more, other=float("-inf")).to(COMPUTE)
+        b1 = tl.load(nxt + s + 1, mask=live & more & (s + 1 < n_prime), other=float("-inf")).to(COMPUTE)
+        b2 = tl.load(nxt + s + 2, mask=skip & more, other=float("-inf")).to(COMPUTE)
+        # the last frame starts the recursion at the last blank and the last label
+        start = tl.where((s == n_prime - 1) | (s == n_prime - 2), 0.0, float("-inf"))
+        beta = tl.where(more, _lse3(b0, b1, b2), start) + emit
+        tl.store(brow + t * L + s, beta, mask=s < L)
+        ab = tl.load(arow + t * L + s, mask=live, other=float("-inf")).to(COMPUTE) + beta
+        ab = tl.where(live, ab, float("-inf"))
+        for c0_ in range(0, C, BLOCK_C):
+            c0 = tl.cast(c0_, tl.int64)
+            cls = c0 + cls0
+            cmask = cls < C
+            vals = tl.where(lab[None, :] == cls[:, None], ab[None, :], float("-inf"))
+            m = tl.max(vals, 1)
+            safe = tl.where(m == float("-inf"), 0.0, m)
+            lcab = safe + tl.log(tl.sum(tl.exp(vals - safe[:, None]), 1))
+            lcab = tl.where(m == float("-inf"), float("-inf"), lcab)
+            lp = tl.load(lp_ptr + (t * N + n) * C + cls, mask=cmask, other=0.0).to(COMPUTE)
+            g = (tl.exp(lp) - tl.exp(lcab + nll - lp)) * gr
+            keep = (tl.zeros_like(cls) + t < t_n) & ((tl.zeros_like(cls) + alive) != 0)
+            g = tl.where(keep, g, 0.0)
+            tl.store(out_ptr + (t * N + n) * C + cls, g, mask=cmask)

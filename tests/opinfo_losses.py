@@ -18,7 +18,7 @@ import pytest
 from scipy.special import expit, xlogy
 
 import tritensor as tt
-from opinfo import GRAD_CASES, SampleInput, _t, record, rng_for
+from opinfo import GRAD_CASES, SampleInput, _t, record, rng_for, table_op
 
 F = tt.nn.functional
 DTYPES = (tt.float32, tt.float64)
@@ -420,3 +420,79 @@ _LOSS_GRAD_CASES = {
         F.bilinear, (_t(_g((2, 3), 34), d), _t(_g((2, 2), 35), d), _t(_g((2, 3, 2), 36), d), _t(_g((2,), 37), d)), {}),
 }
 GRAD_CASES.update({name: _on_cpu_or_gpu(case) for name, case in _LOSS_GRAD_CASES.items()})
+
+
+# --------------------------------------------------------------------------- CTC (table entries over Triton kernels)
+def _ctc_dp(lp, targets, il, tl_, blank=0):
+    """The alpha recursion written out with Python loops (per sample, per frame, per position)."""
+    T, N, C = lp.shape
+    out = []
+    for n in range(N):
+        lab = [blank]
+        for c in targets[n][:tl_[n]]:
+            lab += [int(c), blank]
+        alpha = np.full(len(lab), -np.inf)
+        for t in range(il[n]):
+            new = np.full(len(lab), -np.inf)
+            for s in range(len(lab)):
+                if t == 0:
+                    terms = [0.0] if s < 2 else []
+                else:
+                    terms = [alpha[s]] + ([alpha[s - 1]] if s >= 1 else [])
+                    if s >= 2 and lab[s] != blank and lab[s] != lab[s - 2]:
+                        terms.append(alpha[s - 2])
+                new[s] = np.logaddexp.reduce(terms) + lp[t, n, lab[s]] if terms else -np.inf
+            alpha = new
+        tail = [alpha[-1]] + ([alpha[-2]] if len(lab) > 1 else [])
+        out.append(-np.logaddexp.reduce(tail) if il[n] else (0.0 if tl_[n] == 0 else np.inf))
+    return np.array(out)
+
+
+_CTC_TARGETS = np.array([[1, 2, 2], [3, 3, 0], [2, 0, 0]])
+_CTC_IL, _CTC_TL = np.array([7, 5, 3]), np.array([3, 2, 0])
+
+
+def _ctc_samples(device, dtype):
+    rng = rng_for("ctc_loss", dtype)
+    lp = rng.standard_normal((7, 3, 4))
+    lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))
+    yield SampleInput((tt.tensor(lp, dtype=dtype, device=device),), desc="padded")
+
+
+def _ctc_table(lp, backward=False):
+    dev = lp.device
+    args = (tt.tensor(_CTC_TARGETS.reshape(-1), device=dev), tt.tensor(_CTC_IL, device=dev),
+            tt.tensor(_CTC_TL, device=dev), tt.tensor([0, 3, 6], device=dev))
+    nll, alpha = table_op("ctc_loss", lp, *args, blank=0, max_target=3, zero_infinity=False)
+    if not backward:
+        return nll
+    grad = tt.ones(3, dtype=lp.dtype, device=dev)
+    return table_op("ctc_loss_backward", grad, lp, *args, nll, alpha, blank=0, zero_infinity=False)
+
+
+def _ctc_grad_reference(lp):
+    """torch's gradient formula from the loop DP: exp(lp) - d nll / d lp computed by central
+    differences of the independent DP (the DP is smooth in lp where it is finite)."""
+    h = 1e-6
+    base = lp.astype(np.float64)
+    g = np.zeros_like(base)
+    for idx in np.ndindex(*base.shape):
+        up, down = base.copy(), base.copy()
+        up[idx] += h
+        down[idx] -= h
+        g[idx] = (_ctc_dp(up, _CTC_TARGETS, _CTC_IL, _CTC_TL).sum() - _ctc_dp(down, _CTC_TARGETS, _CTC_IL, _CTC_TL).sum()) / (2 * h)
+    frames = np.arange(base.shape[0])[:, None] < _CTC_IL[None, :]
+    return np.where(frames[:, :, None], np.exp(base) + g, 0.0)
+
+
+record("ctc_loss", lambda lp: _ctc_table(lp), DTYPES, _ctc_samples,
+       lambda lp: _ctc_dp(lp.astype(np.float64), _CTC_TARGETS, _CTC_IL, _CTC_TL), tolerances=TOLERANCES,
+       op_db=("nn.functional.ctc_loss",), gradgradcheck=False)
+record("ctc_loss_backward", lambda lp: _ctc_table(lp, backward=True), DTYPES, _ctc_samples, _ctc_grad_reference,
+       tolerances={tt.float32: (1e-4, 1e-5), tt.float64: (1e-6, 1e-7)})
+# gradcheck through log_softmax (torch's gradient is that of log_softmax outputs); torch's
+# _ctc_loss_backward has no derivative, nor has this one: no gradgradcheck
+GRAD_CASES["ctc_loss"] = lambda d: (
+    lambda x: F.ctc_loss(x.log_softmax(2), tt.tensor([[1, 1], [2, 0]], device=d), tt.tensor([4, 3], device=d),
+                         tt.tensor([2, 1], device=d), reduction="sum"),
+    (_t(np.random.default_rng(40).standard_normal((4, 2, 3)), d),), {})

@@ -110,6 +110,45 @@ def test_errors_word_for_word_as_torch():
             "respectively", lambda: F.linear_cross_entropy(x, tt.randn(5, 3), tt.tensor([0, 1, 2])))
 
 
+def test_ctc_errors_word_for_word_as_torch():
+    lp = tt.randn(6, 3, 5).log_softmax(2)
+    tg = tt.tensor([[1, 2, 2, 3], [4, 4, 0, 0], [1, 3, 1, 0]])
+    il, tl_ = tt.tensor([6, 5, 4]), tt.tensor([4, 2, 0])
+    checking = " (while checking arguments for ctc_loss_allocate_outputs)"
+    _raises(RuntimeError, "blank must be in label range", lambda: F.ctc_loss(lp, tg, il, tl_, blank=5))
+    _raises(RuntimeError, "input_lengths must be of size batch_size", lambda: F.ctc_loss(lp, tg, il[:2], tl_))
+    _raises(RuntimeError, "target_lengths must be of size batch_size", lambda: F.ctc_loss(lp, tg, il, tl_[:2]))
+    _raises(RuntimeError, "Expected tensor to have size at least 4 at dimension 1, but got size 2 for argument #2 "
+            "'targets'" + checking, lambda: F.ctc_loss(lp, tg[:, :2], il, tl_))
+    _raises(RuntimeError, "Expected input_lengths to have value at most 6, but got value 7" + checking,
+            lambda: F.ctc_loss(lp, tg, tt.tensor([7, 5, 4]), tl_))
+    _raises(RuntimeError, "Expected input_lengths to have value at least 0, but got value -4" + checking,
+            lambda: F.ctc_loss(lp, tg, il - 10, tl_))
+    _raises(RuntimeError, "Expected tensor to have size 6 at dimension 0, but got size 5 for argument #2 'targets'"
+            + checking, lambda: F.ctc_loss(lp, tg.flatten()[:5], il, tl_))
+    _raises(RuntimeError, "input_lengths must be integral", lambda: F.ctc_loss(lp, tg, il.float(), tl_))
+    _raises(NotImplementedError, "\"ctc_loss_cpu\" not implemented for 'Int'", lambda: F.ctc_loss(lp.int(), tg, il, tl_))
+    _raises(ValueError, "bad is not a valid value for reduction", lambda: F.ctc_loss(lp, tg, il, tl_, reduction="bad"))
+
+
+def test_ctc_unbatched_tuples_and_the_module():
+    rng = np.random.default_rng(6)
+    lp = tt.tensor(rng.standard_normal((6, 2, 4)), dtype=tt.float64).log_softmax(2)
+    tg = tt.tensor([[1, 2, 2], [3, 1, 0]])
+    batched = F.ctc_loss(lp, tg, (6, 5), (3, 2), reduction="none")
+    one = F.ctc_loss(lp[:, 0], tg[0], 6, 3, reduction="none")
+    assert one.shape == () and one.grad_fn is None
+    assert one.item() == pytest.approx(batched[0].item(), rel=1e-12)
+    module = nn.CTCLoss(blank=0, reduction="sum")
+    assert repr(module) == "CTCLoss()"
+    assert module(lp, tg, tt.tensor([6, 5]), tt.tensor([3, 2])).item() == pytest.approx(batched.sum().item(), rel=1e-12)
+    # an impossible alignment (3 repeated labels need 5 frames): inf, or 0 with zero_infinity
+    short = F.ctc_loss(lp, tt.tensor([[1, 1, 1], [2, 0, 0]]), (4, 5), (3, 1), reduction="none")
+    assert math.isinf(short[0].item())
+    assert F.ctc_loss(lp, tt.tensor([[1, 1, 1], [2, 0, 0]]), (4, 5), (3, 1), reduction="none",
+                      zero_infinity=True)[0].item() == 0.0
+
+
 def test_kl_div_mean_warns_as_torch_and_legacy_arguments():
     x, t = tt.randn(3, 4), tt.rand(3, 4)
     with pytest.warns(UserWarning, match="^reduction: 'mean' divides the total loss by both the batch size and the "

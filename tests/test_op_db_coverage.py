@@ -23,7 +23,6 @@ NAMES = [line for line in (pathlib.Path(__file__).parent / "data" / "op_db_names
 PUBLIC = [n for n in NAMES if not n.startswith("_")]
 
 _SEQ = "issue 24 (sequence models and attention)"
-_LOSS = "issue 25 (the training toolkit: losses)"
 _COMPLEX = "complex numbers and torch.fft: a later issue (tritensor has no complex dtypes yet)"
 _MASKED = "torch.masked is a prototype API (masked reductions over a mask argument): not taken up"
 _QUANT = "quantization: fp8 scaled matmul (torch._scaled_mm) needs float8 dtypes, not taken up"
@@ -42,8 +41,6 @@ ELSEWHERE = {
         "nn.functional.scaled_dot_product_attention", "nn.functional.multi_head_attention_forward",
         "nn.functional.embedding_bag", "nn.functional.rms_norm",
         "torch.ops.aten._flash_attention_forward", "torch.ops.aten._efficient_attention_forward"], _SEQ),
-    # CTC (forward and backward over the alignment lattice) is not built yet
-    "nn.functional.ctc_loss": _LOSS,
     **dict.fromkeys([
         "angle", "cdouble", "cfloat", "chalf", "complex", "conj", "conj_physical", "imag", "real", "polar",
         "view_as_complex", "view_as_real", "resolve_conj", "resolve_neg", "stft", "istft",

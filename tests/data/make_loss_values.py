@@ -64,6 +64,19 @@ CASES = [
     ("F.nll_loss(a, kt, reduction='sum')", {"a": n(2, 4, 3), "kt": rng.integers(0, 4, (2, 3))}),
     ("F.nll_loss(a, kt, reduction='none')", {"a": n(2, 4, 3), "kt": rng.integers(0, 4, (2, 3))}),
 ]
+# CTC: log_probs normalised over the classes (torch's gradient formula assumes log_softmax outputs)
+_lp = n(6, 3, 5)
+_lp = _lp - np.log(np.exp(_lp).sum(-1, keepdims=True))
+CASES += [
+    ("F.ctc_loss(a, kt, kil, ktl, reduction='none')",
+     {"a": _lp, "kt": np.array([[1, 2, 2, 3], [4, 4, 0, 0], [1, 3, 1, 0]]), "kil": np.array([6, 5, 4]),
+      "ktl": np.array([4, 2, 3])}),
+    ("F.ctc_loss(a, kt, kil, ktl, blank=4)",
+     {"a": _lp, "kt": np.array([1, 2, 2, 3, 0, 3, 1]), "kil": np.array([6, 6, 5]), "ktl": np.array([4, 0, 3])}),
+    ("F.ctc_loss(a, kt, kil, ktl, reduction='sum', zero_infinity=True)",
+     {"a": _lp, "kt": np.array([[1, 1, 1], [2, 3, 0], [3, 0, 0]]), "kil": np.array([3, 6, 2]),
+      "ktl": np.array([3, 2, 1])}),
+]
 
 
 def main():

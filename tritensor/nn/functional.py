@@ -950,3 +950,10 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), torch 2.13's API."""
     return _losses.linear_cross_entropy(input, linear_weight, target, linear_bias, weight,
                                         _reduction(None, None, reduction), ignore_index, label_smoothing, options)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """The connectionist temporal classification loss (ops/losses.py; Triton kernels over the
+    alignment lattice): log_probs (T, N, C) or (T, C), targets padded (N, S) or concatenated."""
+    return _losses.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                            _reduction(None, None, reduction), zero_infinity)

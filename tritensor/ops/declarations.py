@@ -297,7 +297,8 @@ for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "s
 declare("leaky_relu_", method=False, functional="own")
 for _name in ("kl_div", "margin_ranking_loss", "hinge_embedding_loss", "multilabel_margin_loss", "soft_margin_loss",
               "multilabel_soft_margin_loss", "cosine_embedding_loss", "multi_margin_loss", "triplet_margin_loss",
-              "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss", "linear_cross_entropy"):
+              "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss", "linear_cross_entropy",
+              "ctc_loss"):
     declare(_name, method=False, functional="own")
 for _name in ("hardtanh", "hardtanh_", "relu6"):
     declare(_name, method=False, functional="own")

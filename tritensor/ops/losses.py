@@ -19,16 +19,21 @@ import math
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite
 from ..autograd.grad_mode import is_grad_enabled
+from ..backends import numpy_ctc
+from ..backends.triton import nn as tnn
+from ..tensor import Tensor
 from . import activations as _act
 from . import nn as _nn
 from ._checks import check_tensor
 from ._shapes import wrap_dim
-from .creation import arange
+from .creation import arange, tensor
+from .dispatch import dispatch, empty
 from .einsum import tensordot
-from .elementwise import broadcast_shapes, where
+from .elementwise import _not_implemented, broadcast_shapes, where
 from .norms import norm, vector_norm
 from .pointwise_math import xlogy
 from .surface import declare
+from .table import Meta, op
 
 
 def _reduce(loss, reduction):
@@ -381,3 +386,115 @@ def linear_cross_entropy(input, linear_weight, target, linear_bias, weight, redu
 declare("pairwise_distance", pairwise_distance, method=False, functional=True)
 declare("cosine_similarity", cosine_similarity, method=False, functional=True)
 declare("bilinear", bilinear, method=False, functional=True)
+
+
+# --------------------------------------------------------------------------- CTC
+# Two entries over kernels/loss.py's CTC block: ctc_loss (the per-sample negative log likelihood
+# and the alpha lattice it saves) and its backward (beta and torch's gradient of log_probs,
+# which assumes they are log_softmax outputs: exp(lp) - posterior, as torch's kernels). torch's
+# _ctc_loss_backward has no derivative (its node raises); this one has no backward either.
+def _ctc_rule(log_probs, targets, input_lengths, target_lengths, target_offsets, *, max_target, **_):
+    T, N, _C = (int(v) for v in log_probs.shape)
+    compute = _dt.compute_dtype(log_probs.dtype)
+    return (Meta((N,), log_probs.dtype, compute), Meta((N, T, 2 * max_target + 1), log_probs.dtype, compute))
+
+
+def _ctc_launch(outs, log_probs, targets, input_lengths, target_lengths, target_offsets, *, compute, blank, **_):
+    tnn.ctc_loss(outs, log_probs, targets, input_lengths, target_lengths, target_offsets, blank, compute)
+
+
+def _ctc_backward_rule(grad, log_probs, *_, **__):
+    return Meta(tuple(log_probs.shape), log_probs.dtype, _dt.compute_dtype(log_probs.dtype))
+
+
+def _ctc_backward_launch(out, grad, log_probs, targets, input_lengths, target_lengths, target_offsets, nll, log_alpha,
+                         *, compute, blank, zero_infinity, **_):
+    beta = empty(tuple(log_alpha.shape), log_alpha.dtype, log_alpha.device)
+    tnn.ctc_loss_backward(out, grad, log_probs, targets, input_lengths, target_lengths, target_offsets, nll, log_alpha,
+                          beta, blank, zero_infinity, compute)
+
+
+def _ctc_backward(ctx, g_nll, g_alpha=None):
+    if g_nll is None:
+        return (None,) * 5
+    grad = dispatch(CTC_LOSS_BACKWARD, g_nll, ctx.log_probs, ctx.targets, ctx.input_lengths, ctx.target_lengths,
+                    ctx.target_offsets, ctx.nll, ctx.log_alpha, blank=ctx.blank, zero_infinity=ctx.zero_infinity)
+    return grad, None, None, None, None
+
+
+CTC_LOSS_BACKWARD = op("ctc_loss_backward", ("grad", "log_probs", "targets", "input_lengths", "target_lengths",
+                                             "target_offsets", "nll", "log_alpha"),
+                       rule=_ctc_backward_rule, reference=numpy_ctc.ctc_loss_backward, kernel=_ctc_backward_launch,
+                       layout="contiguous")
+CTC_LOSS = op("ctc_loss", ("log_probs", "targets", "input_lengths", "target_lengths", "target_offsets"),
+              outputs=("nll", "log_alpha"), rule=_ctc_rule, reference=numpy_ctc.ctc_loss, kernel=_ctc_launch,
+              backward=_ctc_backward, layout="contiguous",
+              saves=("log_probs", "targets", "input_lengths", "target_lengths", "target_offsets", "nll", "log_alpha"),
+              grad_name="CtcLossBackward0")
+
+
+def _lengths(name, v, device):
+    if isinstance(v, Tensor):
+        if v.dtype.is_floating_point or v.dtype is _dt.bool_:
+            raise RuntimeError(f"{name} must be integral")
+        return v.detach().to(device=device, dtype=_dt.int64).reshape(-1)
+    values = [int(x) for x in (v if isinstance(v, (list, tuple)) else [v])]
+    return tensor(values, dtype=_dt.int64, device=device)
+
+
+def _allocate_check(message):
+    return RuntimeError(f"{message} (while checking arguments for ctc_loss_allocate_outputs)")
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
+    """The CTC loss: -log of the summed probability of every alignment of the target to the
+    input frames (blanks between, repeats merged); 'mean' divides each by its target length
+    (at least 1) before the batch mean, as torch."""
+    check_tensor("ctc_loss", log_probs)
+    device = log_probs.device
+    if not log_probs.dtype.is_floating_point or log_probs.dtype not in (_dt.float32, _dt.float64):
+        raise _not_implemented("ctc_loss", log_probs.dtype, device)
+    batched = log_probs.dim() == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    tg = targets if batched else targets.unsqueeze(0)
+    il = _lengths("input_lengths", input_lengths, device)
+    tl_ = _lengths("target_lengths", target_lengths, device)
+    T, N, C = (int(v) for v in lp.shape)
+    if not 0 <= blank < C:
+        raise RuntimeError("blank must be in label range")
+    if il.numel() != N:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if tl_.numel() != N:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    lengths = [int(v) for v in tl_.tolist()]
+    max_target = max(lengths, default=0)
+    tg = tg.detach().to(device=device, dtype=_dt.int64)
+    if tg.dim() == 1:
+        total = sum(lengths)
+        if tg.shape[0] != total:
+            raise _allocate_check(f"Expected tensor to have size {total} at dimension 0, but got size {tg.shape[0]} "
+                                  "for argument #2 'targets'")
+        offsets = [0]
+        for v in lengths[:-1]:
+            offsets.append(offsets[-1] + v)
+    else:
+        if tg.shape[1] < max_target:
+            raise _allocate_check(f"Expected tensor to have size at least {max_target} at dimension 1, but got size "
+                                  f"{tg.shape[1]} for argument #2 'targets'")
+        offsets = [n * tg.shape[1] for n in range(N)]
+    for name, vals, top in (("input_lengths", il.tolist(), T), ("target_lengths", lengths, None)):
+        for v in vals:
+            if v < 0:
+                raise _allocate_check(f"Expected {name} to have value at least 0, but got value {v}")
+            if top is not None and v > top:
+                raise _allocate_check(f"Expected {name} to have value at most {top}, but got value {v}")
+    nll, _alpha = dispatch(CTC_LOSS, lp.contiguous(), tg.contiguous().reshape(-1), il.contiguous(), tl_.contiguous(),
+                           tensor(offsets, dtype=_dt.int64, device=device), blank=int(blank), max_target=max_target,
+                           zero_infinity=bool(zero_infinity))
+    if zero_infinity:
+        nll = where(nll == math.inf, nll.new_zeros(()), nll)
+    if reduction == "mean":
+        return (nll / tl_.to(nll.dtype).clamp_min(1)).mean()
+    if reduction == "sum":
+        return nll.sum()
+    return nll if batched else nll.squeeze(0)

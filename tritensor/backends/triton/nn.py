@@ -442,3 +442,38 @@ def group_norm_backward(outs, grad, x, mean, rstd, weight, groups, compute):
                 pointer(weight) if weight is not None else pointer(rstd), pointer(coef), NG, C, groups, cpg, cpg * L,
                 HAS_W=weight is not None, COMPUTE=k.compute[compute], BLOCK_R=block_r, BLOCK_J=block_j, num_warps=4)
         _backward_apply(dx, grad, x, mean, rstd, weight, coef, NG, False, groups, True, compute)
+
+
+# --------------------------------------------------------------------------- CTC
+def _ctc_blocks(L, C):
+    block_s = tb._next_pow2(max(L, 2))
+    block_c = max(1, min(tb._next_pow2(C), (64 if tb.interpreting() else 8192) // block_s))
+    return block_s, block_c
+
+
+def ctc_loss(outs, log_probs, targets, input_lengths, target_lengths, target_offsets, blank, compute):
+    """outs = (nll (N,), log_alpha (N, T, L)); see kernels/loss.py's CTC block (contiguous inputs)."""
+    nll, log_alpha = outs
+    T, N, C = (int(v) for v in log_probs.shape)
+    L = int(log_alpha.shape[2])
+    if N == 0:
+        return
+    block_s, _ = _ctc_blocks(L, C)
+    tb._run(_kernels().loss.ctc_alpha_kernel, (N,), pointer(log_probs), pointer(targets), pointer(target_offsets),
+            pointer(target_lengths), pointer(input_lengths), pointer(log_alpha), pointer(nll), T, N, C, L, int(blank),
+            COMPUTE=tb._kernels().compute[compute], BLOCK_S=block_s, num_warps=4)
+
+
+def ctc_loss_backward(out, grad, log_probs, targets, input_lengths, target_lengths, target_offsets, nll, log_alpha,
+                      beta, blank, zero_infinity, compute):
+    """out: d loss / d log_probs (T, N, C) contiguous, torch's formula; beta: (N, T, L) scratch."""
+    T, N, C = (int(v) for v in log_probs.shape)
+    L = int(log_alpha.shape[2])
+    if out.numel() == 0:
+        return
+    block_s, block_c = _ctc_blocks(L, C)
+    tb._run(_kernels().loss.ctc_grad_kernel, (N,), pointer(log_probs), pointer(targets), pointer(target_offsets),
+            pointer(target_lengths), pointer(input_lengths), pointer(log_alpha), pointer(beta), pointer(nll),
+            pointer(grad), int(grad.stride()[0]) if grad.dim() else 0, pointer(out), T, N, C, L, int(blank),
+            ZERO_INFINITY=bool(zero_infinity), COMPUTE=tb._kernels().compute[compute], BLOCK_S=block_s,
+            BLOCK_C=block_c, num_warps=4)
