@@ -75,13 +75,17 @@ def native_batch_norm(x, weight, bias, running_mean, running_var, *, training, m
     """(out, save_mean, save_invstd) as torch.native_batch_norm: training normalises with the
     batch's mean and biased variance over every dim but the channel dim 1 and moves the running
     statistics (written in place) toward the mean and the UNBIASED variance by ``momentum``; eval
-    normalises with the running statistics (save_mean / save_invstd then empty)."""
+    normalises with the running statistics (save_mean / save_invstd then empty).
+
+    Two full-size temporaries (the centred input, which becomes the output in place, and its
+    square for the pairwise sum): each fresh array of activation size costs its page faults, and
+    a chain of expressions made six of them (bench/test_bench_batchnorm.py: ~4x slower)."""
     x3 = _ncl(x)
     if training:
         n = x3.shape[0] * x3.shape[2]
         mean = x3.mean(axis=(0, 2))
-        xc = x3 - _channel(mean)
-        m2 = (xc * xc).sum(axis=(0, 2))
+        y = x3 - _channel(mean)
+        m2 = np.square(y).sum(axis=(0, 2))
         invstd = 1 / np.sqrt(m2 / n + np.asarray(eps, x.dtype))
         if running_mean is not None:
             running_mean[...] = momentum * mean + (1 - momentum) * running_mean
@@ -91,11 +95,11 @@ def native_batch_norm(x, weight, bias, running_mean, running_var, *, training, m
         mean = running_mean
         invstd = 1 / np.sqrt(running_var + np.asarray(eps, running_var.dtype))
         save_mean = save_invstd = np.zeros((0,), x.dtype)
-    y = (x3 - _channel(mean)) * _channel(invstd)
-    if weight is not None:
-        y = y * _channel(weight)
+        y = x3 - _channel(mean)
+    scale = invstd if weight is None else invstd * weight      # y = (x - mean) invstd w + b
+    y *= _channel(scale.astype(y.dtype, copy=False))
     if bias is not None:
-        y = y + _channel(bias)
+        y += _channel(bias)
     return y.reshape(x.shape), save_mean, save_invstd
 
 
@@ -103,22 +107,37 @@ def native_batch_norm_backward(grad, x, weight, mean, invstd, *, training, outpu
     """(dx, dw, db) of batch norm with the given statistics (the batch's in training, the running
     mean and 1 / sqrt(running_var + eps) in eval): with xhat = (x - mean) invstd,
     dw = sum g xhat, db = sum g over every dim but 1; dx = invstd w (g - mean(g) - xhat mean(g xhat))
-    in training (the statistics depend on x), invstd w g in eval. Unrequested parts are empty."""
+    in training (the statistics depend on x), invstd w g in eval. Unrequested parts are empty.
+    Two full-size temporaries (xhat, and g xhat, which becomes dx in place)."""
     g3, x3 = _ncl(grad), _ncl(x)
-    w = _channel(weight) if weight is not None else 1
-    r = _channel(invstd)
-    xhat = (x3 - _channel(mean)) * r
+    n = g3.shape[0] * g3.shape[2]
+    scale = invstd if weight is None else invstd * weight
     empty = np.zeros((0,), x.dtype)
-    dx = empty
+    dx = dw = db = empty
+    need_dw = output_mask[1] or (output_mask[0] and training)
+    need_db = output_mask[2] or (output_mask[0] and training)
+    if need_dw:
+        xhat = x3 - _channel(mean)
+        xhat *= _channel(invstd)
+        gx = g3 * xhat
+        sum_gx = gx.sum(axis=(0, 2))
+    if need_db:
+        sum_g = g3.sum(axis=(0, 2))
     if output_mask[0]:
         if training:
-            dx = r * w * (g3 - g3.mean(axis=(0, 2), keepdims=True)
-                          - xhat * (g3 * xhat).mean(axis=(0, 2), keepdims=True))
+            with np.errstate(divide="ignore", invalid="ignore"):    # (no elements: dx is empty anyway)
+                mean_gx, mean_g = sum_gx / n, sum_g / n
+            d = np.multiply(xhat, _channel(mean_gx), out=gx)        # g - mean(g) - xhat mean(g xhat)
+            np.subtract(g3, d, out=d)
+            d -= _channel(mean_g)
+            d *= _channel(scale)
         else:
-            dx = r * w * g3
-        dx = dx.reshape(x.shape)
-    dw = (g3 * xhat).sum(axis=(0, 2)) if output_mask[1] else empty
-    db = g3.sum(axis=(0, 2)) if output_mask[2] else empty
+            d = g3 * _channel(scale)
+        dx = d.reshape(x.shape)
+    if output_mask[1]:
+        dw = sum_gx
+    if output_mask[2]:
+        db = sum_g
     return dx, dw, db
 
 
