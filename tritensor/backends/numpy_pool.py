@@ -154,6 +154,10 @@ def separable(x, *, dims, transposed=False, **_):
             idx, q = np.where(entries >= 0, entries // T, -1), None
         else:
             idx, w, q = forward_table(spec, dtype_name)
+            if spec[0] == "window":       # the window sums without a gather: strided slices
+                out = _window_sum(out, axis, spec)
+                divisors.append(np.ones(spec_output(spec), np.int64) if q is None else q)
+                continue
         taken = np.take(out, np.maximum(idx, 0), axis=axis)          # ..., O, T, ...
         inside = (idx >= 0).reshape(idx.shape + (1,) * (out.ndim - axis - 1))
         weight = np.ones(idx.shape, x.dtype) if w is None else w.astype(x.dtype)
@@ -164,6 +168,38 @@ def separable(x, *, dims, transposed=False, **_):
     if transposed or not any(forward_table(spec)[2] is not None for spec in dims):
         return out
     return _divide(out, functools.reduce(np.multiply.outer, divisors))
+
+
+def _pads(spec):
+    _, size, out, kernel, stride, padding, dilation, _ = spec
+    return padding, max(0, (out - 1) * stride + (kernel - 1) * dilation - padding - (size - 1))
+
+
+def _padded(x, axis, spec):
+    """x zero-padded along ``axis`` so that every tap of a window spec is a position of it
+    (padded position = o * stride + t * dilation)."""
+    widths = [(0, 0)] * x.ndim
+    widths[axis] = _pads(spec)
+    return np.pad(x, widths) if any(widths[axis]) else x
+
+
+def _tap(xp, axis, spec, t):
+    """The strided view of tap t of every output position along ``axis`` (a basic slice)."""
+    _, _, out, _, stride, _, dilation, _ = spec
+    index = [slice(None)] * xp.ndim
+    index[axis] = slice(t * dilation, t * dilation + (out - 1) * stride + 1, stride)
+    return xp[tuple(index)]
+
+
+def _window_sum(x, axis, spec):
+    """The sum over each window along ``axis``: one strided slice of the zero-padded input per
+    tap (the padding adds nothing)."""
+    xp = _padded(x, axis, spec)
+    acc = None
+    for t in range(spec[3]):
+        v = _tap(xp, axis, spec, t)
+        acc = v.astype(x.dtype, copy=True) if acc is None else np.add(acc, v, out=acc)
+    return acc
 
 
 def _divide(acc, q):
@@ -177,6 +213,8 @@ def window_max(x, *, dims, **_):
     """(values, indices): the max of each output's box of taps, torch's rule (a later value
     wins when it is greater or NaN; the first tap inside the input otherwise), and its flat
     position within the input plane."""
+    if all(spec[0] == "window" for spec in dims):
+        return _window_max_strided(x, dims)
     lead = x.shape[:_spatial(x, dims)]
     tables = [forward_table(spec)[0] for spec in dims]
     sizes = x.shape[len(lead):]
@@ -199,15 +237,63 @@ def window_max(x, *, dims, **_):
     return best, arg
 
 
+def _window_max_strided(x, dims):
+    """window_max of window specs: each tap of the box a strided view of the zero-padded input
+    (no gather). Every output starts at its first tap inside the input (torch's maxindex) with
+    the lowest value; a tap inside the input then wins when greater or NaN (torch's rule)."""
+    k = len(dims)
+    lead = x.shape[:x.ndim - k]
+    widths = [(0, 0)] * len(lead) + [_pads(spec) for spec in dims]
+    xp = np.pad(x, widths) if any(any(w) for w in widths) else x       # one copy for every dim
+    sizes = x.shape[len(lead):]
+    plane_strides = [int(np.prod(sizes[d + 1:], dtype=np.int64)) for d in range(k)]
+    outs = tuple(spec[2] for spec in dims)
+    floating = x.dtype.kind == "f"
+    lowest = -np.inf if floating else np.iinfo(x.dtype).min
+    best = np.full(lead + outs, lowest, x.dtype)
+    first = []          # per dim: the first tap inside the input of each output position
+    for spec in dims:
+        _, size, out, kernel, stride, padding, dilation, _ = spec
+        pos = np.arange(out, dtype=np.int64)[:, None] * stride - padding + np.arange(kernel)[None, :] * dilation
+        first.append(np.where((pos >= 0) & (pos < size), pos, np.iinfo(np.int64).max).min(axis=1))
+    flat0 = sum(g * st for g, st in zip(np.ix_(*first), plane_strides))
+    arg = np.array(np.broadcast_to(flat0, lead + outs), np.int64)
+    starts = [np.arange(spec[2], dtype=np.int64) * spec[4] - spec[5] for spec in dims]     # o * stride - pad
+    take = np.empty(lead + outs, bool)
+    nan = np.empty(lead + outs, bool) if floating else None
+    for combo in itertools.product(*(range(spec[3]) for spec in dims)):
+        v = xp
+        for d, t in enumerate(combo):
+            v = _tap(v, len(lead) + d, dims[d], t)
+        grids = np.ix_(*[p + t * spec[6] for p, t, spec in zip(starts, combo, dims)])
+        inside = np.ones(outs, bool)
+        flat = np.zeros(outs, np.int64)
+        for g, size, st in zip(grids, sizes, plane_strides):
+            inside = inside & (g >= 0) & (g < size)
+            flat = flat + g * st
+        np.greater(v, best, out=take)
+        if floating:
+            take |= np.not_equal(v, v, out=nan)
+        if not inside.all():
+            take &= inside
+        np.copyto(best, v, where=take)
+        np.copyto(arg, flat, where=take)
+    return best, arg
+
+
 def window_max_backward(grad, *, indices, dims, **_):
-    """The input's gradient: each output's gradient added at its max's position (np.add.at on a
-    fresh array: overlapping windows that pick the same element add up)."""
+    """The input's gradient: each output's gradient added at its max's position (np.bincount
+    over row * plane + index: overlapping windows that pick the same element add up, in order)."""
     lead = grad.shape[:_spatial(grad, dims)]
     sizes = tuple(spec_input(spec) for spec in dims)
     rows = int(np.prod(lead, dtype=np.int64))
     plane = int(np.prod(sizes, dtype=np.int64))
     per_row = int(np.prod(grad.shape[len(lead):], dtype=np.int64))
-    out = np.zeros((rows, plane), grad.dtype)
-    np.add.at(out, (np.repeat(np.arange(rows), per_row), np.asarray(indices, np.int64).reshape(-1)),
-              grad.reshape(-1))
-    return out.reshape(lead + sizes)
+    target = (np.arange(rows, dtype=np.int64)[:, None] * plane
+              + np.asarray(indices, np.int64).reshape(rows, per_row)).reshape(-1)
+    if grad.dtype.kind != "f":
+        out = np.zeros(rows * plane, grad.dtype)
+        np.add.at(out, target, grad.reshape(-1))      # (a fresh array; integer gradients do not occur in autograd)
+    else:
+        out = np.bincount(target, weights=grad.reshape(-1).astype(np.float64), minlength=rows * plane)
+    return out.astype(grad.dtype).reshape(lead + sizes)
