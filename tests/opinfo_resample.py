@@ -553,14 +553,13 @@ def GRAD_RNG_UNIFORM(device):
     return make
 
 
-CPU_ONLY_GRADGRAD.add("nn.functional.affine_grid")     # its matmul's double backward: ~4 s emulated
 # the shuffles' second derivatives are their first (reshapes and permutes): ~3 s each emulated
 CPU_ONLY_GRADGRAD.update({"nn.functional.pixel_shuffle", "nn.functional.pixel_unshuffle",
                           "nn.functional.channel_shuffle"})
 GRAD_CASES.update({
     "grid_sampler_2d": _on_cpu_or_gpu(_grid_grad),
-    "nn.functional.affine_grid": lambda d: (lambda th: F.affine_grid(th, (1, 1, 2, 3), align_corners=False),
-                                            (_randn((1, 2, 3), d),), {}),
+    "nn.functional.affine_grid": _on_cpu_or_gpu(lambda d: (    # (linspace, cat and a bmm: ~3 s emulated)
+        lambda th: F.affine_grid(th, (1, 1, 2, 3), align_corners=False), (_randn((1, 2, 3), d),), {})),
 })
 
 
@@ -598,3 +597,22 @@ record("grid_sampler_3d", tt.grid_sampler_3d, FLOATS, _grid_sampler_3d_samples, 
 GRAD_CASES["grid_sampler_3d"] = _on_cpu_or_gpu(lambda d: (
     lambda x, grid: tt.grid_sampler_3d(x, grid, 0, 2, False), (_randn((1, 1, 2, 2, 2), d),
                                                                GRAD_RNG_UNIFORM(d)((1, 1, 1, 1, 3))), {}))
+
+
+# the linear / cubic / antialiased entry (its one-pass kernel on cuda), through F.interpolate
+def _upsample_taps_samples(device, dtype):
+    make = _make(dtype, device, rng_for("upsample_taps", dtype, device))
+    yield SampleInput((make((1, 2, 5, 6), channels_last=True),), {"size": (7, 4), "mode": "bicubic"},
+                      desc="bicubic-channels-last")
+    yield SampleInput((make((1, 2, 3, 2, 4), sliced=True),), {"scale_factor": 1.5, "mode": "trilinear",
+                                                              "align_corners": True}, desc="trilinear-sliced")
+    yield SampleInput((make((1, 1, 9, 8)),), {"size": (4, 5), "mode": "bilinear", "antialias": True},
+                      desc="antialias")
+    if device == "cpu":
+        yield SampleInput((make((2, 3, 7)),), {"size": 4, "mode": "linear"}, desc="linear-down")
+
+
+record("upsample_taps", F.interpolate, FLOATS, _upsample_taps_samples, interpolate_definition,
+       tolerances=INTERP_TOLERANCES)
+GRAD_CASES["upsample_taps"] = _on_cpu_or_gpu(lambda d: (    # (index_add's sorting kernels: slow emulated)
+    lambda x: F.interpolate(x, size=(3, 4), mode="bicubic", align_corners=True), (_randn((1, 1, 2, 3), d),), {}))

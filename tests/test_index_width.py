@@ -425,3 +425,16 @@ def test_grid_sample_3d_channel_loop_past_2_31(big):
     y = to_numpy(F.grid_sample(x, grid, align_corners=True).float())
     want = np.stack([a[0, :, 0, 0, 1], a[0, :, 0, 0].astype(np.float32).mean(1)], 1)
     np.testing.assert_allclose(y[0, :, 0, 0], want, rtol=2e-3, atol=2e-3)
+
+
+def test_interpolate_planes_past_2_31(big):
+    """bilinear and nearest interpolation of a (1, 17, 1, 2) view whose channels lie 2 S apart:
+    the upsampling kernels' plane offsets pass 2**31."""
+    rng = np.random.default_rng(14)
+    a = rng.standard_normal((1, 17, 1, 2)).astype(np.float16)
+    x = _put(_view(big, tt.float16, (1, 17, 1, 2), (1, 2 * S, 2, 1), offset=29), a)
+    y = to_numpy(F.interpolate(x, size=(1, 3), mode="bilinear", align_corners=True).float())
+    want = np.stack([a[0, :, 0, 0], a[0, :, 0].astype(np.float32).mean(1), a[0, :, 0, 1]], 1)
+    np.testing.assert_allclose(y[0, :, 0], want, rtol=2e-3, atol=2e-3)
+    assert to_numpy(F.interpolate(x, size=(1, 4)).float())[0, :, 0].tolist() == \
+        np.repeat(a[0, :, 0], 2, axis=1).astype(np.float32).tolist()

@@ -1232,6 +1232,12 @@ for mode, padding in [(0, 2), (1, 1), (0, 0)]:
                        mode, padding, padding == 1, "float32")
 trs.grid_sample_3d(T((1, 2, 2, 3, 4), "float16"), T((1, 2, 3, 3, 4), "float16", True), T((1, 2, 3, 4, 3), "float16"),
                    0, 1, False, "float32")
+trs.upsample_taps(T((2, 3, 7, 9), "float32"), T((2, 3, 4, 5), "float32", True), T((1, 1), "int64"),
+                  T((1, 1), "float32"), T((4, 7), "int64"), T((4, 7), "float32"), T((4, 9), "int64"),
+                  T((4, 9), "float32"), "float32")                         # bicubic 2-d
+trs.upsample_taps(T((1, 2, 3, 4, 5), "bfloat16"), T((1, 2, 2, 2, 2), "bfloat16"), T((2, 3), "int64"),
+                  T((2, 3), "float32"), T((2, 4), "int64"), T((2, 4), "float32"), T((2, 5), "int64"),
+                  T((2, 5), "float32"), "float32")                         # trilinear, 16-bit
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

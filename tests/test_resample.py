@@ -39,9 +39,10 @@ def _run(case, device):
     return y, grads
 
 
-def _check_case(name, device):
+def _check_case(name, device, grads_too=True):
     case = CASES[name]
     y, grads = _run(case, device)
+    grads = grads if grads_too else ()
     assert (y.grad_fn.name() if y.grad_fn is not None else None) == case["node"]
     tol = 1e-12 if case.get("dtype", "float64") == "float64" else 2e-6
     np.testing.assert_allclose(to_numpy(y), DATA[f"{name}.y"], rtol=tol, atol=tol)
@@ -177,7 +178,7 @@ def test_channel_dropout_modules():
 
 
 # --------------------------------------------------------------------------- interpolate
-@pytest.mark.parametrize("name", ["interp_bilinear_down", "interp_nearest_f32_third", "interp_bicubic_aa_down"])
+@pytest.mark.parametrize("name", ["interp_bilinear_down", "interp_nearest_f32_third", "interp_bicubic_f32"])
 def test_interpolate_matches_torch_on_cuda(name):
     _check_case(name, "cuda")
 
@@ -232,9 +233,10 @@ def test_grid_sample_and_affine_grid_match_torch(name):
     _check_case(name, "cpu")
 
 
-@pytest.mark.parametrize("name", ["grid_bilinear_reflection_0", "affine_grid_2d"])
+@pytest.mark.parametrize("name", ["grid_bilinear_reflection_0", "grid3d_nearest_reflection", "affine_grid_2d"])
 def test_grid_sample_and_affine_grid_match_torch_on_cuda(name):
-    _check_case(name, "cuda")
+    # the kernels' values; the gradients are the ops composite's, checked on the cpu (~4 s emulated)
+    _check_case(name, "cuda", grads_too=False)
 
 
 @pytest.mark.parametrize("i", range(len(META["grid_errors"])))

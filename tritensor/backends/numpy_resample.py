@@ -113,3 +113,16 @@ def grid_sampler_3d(x, grid, *, mode, padding_mode, align_corners):
             weight = np.prod([f if b else 1 - f for f, b in zip(frac, bits)], axis=0)
             out = out + taps(*(lo + b for lo, b in zip(low, bits))) * weight[:, None]
     return np.asarray(out, dtype=x.dtype).reshape((n, c) + grid.shape[1:4])
+
+
+def upsample_taps(x, idx_d, w_d, idx_h, w_h, idx_w, w_w, *, output_size, input_size, node, memory_format):
+    """Separable resampling by per-dim (taps, out) index / weight tables, dim by dim."""
+    k = x.ndim - 2
+    tables = ((idx_d, w_d), (idx_h, w_h), (idx_w, w_w))[3 - k:]
+    for d, (idx, w) in zip(range(2, 2 + k), tables):
+        idx = np.asarray(idx, dtype=np.int64)
+        shape = [1] * x.ndim
+        shape[d] = idx.shape[1]
+        x = sum(np.take(x, idx[t], axis=d) * np.asarray(w[t], dtype=x.dtype).reshape(shape)
+                for t in range(idx.shape[0]))
+    return x

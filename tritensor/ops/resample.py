@@ -1,5 +1,6 @@
 """Resampling and rearranging: pixel_shuffle / pixel_unshuffle, channel_shuffle, im2col (F.unfold)
-and col2im (F.fold), and the upsampling ops behind F.interpolate, all composites of existing ops.
+and col2im (F.fold) as composites of existing ops; the upsampling ops behind F.interpolate and the
+grid samplers as table entries with Triton kernels (kernels/resample.py).
 
 pixel_shuffle      a reshape, a permute and a reshape (torch's own decomposition); one node each,
 pixel_unshuffle    PixelShuffleBackward0 / PixelUnshuffleBackward0 / ChannelShuffleBackward0, as
@@ -13,17 +14,18 @@ col2im             the adjoint: index_add of the columns into a zero (N, C, Hp*W
                    Node Col2ImBackward0.
 upsample_nearest   a table entry: one gather kernel reads every output element from its source
                    (per-dim index vectors computed as torch's, below); backward: index_add per dim.
-upsample_*         separable: per resampled dim, each output position is a weighted sum of two
-                   (linear), four (cubic) or the filter's (antialias) input positions along that dim, each an
-                   index_select along the dim times a per-position weight. Indices and weights are
+upsample_taps      linear, cubic and antialiased upsampling, a table entry: separable, each output
+                   position of a dim a weighted sum of two (linear), four (cubic) or the filter's
+                   (antialias) input positions along it; one kernel sums all dims' taps at once
+                   from per-dim (taps, out) index and weight tables. Indices and weights are
                    torch's (UpSample.h: area_pixel_compute_scale, area_pixel_compute_source_index,
                    guard_index_and_lambda, nearest_idx, the cubic convolution with A = -0.75 and
                    clamped taps), computed on the host in torch's opmath precision (float32 for
-                   every dtype but float64; nearest's scale is a float32 as torch's). Only the taps
-                   a position reads enter its sum, so non-finite inputs spread as in torch. 16-bit
-                   inputs are computed in float32 and rounded once. Backward: index_select's
-                   scatter-add and the products' rules, in tritensor ops (double backward works).
-                   One node named as torch's (UpsampleBilinear2DBackward0 ...).
+                   every dtype but float64). Only the taps a position reads enter its sum, so
+                   non-finite inputs spread as in torch. 16-bit inputs are computed in float32 and
+                   rounded once. Backward: per dim, index_add of each tap's weighted gradient, in
+                   tritensor ops (double backward works). Nodes named as torch's
+                   (UpsampleBilinear2DBackward0 ...).
 grid_sampler       grid_sampler_2d/3d are table entries: the forward one Triton kernel (kernels/resample.py;
                    NumPy reference backends/numpy_resample.py), the backward differentiates the
                    composite below at the saved input and grid.
@@ -409,29 +411,6 @@ def _antialias_taps(in_size, out_size, align_corners, scale, mode, t):
     return [(np.minimum(lo + k, in_size - 1), w[:, k].astype(t)) for k in range(width)]
 
 
-def _resample_dim(x, d, taps):
-    """Sum over the taps of weight (along dim d) * x gathered along dim d."""
-    out = None
-    for index, weight in taps:
-        picked = _indexing.index_select(x, d, _creation.tensor(index, device=x.device))
-        w = _creation.tensor(weight, dtype=x.dtype, device=x.device).reshape((-1,) + (1,) * (x.dim() - 1 - d))
-        term = picked * w
-        out = term if out is None else out + term
-    return out
-
-
-def _upsample(x, taps_per_dim, dtype):
-    y = x if x.dtype is dtype else x.to(dtype)
-    for k, taps in enumerate(taps_per_dim):
-        y = _resample_dim(y, 2 + k, taps)
-    if y.dtype is not x.dtype:
-        y = y.to(x.dtype)
-    fmt = _layout.suggest_memory_format(x._shape, x._stride)
-    if fmt != _layout.CONTIGUOUS:     # torch keeps channels_last
-        y = y.contiguous(memory_format=getattr(_memory_formats, fmt))
-    return y
-
-
 _AXES_BY_DIMS = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
 _KERNEL_NAMES = {"nearest": "compute_indices_weights_nearest", "nearest-exact": "compute_indices_weights_nearest",
                  "linear": "compute_indices_weights_linear", "cubic": "compute_indices_weights_cubic",
@@ -541,7 +520,7 @@ def upsample_linear(input, output_size, align_corners, scale_factors=None, mode=
     taps = [make(int(s), o, bool(align_corners), f, t) for s, o, f in zip(input.shape[2:], out, scales)]
     name = {"cubic": "UpsampleBicubic2DBackward0"}.get(mode) or \
         {1: "UpsampleLinear1DBackward0", 2: "UpsampleBilinear2DBackward0", 3: "UpsampleTrilinear3DBackward0"}[len(out)]
-    return named_composite(name, _upsample, input, taps, _compute_dtype(input))
+    return _upsample_by_taps(input, taps, out, name)
 
 
 def upsample_antialiased(input, output_size, align_corners, scale_factors=None, mode="bilinear"):
@@ -554,7 +533,62 @@ def upsample_antialiased(input, output_size, align_corners, scale_factors=None, 
     taps = [_antialias_taps(int(s), o, bool(align_corners), f, mode, t) for s, o, f in
             zip(input.shape[2:], out, scales)]
     name = "UpsampleBilinear2DAaBackward0" if mode == "bilinear" else "UpsampleBicubic2DAaBackward0"
-    return named_composite(name, _upsample, input, taps, _compute_dtype(input))
+    return _upsample_by_taps(input, taps, out, name)
+
+
+def _upsample_by_taps(input, taps, out, node):
+    """Dispatch the upsample_taps entry with each dim's (taps, out) index and weight tables."""
+    compute = _compute_dtype(input)
+    tables = []
+    for dim_taps in taps:
+        tables.append(_creation.tensor(np.stack([index for index, _ in dim_taps]), device=input.device))
+        tables.append(_creation.tensor(np.stack([weight for _, weight in dim_taps]), dtype=compute,
+                                       device=input.device))
+    while len(tables) < 6:       # (D, H, W): a missing dim has one tap, index 0, weight 1
+        tables[:0] = [_creation.zeros(1, 1, dtype=_dt.int64, device=input.device),
+                      _creation.ones(1, 1, dtype=compute, device=input.device)]
+    return dispatch(UPSAMPLE_TAPS, input, *tables, output_size=tuple(out),
+                    input_size=tuple(int(s) for s in input.shape[2:]), node=node,
+                    memory_format=_layout.suggest_memory_format(input._shape, input._stride))
+
+
+# Linear, cubic and antialiased upsampling are one table entry: a kernel sums each output's taps
+# over every resampled dim in one pass (kernels/resample.py), from the (taps, out) index and weight
+# tables above; the backward, per dim from the last, adds each tap's weighted gradient back onto the
+# positions it read (index_add: deterministic; its own backward an index_select, so double
+# backward works).
+def _upsample_taps_rule(input, idx_d, w_d, idx_h, w_h, idx_w, w_w, *, output_size, input_size, node,
+                        memory_format):
+    return Meta((int(input.shape[0]), int(input.shape[1])) + tuple(output_size), input.dtype,
+                _compute_dtype(input))
+
+
+def _upsample_taps_launch(out, input, idx_d, w_d, idx_h, w_h, idx_w, w_w, *, compute, output_size, input_size,
+                          node, memory_format):
+    triton_resample.upsample_taps(out, input, idx_d, w_d, idx_h, w_h, idx_w, w_w, compute)
+
+
+def _upsample_taps_backward(ctx, g):
+    k = len(ctx.output_size)
+    tables = ((ctx.idx_d, ctx.w_d), (ctx.idx_h, ctx.w_h), (ctx.idx_w, ctx.w_w))[3 - k:]
+    dtype = g.dtype
+    g = g.to(ctx.w_w.dtype)          # accumulate in the compute dtype (float32 for 16-bit inputs)
+    for d in reversed(range(k)):
+        index, weight = tables[d]
+        shape = list(g.shape)
+        shape[2 + d] = ctx.input_size[d]
+        acc = _creation.zeros(*shape, dtype=g.dtype, device=g.device)
+        for t in range(int(index.shape[0])):
+            w = weight.select(0, t).reshape((-1,) + (1,) * (k - 1 - d))
+            acc = _scatter.index_add(acc, 2 + d, index.select(0, t), g * w)
+        g = acc
+    return (g.to(dtype),) + (None,) * 6
+
+
+UPSAMPLE_TAPS = op("upsample_taps", ("input", "idx_d", "w_d", "idx_h", "w_h", "idx_w", "w_w"),
+                   rule=_upsample_taps_rule, reference=numpy_resample.upsample_taps, kernel=_upsample_taps_launch,
+                   backward=_upsample_taps_backward, saves=("idx_d", "w_d", "idx_h", "w_h", "idx_w", "w_w"),
+                   grad_name=lambda args, attrs: attrs["node"], layout="memory_format")
 
 
 

@@ -77,3 +77,24 @@ def grid_sample_3d(out, x, grid, mode, padding_mode, align_corners, compute):
             *x.stride(), *grid.stride(), *out.stride(),
             MODE=mode, PADDING=padding_mode, ALIGN=bool(align_corners), ACC=tb._kernels().compute[compute],
             BLOCK=cfg["block"], num_warps=cfg["warps"])
+
+
+def upsample_taps(out, x, idx_d, w_d, idx_h, w_h, idx_w, w_w, compute):
+    """out = the separable resampling of x by per-dim (taps, out) index / weight tables."""
+    if out.numel() == 0:
+        return
+    k = _kernels()
+    cfg = INTERPRETER if tb.interpreting() else GPU
+    pad = 5 - len(x.shape)
+    xs, os_ = list(x.stride()), list(out.stride())
+    x_strides = xs[:2] + [0] * pad + xs[2:]
+    o_strides = os_[:2] + [0] * pad + os_[2:]
+    od, oh, ow = [1] * pad + [int(s) for s in out.shape[2:]]
+    n, c = int(out.shape[0]), int(out.shape[1])
+    points = od * oh * ow
+    blocks = tb._cdiv(points, cfg["block"])
+    tb._run(k.upsample_taps_kernel, (n * c * blocks,),
+            pointer(x), pointer(out), pointer(idx_d), pointer(w_d), pointer(idx_h), pointer(w_h), pointer(idx_w),
+            pointer(w_w), c, od, oh, ow, points, blocks, *x_strides, *o_strides,
+            TD=int(idx_d.shape[0]), TH=int(idx_h.shape[0]), TW=int(idx_w.shape[0]),
+            ACC=tb._kernels().compute[compute], BLOCK=cfg["block"], num_warps=cfg["warps"])
