@@ -743,3 +743,20 @@ def test_fused_flags_are_torchs():
     opt = tt.optim.Adam([p], fused=True)        # torch fuses Adam on the cpu too: accepted
     opt.step()
     assert opt.state[p]["step"].item() == 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_fused_adagrad_16bit_state(dtype):
+    """16-bit params on cuda: the fused kernel reads the 16-bit values, computes in float32 and
+    rounds once per step, as the cpu update does: the two devices agree to one 16-bit rounding."""
+    arrays, grads = data(15, shapes=[(70,)], steps=3)
+    out = {}
+    for device in ("cpu", "cuda"):
+        p = tt.tensor(arrays[0], dtype=getattr(tt, dtype), device=device, requires_grad=True)
+        opt = tt.optim.Adagrad([p], lr=0.1, weight_decay=0.1, initial_accumulator_value=0.5)
+        run(opt, [p], [[g[0]] for g in grads], device)
+        assert opt.state[p]["sum"].dtype == getattr(tt, dtype)
+        out[device] = values(p.float())
+    np.testing.assert_allclose(out["cuda"], out["cpu"], rtol=1e-2 if dtype == "bfloat16" else 1e-3, atol=1e-3)
+    ref = ref_adagrad(arrays[0], [g[0] for g in grads], lr=0.1, weight_decay=0.1, initial_accumulator_value=0.5)
+    np.testing.assert_allclose(out["cpu"], ref, rtol=3e-2 if dtype == "bfloat16" else 3e-3, atol=3e-3)
