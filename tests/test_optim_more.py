@@ -760,3 +760,20 @@ def test_fused_adagrad_16bit_state(dtype):
     np.testing.assert_allclose(out["cuda"], out["cpu"], rtol=1e-2 if dtype == "bfloat16" else 1e-3, atol=1e-3)
     ref = ref_adagrad(arrays[0], [g[0] for g in grads], lr=0.1, weight_decay=0.1, initial_accumulator_value=0.5)
     np.testing.assert_allclose(out["cpu"], ref, rtol=3e-2 if dtype == "bfloat16" else 3e-3, atol=3e-3)
+
+
+def test_lbfgs_on_cuda_matches_cpu():
+    out = {}
+    for device in ("cpu", "cuda"):
+        a = tt.tensor([-1.2, 1.0], dtype=tt.float64, device=device, requires_grad=True)
+        opt = tt.optim.LBFGS([a], max_iter=4, history_size=2, line_search_fn="strong_wolfe")
+
+        def closure():
+            opt.zero_grad()
+            loss = 100 * (a[1] - a[0] ** 2) ** 2 + (1 - a[0]) ** 2
+            loss.backward()
+            return loss
+        opt.step(closure)
+        out[device] = (values(a), opt.state[a]["func_evals"], opt.state[a]["d"].device.type)
+    np.testing.assert_allclose(out["cuda"][0], out["cpu"][0], rtol=1e-12)
+    assert out["cuda"][1] == out["cpu"][1] and out["cuda"][2] == "cuda"
