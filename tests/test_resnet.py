@@ -196,3 +196,83 @@ def test_a_block_on_the_gpu_device_matches_the_cpu():
                      m.bn3.running_var.cpu().numpy()])
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4)
+
+
+def test_the_transfer_learning_tutorial_runs_as_written(tmp_path):
+    """PyTorch's "Transfer Learning for Computer Vision Tutorial" (ConvNet as fixed feature
+    extractor) with only the imports swapped, on a tiny ImageFolder of generated images (32-pixel
+    crops instead of 224, one epoch, no worker processes): transforms, ImageFolder, DataLoader,
+    set_grad_enabled, torch.max, .data, .double(), StepLR, deepcopy of the state_dict."""
+    import copy
+
+    Image = pytest.importorskip("PIL.Image")
+    from tritensor import optim
+    from tritensor.optim import lr_scheduler
+    from tritensor.vision import datasets, transforms
+    torch = tt
+
+    rng = np.random.default_rng(0)
+    for phase, n in (("train", 4), ("val", 2)):
+        for c, cls in enumerate(("ants", "bees")):
+            (tmp_path / phase / cls).mkdir(parents=True)
+            for i in range(n):
+                pixels = (rng.random((40, 48, 3)) * 80 + 120 * c).astype(np.uint8)
+                Image.fromarray(pixels).save(tmp_path / phase / cls / f"{i}.png")
+    data_transforms = {
+        'train': transforms.Compose([transforms.RandomResizedCrop(32), transforms.RandomHorizontalFlip(),
+                                     transforms.ToTensor(),
+                                     transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]),
+        'val': transforms.Compose([transforms.Resize(36), transforms.CenterCrop(32), transforms.ToTensor(),
+                                   transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]),
+    }
+    image_datasets = {x: datasets.ImageFolder(os.path.join(tmp_path, x), data_transforms[x]) for x in ['train', 'val']}
+    dataloaders = {x: torch.utils.data.DataLoader(image_datasets[x], batch_size=4, shuffle=True)
+                   for x in ['train', 'val']}
+    dataset_sizes = {x: len(image_datasets[x]) for x in ['train', 'val']}
+    assert image_datasets['train'].classes == ['ants', 'bees'] and dataset_sizes == {'train': 8, 'val': 4}
+    device = torch.device("cpu")
+
+    model_conv = models.resnet18()
+    for param in model_conv.parameters():
+        param.requires_grad = False
+    num_ftrs = model_conv.fc.in_features
+    model_conv.fc = nn.Linear(num_ftrs, 2)
+    model_conv = model_conv.to(device)
+    criterion = nn.CrossEntropyLoss()
+    optimizer_conv = optim.SGD(model_conv.fc.parameters(), lr=0.001, momentum=0.9)
+    exp_lr_scheduler = lr_scheduler.StepLR(optimizer_conv, step_size=7, gamma=0.1)
+    conv1_before, fc_before = model_conv.conv1.weight.clone(), model_conv.fc.weight.clone()
+
+    model, optimizer, scheduler = model_conv, optimizer_conv, exp_lr_scheduler     # train_model's body
+    best_model_wts = copy.deepcopy(model.state_dict())
+    best_acc = -1.0
+    for phase in ['train', 'val']:
+        if phase == 'train':
+            model.train()
+        else:
+            model.eval()
+        running_loss = 0.0
+        running_corrects = 0
+        for inputs, labels in dataloaders[phase]:
+            inputs = inputs.to(device)
+            labels = labels.to(device)
+            optimizer.zero_grad()
+            with torch.set_grad_enabled(phase == 'train'):
+                outputs = model(inputs)
+                _, preds = torch.max(outputs, 1)
+                loss = criterion(outputs, labels)
+                if phase == 'train':
+                    loss.backward()
+                    optimizer.step()
+            running_loss += loss.item() * inputs.size(0)
+            running_corrects += torch.sum(preds == labels.data)
+        if phase == 'train':
+            scheduler.step()
+        epoch_acc = running_corrects.double() / dataset_sizes[phase]
+        assert epoch_acc.dtype is torch.float64 and 0 <= epoch_acc.item() <= 1
+        if phase == 'val' and epoch_acc > best_acc:
+            best_acc = epoch_acc
+            best_model_wts = copy.deepcopy(model.state_dict())
+    model.load_state_dict(best_model_wts)
+    assert torch.equal(model.conv1.weight, conv1_before) and not torch.equal(model.fc.weight, fc_before)
+    assert optimizer.param_groups[0]["lr"] == 0.001 and scheduler.last_epoch == 1
