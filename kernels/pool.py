@@ -101,7 +101,8 @@ def window_max_kernel(x_ptr, y_ptr, i_ptr, idx_ptr, total, C, O0, O1, O2, T0, T1
     """y[n, c, o] = the max over o's box of taps, i[n, c, o] its flat position (j0 * I1 + j1)
     * I2 + j2 in the input plane. torch's rule: a tap replaces the max when it is greater or
     NaN (so NaN propagates, the last NaN's position wins) or when it is the first tap inside the
-    input; ties keep the first."""
+    input; ties keep the first. A window with no tap inside the input (possible with dilation
+    and padding) gives the lowest value and index -1 (torch: a position outside the plane)."""
     p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = p < total
     n, c, o0, o1, o2 = _position(p, C, O0, O1, O2, CHANNELS_LAST)
@@ -109,7 +110,10 @@ def window_max_kernel(x_ptr, y_ptr, i_ptr, idx_ptr, total, C, O0, O1, O2, T0, T1
     row0 = o0 * T0
     row1 = O0 * T0 + o1 * T1
     row2 = O0 * T0 + O1 * T1 + o2 * T2
-    best = tl.zeros((BLOCK,), dtype=ACC)
+    if ACC == tl.int64:        # the lowest value: a window with no tap inside the input keeps it, as torch's
+        best = tl.full((BLOCK,), -9223372036854775807 - 1, tl.int64)
+    else:
+        best = tl.full((BLOCK,), float("-inf"), ACC)
     arg = tl.full((BLOCK,), -1, tl.int64)
     for a_ in range(0, T0):
         a = tl.cast(a_, tl.int64)           # int64 loop index (kernels/__init__.py)

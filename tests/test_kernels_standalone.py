@@ -1202,7 +1202,7 @@ tpool.separable(_POOL_CL("float32"), T((2, 8, 56, 56), "float32", True), _POOL_W
 tpool.separable(T((2, 8, 56, 56), "bfloat16"), T((2, 8, 28, 28), "bfloat16"), _POOL_W, True, "float32")  # weights
 tpool.separable(T((1, 2, 3, 4, 2), "float64"), T((1, 2, 5, 7, 9), "float64"), _POOL_A, False, "float64")  # 3-d
 tpool.separable(T((2, 8, 28, 28), "int64"), T((2, 8, 56, 56), "int64"), _POOL_W, False, "int64")   # truncating
-for name in ("float16", "float64"):
+for name in ("float16", "float64", "int64"):
     tpool.window_max(T((2, 8, 28, 28), name), T((2, 8, 28, 28), "int64"), T((2, 8, 56, 56), name, True), _POOL_W,
                      compute_of(name))
 tpool.window_max(_POOL_CL("float32"), _POOL_CL("int64"), T((2, 8, 56, 56), "float32"), _POOL_W, "float32")

@@ -193,6 +193,20 @@ def test_nan_propagates_ties_keep_the_first_and_minus_inf_is_a_value(device):
     np.testing.assert_array_equal(to_numpy(gz), [[[1.0, 0.5, 0.5, 1.0]]])
 
 
+def test_a_window_with_no_tap_inside_the_input(device):
+    """Dilation past the padding can leave a window with no tap inside the input (torch allows
+    it): its value is the lowest (-inf, as torch's), its gradient 0; its index is -1 here (torch
+    writes a position outside the plane)."""
+    x = tt.tensor([[[0.5, 2.0, 1.0]]], dtype=tt.float64, device=device, requires_grad=True)
+    y, i = F.max_pool1d(x[..., :1], 2, 1, padding=1, dilation=2, return_indices=True)
+    assert to_numpy(y.detach()).tolist() == [[[-np.inf]]] and i.item() == -1
+    (g,) = tt.autograd.grad(y, [x], tt.ones_like(y))
+    np.testing.assert_array_equal(to_numpy(g), [[[0.0, 0.0, 0.0]]])
+    y, i = F.max_pool1d(x, 2, 1, padding=1, dilation=3, return_indices=True)     # one tap inside each
+    np.testing.assert_array_equal(to_numpy(y.detach()), [[[1.0, 0.5]]])
+    np.testing.assert_array_equal(to_numpy(i), [[[2, 0]]])
+
+
 def test_integer_pooling_on_the_cpu():
     x = tt.tensor([[[[7, -3, 2], [5, 9, -8], [1, 1, 4]]]])
     y, i = F.max_pool2d(x, 2, 1, return_indices=True)

@@ -220,7 +220,7 @@ def window_max(x, *, dims, **_):
     sizes = x.shape[len(lead):]
     strides = [int(np.prod(sizes[d + 1:], dtype=np.int64)) for d in range(len(dims))]
     outs = tuple(t.shape[0] for t in tables)
-    best = np.zeros(lead + outs, x.dtype)
+    best = np.full(lead + outs, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min, x.dtype)
     arg = np.full(lead + outs, -1, np.int64)
     for combo in itertools.product(*(range(t.shape[1]) for t in tables)):
         cols = [t[:, c] for t, c in zip(tables, combo)]
@@ -255,9 +255,14 @@ def _window_max_strided(x, dims):
     for spec in dims:
         _, size, out, kernel, stride, padding, dilation, _ = spec
         pos = np.arange(out, dtype=np.int64)[:, None] * stride - padding + np.arange(kernel)[None, :] * dilation
-        first.append(np.where((pos >= 0) & (pos < size), pos, np.iinfo(np.int64).max).min(axis=1))
-    flat0 = sum(g * st for g, st in zip(np.ix_(*first), plane_strides))
-    arg = np.array(np.broadcast_to(flat0, lead + outs), np.int64)
+        first.append(np.where((pos >= 0) & (pos < size), pos, size).min(axis=1))
+    grids = np.ix_(*first)
+    flat0 = sum(g * st for g, st in zip(grids, plane_strides))
+    none_inside = np.zeros(outs, bool)
+    for g, size in zip(grids, sizes):
+        none_inside = none_inside | (g >= size)
+    # a window with no tap inside the input (dilation past the padding) keeps the lowest value, index -1
+    arg = np.array(np.broadcast_to(np.where(none_inside, -1, flat0), lead + outs), np.int64)
     starts = [np.arange(spec[2], dtype=np.int64) * spec[4] - spec[5] for spec in dims]     # o * stride - pad
     take = np.empty(lead + outs, bool)
     nan = np.empty(lead + outs, bool) if floating else None
@@ -289,11 +294,13 @@ def window_max_backward(grad, *, indices, dims, **_):
     rows = int(np.prod(lead, dtype=np.int64))
     plane = int(np.prod(sizes, dtype=np.int64))
     per_row = int(np.prod(grad.shape[len(lead):], dtype=np.int64))
-    target = (np.arange(rows, dtype=np.int64)[:, None] * plane
-              + np.asarray(indices, np.int64).reshape(rows, per_row)).reshape(-1)
+    index = np.asarray(indices, np.int64).reshape(rows, per_row)
+    valid = ((index >= 0) & (index < plane)).reshape(-1)      # (-1: a window with no tap inside the input)
+    target = (np.arange(rows, dtype=np.int64)[:, None] * plane + index).reshape(-1)[valid]
+    weights = grad.reshape(-1)[valid]
     if grad.dtype.kind != "f":
         out = np.zeros(rows * plane, grad.dtype)
-        np.add.at(out, target, grad.reshape(-1))      # (a fresh array; integer gradients do not occur in autograd)
+        np.add.at(out, target, weights)      # (a fresh array; integer gradients do not occur in autograd)
     else:
-        out = np.bincount(target, weights=grad.reshape(-1).astype(np.float64), minlength=rows * plane)
+        out = np.bincount(target, weights=weights.astype(np.float64), minlength=rows * plane)
     return out.astype(grad.dtype).reshape(lead + sizes)

@@ -98,8 +98,12 @@ def _gather_at(t, indices, k):
 
 
 def _window_max_backward_backward(ctx, gg):
-    """d/dgrad of the scatter-by-indices is the gather at the indices."""
-    return (_gather_at(gg, ctx.indices, len(ctx.dims)),)
+    """d/dgrad of the scatter-by-indices is the gather at the indices (0 where the index is -1:
+    a window with no tap inside the input)."""
+    indices = ctx.indices
+    safe = _ew.where(_ew.lt(indices, 0), 0, indices)
+    gathered = _gather_at(gg, safe, len(ctx.dims))
+    return (_ew.where(_ew.lt(indices, 0), 0.0, gathered),)
 
 
 WINDOW_MAX_BACKWARD = op("window_max_backward", ("grad",), rule=_window_max_backward_rule,
