@@ -207,6 +207,16 @@ def test_a_window_with_no_tap_inside_the_input(device):
     np.testing.assert_array_equal(to_numpy(i), [[[2, 0]]])
 
 
+def test_with_indices_forms_return_the_pair():
+    x = tt.tensor(DATA["max_pool2d_resnet.x"])
+    for pair in (F.max_pool2d_with_indices(x, 3, 2, 1), tt.max_pool1d_with_indices(x[0], 3, 2, 1),
+                 F.max_pool3d_with_indices(x, 2, return_indices=False), F.adaptive_max_pool2d_with_indices(x, 3),
+                 F.adaptive_max_pool1d_with_indices(x[0], 2), F.adaptive_max_pool3d_with_indices(x, 2),
+                 F.fractional_max_pool2d_with_indices(x, 2, 3), F.fractional_max_pool3d_with_indices(x, 2, 1)):
+        assert isinstance(pair, tuple) and len(pair) == 2 and pair[1].dtype is tt.int64
+    np.testing.assert_array_equal(to_numpy(F.max_pool2d_with_indices(x, 3, 2, 1)[1]), DATA["max_pool2d_resnet.i"])
+
+
 def test_integer_pooling_on_the_cpu():
     x = tt.tensor([[[[7, -3, 2], [5, 9, -8], [1, 1, 4]]]])
     y, i = F.max_pool2d(x, 2, 1, return_indices=True)

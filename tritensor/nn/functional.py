@@ -258,8 +258,10 @@ def affine_grid(theta, size, align_corners=None):
 # ------------------------------------------------------------------ pooling (ops/pool.py)
 from ..ops.pool import (adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d,  # noqa: E402,F401
                         adaptive_max_pool3d, avg_pool2d, avg_pool3d, fractional_max_pool2d, fractional_max_pool3d,
-                        lp_pool1d, lp_pool2d, lp_pool3d,
-                        max_unpool1d, max_unpool2d, max_unpool3d)
+                        lp_pool1d, lp_pool2d, lp_pool3d, max_unpool1d, max_unpool2d, max_unpool3d,
+                        max_pool2d_with_indices, max_pool3d_with_indices, adaptive_max_pool1d_with_indices,
+                        adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices,
+                        fractional_max_pool2d_with_indices, fractional_max_pool3d_with_indices)
 
 
 # ------------------------------------------------------------------ normalization

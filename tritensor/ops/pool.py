@@ -832,12 +832,36 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
     """torch.nn.functional.fractional_max_pool3d (see fractional_max_pool2d)."""
     return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
 
+# --------------------------------------------------------------------------- the *_with_indices forms
+def _with_indices(fn):
+    def with_indices(input, *args, **kwargs):
+        kwargs.pop("return_indices", None)      # (torch's take it and ignore it: the pair always)
+        return fn(input, *args, return_indices=True, **kwargs)
+    with_indices.__name__ = with_indices.__qualname__ = fn.__name__ + "_with_indices"
+    with_indices.__doc__ = f"torch.nn.functional.{fn.__name__}_with_indices: {fn.__name__}'s (values, indices)."
+    return with_indices
+
+
+max_pool1d_with_indices = _with_indices(max_pool1d)
+max_pool2d_with_indices = _with_indices(max_pool2d)
+max_pool3d_with_indices = _with_indices(max_pool3d)
+adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d)
+adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d)
+adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d)
+fractional_max_pool2d_with_indices = _with_indices(fractional_max_pool2d)
+fractional_max_pool3d_with_indices = _with_indices(fractional_max_pool3d)
+
+
 # --------------------------------------------------------------------------- public forms
 # torch.max_pool1d/2d/3d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d are torch functions
 # too; the rest are nn.functional's only
-for _name in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d"):
+for _name in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+              "max_pool1d_with_indices"):
     declare(_name, globals()[_name], method=False, functional=True)
 for _name in ("avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d",
               "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
-              "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d"):
+              "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d", "max_pool2d_with_indices",
+              "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+              "adaptive_max_pool3d_with_indices", "fractional_max_pool2d_with_indices",
+              "fractional_max_pool3d_with_indices"):
     declare(_name, method=False, functional="own")
