@@ -238,51 +238,49 @@ def window_max(x, *, dims, **_):
 
 
 def _window_max_strided(x, dims):
-    """window_max of window specs: each tap of the box a strided view of the zero-padded input
-    (no gather). Every output starts at its first tap inside the input (torch's maxindex) with
-    the lowest value; a tap inside the input then wins when greater or NaN (torch's rule)."""
+    """window_max of window specs, each tap of the box a strided view of the input padded with
+    the lowest value (no gather): the max is np.maximum over the taps (NaN propagates); its index
+    the first tap inside the input equal to it (taps walked backwards, each hit overwriting), or
+    for a NaN max the last NaN tap (torch's rule). A window with no tap inside the input keeps
+    the lowest value and index -1."""
     k = len(dims)
     lead = x.shape[:x.ndim - k]
+    floating = x.dtype.kind == "f"
+    lowest = -np.inf if floating else np.iinfo(x.dtype).min
     widths = [(0, 0)] * len(lead) + [_pads(spec) for spec in dims]
-    xp = np.pad(x, widths) if any(any(w) for w in widths) else x       # one copy for every dim
+    xp = np.pad(x, widths, constant_values=lowest) if any(any(w) for w in widths) else x     # one copy
     sizes = x.shape[len(lead):]
     plane_strides = [int(np.prod(sizes[d + 1:], dtype=np.int64)) for d in range(k)]
     outs = tuple(spec[2] for spec in dims)
-    floating = x.dtype.kind == "f"
-    lowest = -np.inf if floating else np.iinfo(x.dtype).min
-    best = np.full(lead + outs, lowest, x.dtype)
-    first = []          # per dim: the first tap inside the input of each output position
-    for spec in dims:
-        _, size, out, kernel, stride, padding, dilation, _ = spec
-        pos = np.arange(out, dtype=np.int64)[:, None] * stride - padding + np.arange(kernel)[None, :] * dilation
-        first.append(np.where((pos >= 0) & (pos < size), pos, size).min(axis=1))
-    grids = np.ix_(*first)
-    flat0 = sum(g * st for g, st in zip(grids, plane_strides))
-    none_inside = np.zeros(outs, bool)
-    for g, size in zip(grids, sizes):
-        none_inside = none_inside | (g >= size)
-    # a window with no tap inside the input (dilation past the padding) keeps the lowest value, index -1
-    arg = np.array(np.broadcast_to(np.where(none_inside, -1, flat0), lead + outs), np.int64)
     starts = [np.arange(spec[2], dtype=np.int64) * spec[4] - spec[5] for spec in dims]     # o * stride - pad
-    take = np.empty(lead + outs, bool)
-    nan = np.empty(lead + outs, bool) if floating else None
+    taps = []           # (strided view, inside the input, flat plane position) per tap, in torch's order
     for combo in itertools.product(*(range(spec[3]) for spec in dims)):
         v = xp
         for d, t in enumerate(combo):
             v = _tap(v, len(lead) + d, dims[d], t)
-        grids = np.ix_(*[p + t * spec[6] for p, t, spec in zip(starts, combo, dims)])
         inside = np.ones(outs, bool)
         flat = np.zeros(outs, np.int64)
-        for g, size, st in zip(grids, sizes, plane_strides):
+        for g, size, st in zip(np.ix_(*[p + t * spec[6] for p, t, spec in zip(starts, combo, dims)]), sizes,
+                                plane_strides):
             inside = inside & (g >= 0) & (g < size)
             flat = flat + g * st
-        np.greater(v, best, out=take)
-        if floating:
-            take |= np.not_equal(v, v, out=nan)
-        if not inside.all():
-            take &= inside
-        np.copyto(best, v, where=take)
-        np.copyto(arg, flat, where=take)
+        taps.append((v, None if inside.all() else inside, flat))
+    best = taps[0][0].copy()
+    for v, _, _ in taps[1:]:
+        np.maximum(best, v, out=best)
+    arg = np.full(lead + outs, -1, np.int64)
+    hit = np.empty(best.shape, bool)
+    for v, inside, flat in reversed(taps):
+        np.equal(v, best, out=hit)
+        if inside is not None:
+            hit &= inside
+        np.copyto(arg, flat, where=hit)
+    if floating:
+        nan = np.isnan(best)
+        if nan.any():
+            for v, inside, flat in taps:
+                hit = np.isnan(v) & nan
+                np.copyto(arg, flat, where=hit if inside is None else hit & inside)
     return best, arg
 
 
