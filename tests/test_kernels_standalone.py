@@ -1248,7 +1248,7 @@ tb.INDEX32_LIMIT = 2 ** 31 - 1
 print("compiled", count[0], "of", calls[0])
 '''
 
-COMPILE_PARTS = 4
+COMPILE_PARTS = 8      # (each part a fresh process under a 600 s limit: ~1000 launches in all)
 
 
 def elementwise_signatures():
