@@ -128,6 +128,8 @@ def encode(value, w, output=False):
         if name not in ENCODABLE_DTYPES:
             raise Unencodable(f"dtype {name}")
         value = value.detach()
+        if value._is_zerotensor():      # autograd's efficient zeros (sgn's gradient): no numpy view
+            value = torch.zeros(value.shape, dtype=value.dtype)
         shape, stride = list(value.shape), list(value.stride())
         if output:
             return {"V": w.add(_numpy_bits(value.contiguous())), "dtype": name, "shape": shape, "stride": stride}
