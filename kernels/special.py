@@ -120,7 +120,8 @@ def _log1p(x):
     q = tl.full(x.shape, 1.0 / 25.0, x.dtype)
     for k in tl.static_range(11, -1, -1):
         q = q * s2 + 1.0 / (2 * k + 1)
-    return tl.where(tl.abs(x) < 0.25, 2.0 * s * q, tl.log(1.0 + x))
+    series = tl.where(tl.abs(x) < 1e-18, x, 2.0 * s * q)    # x itself: x / (2 + x) would round a subnormal
+    return tl.where(tl.abs(x) < 0.25, series, tl.log(1.0 + x))
 
 
 @triton.jit
@@ -183,13 +184,14 @@ def _exp_square(x, sign: tl.constexpr):
     """exp(sign * x^2) without the error of rounding x^2 (which grows with x^2): x = hi + lo with
     hi on a grid fine enough that hi^2 is exact, x^2 = hi^2 + lo (x + hi)."""
     ax = tl.abs(x)
+    ax = tl.where(ax > 1e10, 1e10, ax)     # exp(+-1e20) is already 0 / inf; the grid would overflow
     if x.dtype == tl.float32:
         hi = tl.floor(ax * 256.0 + 0.5) * (1.0 / 256.0)
     else:
         hi = tl.floor(ax * 1024.0 + 0.5) * (1.0 / 1024.0)
-    big = ax == float("inf")
-    lo = tl.where(big, 0.0, ax - hi)
-    return _exp(sign * hi * hi) * _exp(tl.where(big, 0.0, sign * lo * (ax + hi)))
+    big = _exp(sign * hi * hi)
+    # where that is 0 or inf already, lo (x + hi) may be large: the product would be 0 * inf
+    return tl.where((big == 0.0) | (big == float("inf")), big, big * _exp(sign * (ax - hi) * (ax + hi)))
 
 
 @triton.jit
@@ -340,9 +342,11 @@ def _lgamma(x):
     from x's distance to the nearest integer (exact)."""
     reflect = x < 0.5
     y = _lgamma_positive(tl.where(reflect, 1.0 - x, x))
-    r = x - tl.floor(x + 0.5)
-    s = tl.abs(tl.sin(3.141592653589793 * r))
-    refl = 1.14472988584940017414 - tl.log(s) - y
+    ar = tl.abs(x - tl.floor(x + 0.5))
+    # log(pi / sin(pi r)) as -log(r) - log(sinc(r)): pi r would round a subnormal r
+    pr = 3.141592653589793 * ar
+    sinc = tl.where(ar < 1e-8, 1.0, tl.sin(pr) / pr)
+    refl = tl.where(ar == 0, float("inf"), -tl.log(ar) - tl.log(sinc) - y)   # a pole (every x <= -2**52)
     out = tl.where(reflect, refl, y)
     return tl.where(tl.abs(x) == float("inf"), float("inf"), out)
 
@@ -443,10 +447,12 @@ def _zeta(x, q):
         fa = fa * (xs + k)
         b = b / w
         k = k + 1.0
+    # torch's tests, the first that holds deciding (so applied last to first): a NaN operand gives
+    # NaN only where none decides (zeta(1, nan) is inf, zeta(nan, 0) is inf)
+    s = tl.where((x != x) | (q != q), x + q, s)
     s = tl.where(nonpositive_q, tl.where(q == tl.floor(q), float("inf"), float("nan")), s)
     s = tl.where(x < 1.0, float("nan"), s)
-    s = tl.where(x == 1.0, float("inf"), s)
-    return tl.where((x != x) | (q != q), x + q, s)
+    return tl.where(x == 1.0, float("inf"), s)
 
 
 @triton.jit
@@ -641,11 +647,14 @@ def _igamma_boundaries(a, x, r, lower: tl.constexpr):
     else:
         one = 0.0
         zero = 1.0
+    # torch's tests in its order (the first that holds decides, so they apply here last to first);
+    # a NaN no test catches (igamma(inf, nan) is 0, igamma(nan, 0) is 0) gives NaN
+    r = tl.where((x != x) | (a != a), float("nan"), r)
     r = tl.where(tl.abs(x) == float("inf"), one, r)
     r = tl.where(tl.abs(a) == float("inf"), tl.where(tl.abs(x) == float("inf"), float("nan"), zero), r)
     r = tl.where(x == 0, zero, r)
     r = tl.where(a == 0, tl.where(x > 0, one, float("nan")), r)
-    return tl.where((x < 0) | (a < 0) | (x != x) | (a != a), float("nan"), r)
+    return tl.where((x < 0) | (a < 0), float("nan"), r)
 
 
 @triton.jit
@@ -753,7 +762,8 @@ def _k_small(x, one: tl.constexpr):
     if one:
         r = tl.log(0.5 * xs) * _exp(xs) * _i1e(xs) + _chbevl(xs * xs - 2.0, _K1_A) / xs
     else:
-        r = _chbevl(xs * xs - 2.0, _K0_A) - tl.log(0.5 * xs) * _exp(xs) * _i0e(xs)
+        # log(x) - log(2), as torch's double log(0.5 * x): a halved float32 subnormal would round to 0
+        r = _chbevl(xs * xs - 2.0, _K0_A) - (tl.log(xs) - 0.69314718055994530942) * _exp(xs) * _i0e(xs)
     return r
 
 
@@ -834,7 +844,7 @@ def _j1(x):
     p, q, t, s = _bessel_far(ax, True)
     far = (p * tl.cos(t) - q * tl.sin(t)) * s
     r = tl.where(ax <= 5.0, near, tl.where(ax == ax, far, ax))
-    return tl.where(x < 0, -r, r)
+    return tl.where(x < 0, -r, tl.where(x == 0, x, r))      # odd: j1(-0) is -0, as torch's x * ...
 
 
 @triton.jit

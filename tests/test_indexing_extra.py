@@ -324,6 +324,8 @@ def test_take_along_dim_values_and_errors():
     assert to_numpy(x.take_along_dim(_i([11, 0]))).tolist() == [11, 0]
     assert to_numpy(tt.take_along_dim(x, _i([[2, 0, 1, 0]]), 0)).tolist() == [[8, 1, 6, 3]]
     assert tt.take_along_dim(x, _i([[0, 1]]), 1).shape == (3, 2)
+    # along a dim, torch 2.13 wraps every index modulo the size (-1 the last, 5 of 4 is 1)
+    assert to_numpy(tt.take_along_dim(x, _i([[-1], [5], [-6]]), 1)).ravel().tolist() == [3, 5, 10]
     with pytest.raises(RuntimeError, match=r"^torch.take_along_dim\(\): input and indices should have the same number "
                                            r"of dimensions, but got 2 dimensions for input, and 1 dimensions for "
                                            r"indices$"):

@@ -39,7 +39,20 @@ STRICT_ALL = os.environ.get("TRITENSOR_ORACLE_STRICT") == "1"
 # -> why tritensor differs from torch there. Only shrinks: a listed case that agrees fails.
 _UNBOUND_REFLECTED = ("Tensor.__r*__ called unbound with a number as self: torch's C descriptor refuses it, "
                       "tritensor's Python method accepts it (`3 + t` never gets there)")
+_TIES = ("int64 samples with equal values: which of the tied positions' index is returned is left "
+         "unspecified by torch (its CPU kernel's partial sort); the values agree")
+_CLOSER = ("float32 rounding: tritensor's value is the closer to the float64 result (measured on the recorded "
+           "sample: {}), torch's float32 kernel loses more than the test's tolerance")
 KNOWN_DIFFERENCES: dict[str, str] = {
+    **dict.fromkeys(["kthvalue//int64", "topk//int64"], _TIES),
+    "linalg.eigh": ("eigenvectors are defined up to sign: torch's LAPACK and NumPy's pick opposite signs for "
+                    "some columns (the eigenvalues agree; A v = w v holds for both)"),
+    "addbmm//float32": _CLOSER.format("max relative error 6e-6 vs torch's 9e-5 on a cancelling element"),
+    "nn.functional.local_response_norm//int64": _CLOSER.format("int64 input computed in float32: 9e-8 vs 6e-6"),
+    "matrix_exp//float32": _CLOSER.format("max relative error 4.9e-4 vs torch's 2.4e-3, a large-norm matrix"),
+    **dict.fromkeys([f"polygamma/polygamma_n_{n}/float32" for n in range(5)]
+                    + ["special.polygamma/special_polygamma_n_0/float32"],
+                    _CLOSER.format("4e-8 vs torch's 2e-5 near a pole: tritensor computes float32 in float64")),
     **dict.fromkeys(["__radd__///error", "__rmul__///error", "__rand__///error", "__ror__///error",
                      "__rxor__///error"], _UNBOUND_REFLECTED),
     "index_select///error#0": "out= with internal overlap (an expanded out) is not refused: the out= "
@@ -48,8 +61,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "multinomial///error#2": "multinomial(out=) of a dtype other than int64 is not refused",
     "nn.functional.embedding//float32/sample#2": "sparse=True: no sparse gradients (NotImplementedError, by design)",
     "nn.functional.embedding//float64/sample#2": "sparse=True: no sparse gradients (NotImplementedError, by design)",
-    "amax///error": "a 65-dim input: NumPy's ValueError (it has at most 64 dims), torch's RuntimeError",
-    "amin///error": "a 65-dim input: NumPy's ValueError (it has at most 64 dims), torch's RuntimeError",
 }
 
 

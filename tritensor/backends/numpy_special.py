@@ -64,9 +64,11 @@ def _exp_square(x, sign):
     """exp(sign * x^2) without the error of rounding x^2: x = hi + lo with hi a multiple of 2^-10,
     so hi^2 is exact and x^2 = hi^2 + lo (x + hi) (Cephes' expx2)."""
     ax = np.abs(x)
+    ax = np.where(ax > 1e10, 1e10, ax)      # exp(+-1e20) is already 0 / inf; the grid would overflow
     hi = np.floor(ax * 1024.0 + 0.5) / 1024.0
-    lo = np.where(np.isinf(ax), 0.0, ax - hi)
-    return np.exp(sign * hi * hi) * np.exp(np.where(np.isinf(ax), 0.0, sign * lo * (ax + hi)))
+    big = np.exp(sign * hi * hi)
+    # where that is 0 or inf already, lo (x + hi) may be large: the product would be 0 * inf
+    return np.where((big == 0.0) | np.isinf(big), big, big * np.exp(sign * (ax - hi) * (ax + hi)))
 
 
 # --------------------------------------------------------------------------- error functions
@@ -84,7 +86,7 @@ def _erfcx_nonnegative(x):
     xl = np.minimum(x, 5e7)
     large = _polevl(xl, T.ERFC_R) / _polevl(xl, T.ERFC_S)
     r = np.where(x < 1.0, small, np.where(x < 8.0, mid, large))
-    return np.where(x >= 5e7, 1.0 / (math.sqrt(_PI) * x), r)
+    return np.where(x >= 5e7, 0.56418958354775628695 / x, r)     # 1 / sqrt(pi) / x: no overflow at the largest x
 
 
 @_float64_result
@@ -181,9 +183,11 @@ def _lgamma(x):
     read from x's distance to the nearest integer (exact), so poles and sign changes are exact."""
     reflect = x < 0.5
     y = _lgamma_positive(np.where(reflect, 1.0 - x, x))
-    r = x - np.round(x)
-    s = np.abs(np.sin(_PI * r))
-    refl = T.LOG_PI - np.log(s) - y
+    ar = np.abs(x - np.round(x))
+    # log(pi / sin(pi r)) as -log(r) - log(sinc(r)): pi r would round a subnormal r
+    pr = _PI * ar
+    sinc = np.where(ar < 1e-8, 1.0, np.sin(pr) / np.where(ar == 0, 1.0, pr))
+    refl = np.where(ar == 0, _INF, -np.log(ar) - np.log(sinc) - y)     # a pole (every x <= -2**52)
     out = np.where(reflect, refl, y)
     return np.where(np.isinf(x), _INF, out)
 
@@ -431,12 +435,15 @@ def _asymptotic_region(a, x):
 
 def _igamma_boundaries(a, x, r, lower):
     """torch's (SciPy's) values at the edges of the domain; igammac is the complement."""
+    # torch's tests in its order (the first that holds decides, so they apply here last to first);
+    # a NaN no test catches (igamma(inf, nan) is 0, igamma(nan, 0) is 0) gives NaN
     edge_a0 = np.where(x > 0, 1.0 if lower else 0.0, _NAN)
+    r = np.where(np.isnan(x) | np.isnan(a), _NAN, r)
     r = np.where(np.isinf(x), 1.0 if lower else 0.0, r)
     r = np.where(np.isinf(a), np.where(np.isinf(x), _NAN, 0.0 if lower else 1.0), r)
     r = np.where(x == 0, 0.0 if lower else 1.0, r)
     r = np.where(a == 0, edge_a0, r)
-    return np.where((x < 0) | (a < 0) | np.isnan(x) | np.isnan(a), _NAN, r)
+    return np.where((x < 0) | (a < 0), _NAN, r)
 
 
 def _safe(a, x, use):
@@ -588,7 +595,7 @@ def _j1(x):
         (z - 1.46819706421238932572e+01) * (z - 4.92184563216946036703e+01)
     p, q, t, s = _bessel_far(ax, T.J1_PP, T.J1_PQ, T.J1_QP, T.J1_QQ, _3PI_4)
     r = np.where(ax <= 5.0, near, (p * np.cos(t) - q * np.sin(t)) * s)
-    return np.where(x < 0, -r, r)
+    return np.where(x < 0, -r, np.where(x == 0, x, r))      # odd: j1(-0) is -0, as torch's x * ...
 
 
 @_float64_result

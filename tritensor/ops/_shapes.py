@@ -50,11 +50,14 @@ def normalize_dims(x, dim):
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dims) == 0:
         return tuple(range(x.dim()))
-    wrapped = [wrap_dim(d, x.dim()) for d in dims]
+    ndim = x.dim()
+    if ndim > 64:           # torch's reductions keep the reduced dims in a 64-bit mask
+        raise RuntimeError("only tensors with up to 64 dims are supported")
+    wrapped = [wrap_dim(d, ndim) for d in dims]
     for d in set(wrapped):
         if wrapped.count(d) > 1:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    return tuple(sorted(set(wrapped))) if x.dim() else ()
+    return tuple(sorted(set(wrapped))) if ndim else ()
 
 
 def reduced_shape(shape, dims, keepdim):

@@ -317,12 +317,14 @@ def _check_dtypes(x, w, bias, transposed, dims):
                            "should be the same")
     if x.dtype.is_floating_point:
         return
-    # integer convolutions: torch's cpu runs the forward (slow_conv2d), nothing else does
+    # integer convolutions: torch's cpu runs the forward (slow_conv2d; transposed: int64 only, as
+    # torch 2.13), nothing else does
     if transposed:
-        name = backend_for(x.device).torch_name(f"slow_conv_transpose{max(dims, 2)}d_out_cpu",
-                                                f"slow_conv_transpose{max(dims, 2)}d_out_cuda")
+        name = backend_for(x.device).torch_name(
+            None if x.dtype is _dt.int64 else f"slow_conv_transpose{max(dims, 2)}d_out_cpu",
+            f"slow_conv_transpose{max(dims, 2)}d_out_cuda")
     elif x.dtype is _dt.bool_:
-        name = backend_for(x.device).torch_name("slow_conv2d_cpu" if dims < 3 else "slow_conv3d_cpu",
+        name = backend_for(x.device).torch_name("slow_conv2d_cpu" if dims < 3 else "compute_columns3d",
                                                 "slow_conv2d_cuda" if dims < 3 else "slow_conv_dilated<>")
     else:
         name = backend_for(x.device).torch_name(None, "slow_conv2d_cuda" if dims < 3 else "slow_conv_dilated<>")

@@ -362,7 +362,7 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     if not isinstance(momentum, (int, float)) or isinstance(momentum, bool):
         raise TypeError(f"batch_norm(): argument 'momentum' (position 7) must be float, not "
                         f"{type(momentum).__name__}")
-    if input.dim() >= 2 and input.numel() == 0:     # _batch_norm_impl_index's first branch
+    if input.numel() == 0:     # _batch_norm_impl_index's first branch (before any shape check)
         out = input.clone()
         if weight is not None:
             out = out * weight[0]

@@ -289,6 +289,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         raise TypeError(f"gradient() received an invalid combination of arguments - got (Tensor, "
                         f"spacing=Tensor), but expected one of:\n{_GRADIENT_SIGNATURES}")
     dim_list = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    if spacing is None:         # torch's Python binding: spacing=None is the unit step
+        spacing = 1
     if isinstance(spacing, (list, tuple)):
         spacing = list(spacing)
         spacing_size = len(spacing)

@@ -531,6 +531,8 @@ def take_along_dim(input, indices, dim=None):
     if sizes:
         sizes[d] = input.shape[d]
     x = input.expand(broadcast_shapes(tuple(sizes), input.shape))
+    if x.dim() and x.shape[d]:      # torch wraps every index modulo the size (-1 is the last, size is 0)
+        idx = _pw.remainder(idx, x.shape[d])
     return gather(x, d, idx)
 
 

@@ -116,6 +116,11 @@ def atleast_3d(*tensors):
 
 # --------------------------------------------------------------------------- h/v/dsplit
 def _directional_split(name, input, indices_or_sections, min_dim, dim):
+    if isinstance(indices_or_sections, (str, float, complex)) or indices_or_sections is None:
+        got = type(indices_or_sections).__name__ if indices_or_sections is not None else "NoneType"
+        why = f"      didn't match because some of the arguments have invalid types: (Tensor, !{got}!)\n"
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, {got}), but expected "
+                        f"one of:\n * (Tensor input, int sections)\n{why} * (Tensor input, tuple of ints indices)\n{why}")
     if input.dim() < min_dim:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension, but got a tensor "
                            f"with {input.dim()} dimensions!")

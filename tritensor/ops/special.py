@@ -206,7 +206,8 @@ erfinv, erfinv_ = unary(ERFINV)
 
 SPECIAL_ERFCX = _elementwise(
     "special_erfcx", ("x",), _float_kernels_only("erfcx"),
-    lambda ctx, g: mul(sub(mul(mul(ctx.x, ctx.out), 2.0), 2.0 / _SQRT_PI), g), saves=("x", "out"), fn="erfcx")
+    # torch's order, (2 x) out - 2 / sqrt(pi): 2 x overflows at the largest x (the gradient is inf there)
+    lambda ctx, g: mul(sub(mul(mul(ctx.x, 2.0), ctx.out), 2.0 / _SQRT_PI), g), saves=("x", "out"), fn="erfcx")
 SPECIAL_NDTRI = _elementwise(
     "special_ndtri", ("x",), _float_kernels_only("ndtri"),
     lambda ctx, g: mul(g, mul(exp(mul(mul(ctx.out, ctx.out), 0.5)), _SQRT_2PI)), saves=("out",), fn="ndtri")
@@ -226,7 +227,10 @@ def ndtr(input):
 # --------------------------------------------------------------------------- modified Bessel i0 ... i1e
 def _i1_gradient(x, result, scaled):
     """torch's i1_backward / i1e_backward: i0(x) - i1(x)/x (i0e(x) - i1e(x) (sgn x + 1/x)), 1/2
-    where |x| <= eps (the limit; the formula would be 0/0)."""
+    where |x| <= eps (the limit; the formula would be 0/0). torch's kernel has no 16-bit case."""
+    if x.dtype in (_dt.float16, _dt.bfloat16):
+        raise NotImplementedError(f'"{"i1e" if scaled else "i1"}_backward" not implemented for '
+                                  f"'{_dt.type_name(x.dtype)}'")
     eps = _dt.finfo(x.dtype).eps
     not_tiny = gt(abs(x), eps)
     safe = where(not_tiny, x, eps)

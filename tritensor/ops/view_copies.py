@@ -109,7 +109,17 @@ as_strided_copy = _copy_op("as_strided_copy", "AsStridedBackward0_copy", _as_str
 diagonal_copy = _copy_op("diagonal_copy", "DiagonalBackward0_copy", _views.diagonal)
 expand_copy = _copy_op("expand_copy", "ExpandBackward0_copy",
                        lambda x, size, *, implicit=False: _views.expand(x, tuple(size)))
-narrow_copy = _copy_op("narrow_copy", "NarrowCopyBackward0", _views.narrow)
+def _narrow_for_copy(input, dim, start, length):
+    # torch's narrow_copy checks a non-negative dim against the rank before wrapping it (a
+    # negative one out of range is wrap's IndexError), with aten's raw check text
+    if input.dim() and int(dim) >= input.dim():
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an enhancement request "
+                           "to PyTorch.)")
+    return _views.narrow(input, dim, start, length)
+
+
+narrow_copy = _copy_op("narrow_copy", "NarrowCopyBackward0", _narrow_for_copy)
 permute_copy = _copy_op("permute_copy", "PermuteBackward0_copy", lambda x, dims: _views.permute(x, tuple(dims)))
 select_copy = _copy_op("select_copy", "SelectBackward0_copy", _views.select)
 slice_copy = _copy_op("slice_copy", "SliceBackward0_copy", slice_tensor)
