@@ -189,7 +189,9 @@ def _lower_bound(keys_ptr, L, value, n_search):
     return lo
 
 
-@triton.jit
+# alpha is a runtime scalar: Triton would make an int argument equal to 1 (index_add's default) a
+# constexpr, which scalar_value cannot convert (the sm_90 compile check launches alpha=1)
+@triton.jit(do_not_specialize=["alpha"])
 def index_segment_kernel(out_ptr, x_ptr, src_ptr, value_ptr, perm_ptr, keys_ptr, L, D, K, n_kblocks, n_search, alpha,
                          kshape, o_kstrides, x_kstrides, s_kstrides, o_dstride, x_dstride, s_dstride,
                          MODE: tl.constexpr, INCLUDE_SELF: tl.constexpr, FLOOR: tl.constexpr,

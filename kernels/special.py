@@ -58,9 +58,11 @@ _ZETA_A = _Table(_T.ZETA_A)
 _LANCZOS_NUM, _LANCZOS_DENOM = _Table(_T.LANCZOS_NUM), _Table(_T.LANCZOS_DENOM)
 _LANCZOS_NUM_REV, _LANCZOS_DENOM_REV = _Table(_T.LANCZOS_NUM[::-1]), _Table(_T.LANCZOS_DENOM[::-1])
 # the asymptotic expansion's rows, highest power first (Horner; IGAM_D's rows are lowest first),
-# as many as float64 and float32 need (see _igam_asymptotic)
-_IGAM_D64 = _Table(tuple(tuple(row[:16][::-1]) for row in _T.IGAM_D[:12]))
-_IGAM_D32 = _Table(tuple(tuple(row[:10][::-1]) for row in _T.IGAM_D[:6]))
+# as many as float64 and float32 need (see _igam_asymptotic); each row a _Table too: ``d[k]`` of a
+# table of plain tuples is a tuple, which compiled Triton (3.6) passes to _polevl as a tuple of
+# values rather than a constexpr and fails on its floats
+_IGAM_D64 = _Table(tuple(_Table(tuple(row[:16][::-1])) for row in _T.IGAM_D[:12]))
+_IGAM_D32 = _Table(tuple(_Table(tuple(row[:10][::-1])) for row in _T.IGAM_D[:6]))
 
 # Constants are literals in the expressions, tensors on the left: a float assigned to a local name
 # becomes a float32 constant in the jitted code (Boost's g = 6.0246800407767296 would lose 1e-7),
@@ -974,15 +976,21 @@ def _steps(last):
 @triton.jit
 def _chebyshev_recurrence(x, p, q, two_x, last):
     """P_k = 2x P_(k-1) - P_(k-2) for k = 2 ... last (per element; a NaN stays NaN)."""
+    # the loop's condition is a scalar computed in the body (``more``), not the reduction of
+    # ``going`` in the while's condition: Triton 3.6's TritonGPURemoveLayoutConversions crashes on
+    # that form of these recurrences (sm_90, "Result number is out of range"); the same for the
+    # Hermite, Laguerre and Legendre loops below
     k = _counter(2)
     going = (k <= last) & (q == q)
-    while tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0:
+    more = tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0
+    while more:
         step = k <= last
         r = two_x * q - p
         p = tl.where(step, q, p)
         q = tl.where(step, r, q)
         k += 1
         going = (k <= last) & (q == q)
+        more = tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0
     return q
 
 
@@ -1123,13 +1131,15 @@ def _hermite(x, n, physicists: tl.constexpr):
     q = scale
     k = _counter(2)
     going = (k <= last) & (q == q)
-    while tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0:
+    more = tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0
+    while more:
         step = k <= last
         r = scale * q - (weight * (k - 1).to(x.dtype)) * p
         p = tl.where(step, q, p)
         q = tl.where(step, r, q)
         k += 1
         going = (k <= last) & (q == q)
+        more = tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0
     r = tl.where(n == 0, 1.0, tl.where(n == 1, scale, q))
     r = tl.where(n > limit, float("nan"), r)
     return tl.where(n < 0, 0.0, r)
@@ -1154,7 +1164,8 @@ def laguerre_polynomial_l(x, n):
     q = 1.0 - x
     k = _counter(2)
     going = (k <= last) & (q == q)
-    while tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0:
+    more = tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0
+    while more:
         step = k <= last
         kf = k.to(x.dtype)
         r = (((kf - 1.0) * 2.0 + (1.0 - x)) * q - (kf - 1.0) * p) / (tl.zeros_like(x) + kf)
@@ -1162,6 +1173,7 @@ def laguerre_polynomial_l(x, n):
         q = tl.where(step, r, q)
         k += 1
         going = (k <= last) & (q == q)
+        more = tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0
     r = tl.where(n == 0, 1.0, tl.where(n == 1, 1.0 - x, q))
     r = tl.where(x == 0.0, 1.0, r)
     return tl.where(n < 0, 0.0, r)
@@ -1177,7 +1189,8 @@ def legendre_polynomial_p(x, n):
     q = x
     k = _counter(2)
     going = (k <= last) & (q == q)
-    while tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0:
+    more = tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0
+    while more:
         step = k <= last
         kf = k.to(x.dtype)
         r = ((2.0 * kf - 1.0) * x * q - (kf - 1.0) * p) / (tl.zeros_like(x) + kf)
@@ -1185,6 +1198,7 @@ def legendre_polynomial_p(x, n):
         q = tl.where(step, r, q)
         k += 1
         going = (k <= last) & (q == q)
+        more = tl.max(tl.reshape(going.to(tl.int32), [going.numel]), 0) > 0
     r = tl.where(n == 0, 1.0, tl.where(n == 1, x, q))
     r = tl.where(at_edge, tl.where((x > 0) | ~_is_odd(n), 1.0, -1.0), r)
     return tl.where(n < 0, 0.0, r)

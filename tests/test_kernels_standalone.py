@@ -993,6 +993,11 @@ tb.elementwise("clamp", T((5, 40), "int64"), [T((5, 40), "int64"), T((40,), "int
 for fn in ("atan2", "frexp_mantissa", "copysign", "nextafter", "ldexp"):
     elementwise_once(fn, "float64", "float64", ["float64"] * (2 if fn in k.elementwise.BINARY else 1))
 elementwise_once("lcm", "int8", "int8", ["int8", "int8"])
+# special FNs whose float64 code differs (the first GPU run, Triton 3.6, failed to compile these):
+# igamma's float64 asymptotic table; a Chebyshev recurrence's data-dependent loop on the flat
+# launch of two transposed (3, 67) operands
+elementwise_once("igammac", "float64", "float64", ["float64", "float64"])
+tb.elementwise("chebyshev_polynomial_w", T((3, 67), "float64", True), [T((3, 67), "float64", True)] * 2, "float64")
 elementwise_once("bitwise_right_shift", "uint8", "uint8", ["uint8", "uint8"])
 tb.elementwise("lerp", T((5, 40), "bfloat16"), [T((5, 40), "bfloat16", True), T((40,), "bfloat16"), 0.25], "float32")
 tb.elementwise("nan_to_num_inf", T((5, 40), "float16"), [T((5, 40), "float16"), 65504.0, -65504.0], "float32")
@@ -1045,6 +1050,10 @@ for mode, name, c, idx in [("add", "float32", "float32", "int64"), ("add", "bflo
                           T((300,), idx), mode, inc, 2.5 if name.startswith("float") else 2, c)
 ti.index_segments(T((5, 40), "float32"), T((5, 40), "float32"), None, T((), "float32"), 1, T((7,), "int64"),
                   "fill", compute="float32")
+# index_add's default alpha=1 (an int): Triton makes an int argument equal to 1 a constexpr unless
+# told not to (the first GPU run failed here: fold, index_add, upsample_nearest's backward)
+ti.index_segments(T((40, 30), "float32"), T((40, 30), "float32"), T((300, 30), "float32"), None, 0,
+                  T((300,), "int64"), "add", True, 1, "float32")
 tsort_of_index.GPU_SETTINGS.update(_SORT_GPU_FOR_INDEX)
 from tritensor.backends.triton import join as tj   # cat/stack are strided copies; flip, tril/triu kernels
 tj.cat(T((5, 70), "float32"), [T((5, 30), "bfloat16", True), T((5, 40), "float32")], 1)
