@@ -1089,6 +1089,13 @@ for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "fl
             tnn.cross_entropy_backward(T((64, n), name), T((2, 64), name), T((64, n), name), T((64,), "uint8"), w, 1,
                                        -100, c)
     tnn.cross_entropy(T((2, 4, 9), name), T((4, 1000, 9), name), T((4, 9), "int64", True), None, 1, -100, c)
+for c in ("float32", "float64"):     # CTC: the alpha lattice; beta and the gradient (both zero_infinity flavours)
+    tnn.ctc_loss((T((3,), c), T((3, 20, 9), c)), T((20, 3, 50), c), T((12,), "int64"), T((3,), "int64"),
+                 T((3,), "int64"), T((3,), "int64"), 0, c)
+    for zi in (False, True):
+        tnn.ctc_loss_backward(T((20, 3, 50), c), T((3,), c), T((20, 3, 50), c), T((12,), "int64"), T((3,), "int64"),
+                              T((3,), "int64"), T((3,), "int64"), T((3,), c), T((3, 20, 9), c), T((3, 20, 9), c), 0, zi,
+                              c)
 for name, c, p, cl in [("float32", "float32", "float32", False), ("float32", "float32", "float32", True),
                        ("bfloat16", "float32", "float32", True), ("float16", "float32", "float16", False),
                        ("float64", "float64", "float64", False)]:   # batch / group norm, both layouts

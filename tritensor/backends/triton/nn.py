@@ -474,6 +474,6 @@ def ctc_loss_backward(out, grad, log_probs, targets, input_lengths, target_lengt
     block_s, block_c = _ctc_blocks(L, C)
     tb._run(_kernels().loss.ctc_grad_kernel, (N,), pointer(log_probs), pointer(targets), pointer(target_offsets),
             pointer(target_lengths), pointer(input_lengths), pointer(log_alpha), pointer(beta), pointer(nll),
-            pointer(grad), int(grad.stride()[0]) if grad.dim() else 0, pointer(out), T, N, C, L, int(blank),
+            pointer(grad), int(grad.stride()[0]) if len(grad.shape) else 0, pointer(out), T, N, C, L, int(blank),
             ZERO_INFINITY=bool(zero_infinity), COMPUTE=tb._kernels().compute[compute], BLOCK_S=block_s,
             BLOCK_C=block_c, num_warps=4)
