@@ -928,8 +928,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
-    return _losses.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
-                                       _reduction(size_average, reduce, reduction))
+    reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:         # torch.nn.functional's own check, after the reduction's
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _losses.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,

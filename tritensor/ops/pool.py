@@ -469,6 +469,8 @@ def _adaptive_sizes(fn, x, output_size, k):
     if isinstance(output_size, int):
         return (output_size,) * k
     sizes = tuple(output_size)
+    if k > 1 and x.dim() <= len(sizes):     # torch.nn.functional's _list_with_default (2-d and 3-d)
+        raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
     if len(sizes) == 1 and k > 1:
         sizes = sizes * k
     return tuple(int(x.shape[x.dim() - len(sizes) + d]) if s is None else int(s) for d, s in enumerate(sizes))
