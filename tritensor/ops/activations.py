@@ -16,7 +16,6 @@ nn/functional.py's F.elu, F.selu(inplace=) ... are thin forms over them.
 """
 from __future__ import annotations
 
-import math
 
 from .. import dtypes as _dt
 from ..autograd.graph import rename_node
