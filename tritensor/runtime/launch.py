@@ -408,8 +408,42 @@ def install_triton_driver(base=None, utils=None, launcher_cls=None):
         from triton.backends.nvidia.driver import CudaDriver as base
     drv = driver_class(base)(utils, launcher_cls)
     triton_driver.set_active(drv)
+    _init_specializer_without_torch()
     _state["driver"] = drv
     return drv
+
+
+def _init_specializer_without_torch():
+    """Triton's argument specializer (C++, ``native_specialize_impl``) imports torch, when it is
+    installed, the first time it runs (to recognise torch.Tensor arguments quickly): on a machine
+    with torch, the first compiled launch imported it (seen on the first H200 run, Triton 3.6).
+    Run that one-time initialisation now with ``import torch`` failing, unless the program has
+    imported torch itself; Triton then specializes any tensor-like argument (``data_ptr`` and
+    ``dtype``) by its generic path, torch's included."""
+    import sys
+    if "torch" in sys.modules:
+        return
+    try:
+        from triton._C.libtriton import native_specialize_impl
+        from triton.backends.compiler import BaseBackend
+    except ImportError:          # a Triton without the native specializer imports no torch there
+        return
+    sys.meta_path.insert(0, _NoTorchFinder)     # `import torch` fails while it is first
+    try:
+        native_specialize_impl(BaseBackend, 0, False, True, True)
+    finally:
+        sys.meta_path.remove(_NoTorchFinder)
+
+
+class _NoTorchFinder:
+    """An import finder that refuses torch (a ``sys.modules`` entry of None would do the same for
+    Triton 3.6 but breaks Triton 3.9's specializer, which reads torch from ``sys.modules``)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError("No module named 'torch'", name=name)
+        return None
 
 
 def installed_driver():
