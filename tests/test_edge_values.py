@@ -54,14 +54,6 @@ _IGAMMA_FLOAT32 = ("torch's float32 kernel overflows at a = the largest float (a
                    "NaN) and underflows at a = x = the smallest subnormal (0 where P = 1 - 1e-43); tritensor "
                    "computes in float64 and rounds: 0 / 1 there, the mathematical values")
 KNOWN_DIFFERENCES: dict[str, str] = {
-    # TEMPORARY (a real parity defect, to fix): torch 2.13 scales exactly (its ldexp_cpu_exp kernel) only a
-    # floating input by an INTEGER exponent; a floating exponent, or an integer input, it computes as
-    # x * pow(2, e) in the result dtype, so 2**e over/underflows first. The grid's exponents share the
-    # input's dtype, so they take that form there. Needs a second table entry (the product form, with
-    # LdexpBackward0) beside the exact one.
-    "ldexp": ("tritensor scales exactly for every exponent dtype; torch computes a floating exponent (or an "
-              "integer input) as x * 2**e: 0 * 2**max is NaN, inf * 2**-max is NaN, 1e-40 * 2**200.0 is inf "
-              "(tritensor: 0, inf, 1.6e20)"),
     **{f"special_{p}/{dtype}/forward": _UNINITIALISED
        for p in ("chebyshev_polynomial_u", "chebyshev_polynomial_w", "legendre_polynomial_p",
                  "laguerre_polynomial_l", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_w")

@@ -9,7 +9,9 @@ Backward rules are written in tritensor ops (so any order differentiates) after 
 derivatives.yaml; the nodes carry torch's names (AsinBackward0, Atan2Backward0, LerpBackward0/1,
 XlogyBackward0/1/2 ...). Integer and bool results record no gradient; heaviside records torch's
 ``NotImplemented`` node. One deliberate difference: ldexp's gradient for x is g * 2**e for every
-exponent (torch's pow(2, e) in integers gives 0 for a negative integer e).
+exponent (torch's pow(2, e) in integers gives 0 for a negative integer e). ldexp scales exactly (the
+table entry) a floating input by an integer exponent only, as torch 2.13; a floating exponent or an
+integer input is input * 2**other in the result dtype (2**other over/underflows first), as torch's.
 """
 from __future__ import annotations
 
@@ -496,7 +498,41 @@ hypot, hypot_ = _tensors("hypot")
 fmax, _ = _tensors("fmax")
 fmin, _ = _tensors("fmin")
 heaviside, heaviside_ = _tensors("heaviside", "values")
-ldexp, ldexp_ = _tensors("ldexp")
+_ldexp_exact, _ldexp_exact_ = _tensors("ldexp")
+
+
+def _ldexp_product_form(input, other):
+    """torch 2.13 scales exactly (its ldexp_cpu_exp kernel: the LDEXP entry) only a floating
+    input by an integer exponent; otherwise it computes input * pow(2, other) in the result dtype,
+    so 2**other over- or underflows first (0 * 2**1000.0 is NaN, 1e-40 * 2**200.0 is inf)."""
+    return other.dtype.is_floating_point or not input.dtype.is_floating_point
+
+
+def _ldexp_product(x, e):
+    rt = _dt.result_type(x, e)
+    if not rt.is_floating_point:
+        rt = _dt.get_default_dtype()
+    return mul(x if x.dtype is rt else to_dtype(x, rt), exp2(e if e.dtype is rt else to_dtype(e, rt)))
+
+
+def ldexp(input, other):
+    check_tensor("ldexp", input)
+    check_tensor("ldexp", other, "other", 2)
+    if _ldexp_product_form(input, other):
+        return named_composite("LdexpBackward0", _ldexp_product, input, other)
+    return _ldexp_exact(input, other)
+
+
+def ldexp_(self, other):
+    check_tensor("ldexp_", other, "other", 1)
+    if _ldexp_product_form(self, other):
+        result = named_composite("LdexpBackward0", _ldexp_product, self, other)
+        if not _dt.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"ldexp can't be cast to the desired output type {_dt.type_name(self.dtype)}")
+        return self.copy_(result)
+    return _ldexp_exact_(self, other)
+
+
 logaddexp, _ = _tensors("logaddexp")
 logaddexp2, _ = _tensors("logaddexp2")
 nextafter, nextafter_ = _tensors("nextafter")
