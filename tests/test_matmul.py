@@ -631,6 +631,28 @@ def _fake_timer(ms_by_config, calls):
     return timer
 
 
+def test_in_place_results_survive_autotuning(cache_dir, monkeypatch, rng):
+    """Tuning times every candidate by running it into the output; for addmm_ / baddbmm_ the
+    output is also the d input, so out must start each real launch from its own values (the
+    first H200 run: baddbmm_(beta=2) came out ~1e19). The emulated device plays a GPU here:
+    tuning allowed, two small candidates, a timer that runs each one three times."""
+    monkeypatch.setattr(tmm._tb, "interpreting", lambda: False)
+    monkeypatch.setattr(tmm, "_gpu_name", lambda device: "Fake GPU")
+    monkeypatch.setattr(tmm, "candidates", lambda *args: [tmm.Config(16, 16, 16, 1, 4, 1), tmm.Config(32, 16, 16, 1, 4, 1)])
+    monkeypatch.setattr(tmm._cudnn, "autotune_allowed", lambda: True)
+    timed = []
+    previous = tmm.set_timer(lambda fn: (fn(), fn(), fn(), timed.append(1), 1.0)[-1])
+    try:
+        x3 = _make((2, 17, 20), tt.float64, "cuda", rng)
+        y3 = _make((2, 20, 9), tt.float64, "cuda", rng)
+        s3 = tt.ones(2, 17, 9, dtype=tt.float64, device="cuda")
+        s3.baddbmm_(x3, y3, beta=2)
+        assert len(timed) == 2
+        np.testing.assert_allclose(_host(s3), 2 + _host(x3) @ _host(y3), rtol=1e-12, atol=1e-12)
+    finally:
+        tmm.set_timer(previous)
+
+
 def test_autotune_picks_the_fastest_and_caches_it(cache_dir):
     calls = []
     ms = {C1: 3.0, C2: 1.0, C3: 2.0}

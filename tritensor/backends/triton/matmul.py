@@ -342,7 +342,27 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
     layout = "".join("c" if ms[1] == 1 else ("r" if ms[0] == 1 else "s") for ms in mat[1:3])
     key = cache_key(_gpu_name(out._storage.device), dtype_name, precision,
                     shape_class(rows, N, K, n_batch > 1, layout))
-    launch_all(choose_config(key, candidates(rows, N, K, family(dtype_name, precision)), launch_all, timer))
+    saved = []
+
+    def timed(config):
+        # the timed launches write out: where an input reads out's memory (addmm_ / baddbmm_, whose
+        # d is out) each would start from the last one's result (the first H200 run: baddbmm_
+        # gave ~1e19 after out = a @ b + 2 * out ran for every candidate); out's values are kept
+        # once, before the first, and put back before the real launch
+        if not saved and any(_same_memory(out, t) for t in operands[1:]):
+            saved.append(_tb._scratch(out, shape, _tb._dtype(out.dtype.name)))
+            _tb.copy(saved[0], out)
+        launch_all(config)
+
+    config = choose_config(key, candidates(rows, N, K, family(dtype_name, precision)), timed, timer)
+    if saved:
+        _tb.copy(out, saved[0])
+    launch_all(config)
+
+
+def _same_memory(x, y):
+    """Whether tensors x and y are views of one storage (they may overlap)."""
+    return x._storage is y._storage or x._storage.data_ptr() == y._storage.data_ptr()
 
 
 def choose_config(key, configs, run, timer=None):
