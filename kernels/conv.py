@@ -191,6 +191,11 @@ def conv_input_grad_kernel(gy_ptr, w_ptr, b_ptr, gx_ptr, z_base, classes,
     w_cols = rn * swc
 
     K = CO * TD * TH * TW
+    # the divisors below are never 0 (a class no tap reaches has K = 0 and runs no step): an
+    # integer division by TW is undefined behaviour where TW may be 0, so LLVM inferred TW != 0
+    # and folded _tap_count's "no tap" branch away (the first H200 run: such classes got taps)
+    TWd = tl.maximum(TW, 1)
+    THd = tl.maximum(TH, 1)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for k_ in range(0, tl.cdiv(K, BLOCK_K)):
         k = tl.cast(k_, tl.int64)     # int64 loop index (kernels/__init__.py)
@@ -198,10 +203,10 @@ def conv_input_grad_kernel(gy_ptr, w_ptr, b_ptr, gx_ptr, z_base, classes,
         k_ok = rk < K
         co = g * CO + rk % CO
         tap = rk // CO
-        kw = kw0 + (tap % TW) * step_w
-        tap = tap // TW
-        kh = kh0 + (tap % TH) * step_h
-        kd = kd0 + (tap // TH) * step_d
+        kw = kw0 + (tap % TWd) * step_w
+        tap = tap // TWd
+        kh = kh0 + (tap % THd) * step_h
+        kd = kd0 + (tap // THd) * step_d
         # exact divisions: the taps of this class make the numerators multiples of the stride
         qd = (rd + pd - kd * dd) // sd
         qh = (rh + ph - kh * dh) // sh
