@@ -227,7 +227,9 @@ def main(argv=None):
             row[f"{pname} GB/s"] = nbytes / pms / 1e6
             row[f"vs {pname}"] = pms / ms
         rows.append(row)
-    floor = rows[0].get("cupy GB/s", rows[0]["tritensor GB/s"])
+    # the copy floor: the fastest contiguous copy measured (tritensor's or a peer's: CuPy's copy
+    # kernel is not at the roofline on an H200, 1.6 of torch's 3.9 TB/s)
+    floor = max(v for k, v in rows[0].items() if k.endswith("GB/s"))
     cols = ["case", "tritensor GB/s"] + [c for c in rows[0] if c not in ("case", "tritensor GB/s")] + ["of copy BW"]
     print(" | ".join(cols))
     for r in rows:
