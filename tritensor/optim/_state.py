@@ -2,7 +2,8 @@
 checks every _init_group makes."""
 from __future__ import annotations
 
-from ..ops.creation import zeros
+from ..ops.creation import zeros, zeros_like
+from . import _rules as R
 from .adam import _scalar_dtype, new_step_counter
 
 
@@ -12,6 +13,22 @@ def step_counter(p, on_device):
     if on_device:
         return zeros((), dtype=_scalar_dtype(), device=p.device)
     return new_step_counter()
+
+
+def init_group(optimizer, params, capturable, buffers):
+    """torch's _init_group for an optimizer whose state is a step counter and zero buffers: the
+    state made at a parameter's first step, the capturable check; returns the step counters and,
+    per name in ``buffers``, the list of that buffer over ``params``."""
+    for p in params:
+        state = optimizer.state[p]
+        if len(state) == 0:
+            state["step"] = step_counter(p, capturable)
+            for name in buffers:
+                state[name] = zeros_like(p)
+    steps = [optimizer.state[p]["step"] for p in params]
+    if capturable:
+        R.check_capturable(params, steps)
+    return steps, [[optimizer.state[p][name] for p in params] for name in buffers]
 
 
 def dense_grad(p, name):

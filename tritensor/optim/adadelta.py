@@ -1,9 +1,8 @@
 """tt.optim.Adadelta (torch.optim.Adadelta): an update in tritensor ops (torch does not fuse it)."""
 from __future__ import annotations
 
-from ..ops.creation import zeros_like
 from . import _rules as R
-from ._state import check_lr, dense_grad, step_counter
+from ._state import check_lr, dense_grad, init_group
 from .optimizer import Optimizer
 
 __all__ = ["Adadelta"]
@@ -37,18 +36,9 @@ class Adadelta(Optimizer):
         with gradients enabled and its loss is returned."""
         def update(group, params):
             grads = [dense_grad(p, "Adadelta") for p in params]
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = step_counter(p, group["capturable"])
-                    state["square_avg"] = zeros_like(p)
-                    state["acc_delta"] = zeros_like(p)
-            steps = [self.state[p]["step"] for p in params]
-            if group["capturable"]:
-                R.check_capturable(params, steps)
+            steps, (square_avg, acc_delta) = init_group(self, params, group["capturable"], ('square_avg', 'acc_delta'))
             R.increment_step_tensors(steps, group["capturable"])
-            R.adadelta(params, grads, [self.state[p]["square_avg"] for p in params],
-                       [self.state[p]["acc_delta"] for p in params], lr=group["lr"], rho=group["rho"],
+            R.adadelta(params, grads, square_avg, acc_delta, lr=group["lr"], rho=group["rho"],
                        eps=group["eps"], weight_decay=group["weight_decay"], maximize=group["maximize"],
                        differentiable=group["differentiable"])
         return self._step_groups(closure, update)

@@ -1,9 +1,8 @@
 """tt.optim.Adamax (torch.optim.Adamax): an update in tritensor ops (torch does not fuse it)."""
 from __future__ import annotations
 
-from ..ops.creation import zeros_like
 from . import _rules as R
-from ._state import check_betas, check_lr, dense_grad, step_counter
+from ._state import check_betas, check_lr, dense_grad, init_group
 from .optimizer import Optimizer
 
 __all__ = ["Adamax"]
@@ -36,18 +35,9 @@ class Adamax(Optimizer):
         with gradients enabled and its loss is returned."""
         def update(group, params):
             grads = [dense_grad(p, "Adamax") for p in params]
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = step_counter(p, group["capturable"])
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_inf"] = zeros_like(p)
-            steps = [self.state[p]["step"] for p in params]
-            if group["capturable"]:
-                R.check_capturable(params, steps)
+            steps, (exp_avg, exp_inf) = init_group(self, params, group["capturable"], ('exp_avg', 'exp_inf'))
             beta1, beta2 = group["betas"]
-            R.adamax(params, grads, [self.state[p]["exp_avg"] for p in params],
-                     [self.state[p]["exp_inf"] for p in params],
+            R.adamax(params, grads, exp_avg, exp_inf,
                      R.increment_step_tensors(steps, group["capturable"]), eps=group["eps"], beta1=beta1,
                      beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], maximize=group["maximize"],
                      differentiable=group["differentiable"], capturable=group["capturable"])

@@ -1,9 +1,8 @@
 """tt.optim.RAdam (torch.optim.RAdam): an update in tritensor ops (torch does not fuse it)."""
 from __future__ import annotations
 
-from ..ops.creation import zeros_like
 from . import _rules as R
-from ._state import check_betas, check_lr, dense_grad, step_counter
+from ._state import check_betas, check_lr, dense_grad, init_group
 from .optimizer import Optimizer
 
 __all__ = ["RAdam"]
@@ -38,18 +37,9 @@ class RAdam(Optimizer):
         with gradients enabled and its loss is returned."""
         def update(group, params):
             grads = [dense_grad(p, "RAdam") for p in params]
-            for p in params:
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = step_counter(p, group["capturable"])
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-            steps = [self.state[p]["step"] for p in params]
-            if group["capturable"]:
-                R.check_capturable(params, steps)
+            steps, (exp_avg, exp_avg_sq) = init_group(self, params, group["capturable"], ('exp_avg', 'exp_avg_sq'))
             beta1, beta2 = group["betas"]
-            R.radam(params, grads, [self.state[p]["exp_avg"] for p in params],
-                    [self.state[p]["exp_avg_sq"] for p in params],
+            R.radam(params, grads, exp_avg, exp_avg_sq,
                     R.increment_step_tensors(steps, group["capturable"]), beta1=beta1, beta2=beta2,
                     lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
                     decoupled_weight_decay=group["decoupled_weight_decay"], differentiable=group["differentiable"],
