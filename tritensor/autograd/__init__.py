@@ -107,3 +107,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 from . import function  # noqa: E402
 from .function import Function, once_differentiable  # noqa: E402  (Function needs backward/grad defined above)
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from . import functional  # noqa: E402  (tt.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp)
