@@ -30,7 +30,7 @@ NOT_OPS_TT = {
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
     "CharTensor", "ByteTensor", "BoolTensor",
     # grad mode (context managers and switches)
-    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     # the random number state
     "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
     # settings and serialization (files, not tensors)

@@ -6,7 +6,7 @@
 """
 from . import _methods  # noqa: F401  (binds Tensor methods and operators)
 from . import autograd, cuda, nn  # noqa: F401
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .dtypes import (  # noqa: F401
     bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
     int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,

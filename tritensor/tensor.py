@@ -14,6 +14,7 @@ from . import dtypes as _dt
 from .layouts import strided as _strided
 from .memory_formats import contiguous_format as _contiguous_format, preserve_format as _preserve_format
 from .runtime.device import device as _device
+from .autograd.grad_mode import _state as _grad_state
 
 
 class Size(tuple):
@@ -42,9 +43,39 @@ class Size(tuple):
 class _Version:
     """A version counter shared by a tensor and its views (and detach() aliases)."""
     __slots__ = ("value",)
+    inference = False
 
     def __init__(self):
         self.value = 0
+
+
+INFERENCE_INPLACE_MESSAGE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+    "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
+    "for more details.")
+
+
+class _InferenceVersion(_Version):
+    """The "counter" of an inference tensor (made under ``tt.inference_mode``): it tracks nothing,
+    as torch's inference tensors keep no version counter. Writing it is an in-place update,
+    allowed only inside inference mode; reading it gives 0 (the paths that must refuse an
+    inference tensor check ``inference`` first: saving for backward, ``_version``)."""
+    __slots__ = ()
+    inference = True
+
+    @property
+    def value(self):
+        return 0
+
+    @value.setter
+    def value(self, _):
+        check_inference_inplace(self)
+
+
+def check_inference_inplace(counter):
+    """torch's error for an in-place write to an inference tensor outside inference mode."""
+    if counter.inference and not _grad_state.inference:
+        raise RuntimeError(INFERENCE_INPLACE_MESSAGE)
 
 
 def _no_elements(shape, np_dtype):
@@ -108,8 +139,11 @@ class Tensor:
         t._offset = offset if type(offset) is int else int(offset)
         t._dtype = dtype
         if version is None:       # a fresh counter, without a Python __init__ call
-            version = object.__new__(_Version)
-            version.value = 0
+            if _grad_state.inference:
+                version = object.__new__(_InferenceVersion)
+            else:
+                version = object.__new__(_Version)
+                version.value = 0
         t._version_counter = version
         t._requires_grad = False
         t._grad = None
@@ -387,7 +421,13 @@ class Tensor:
     def _version(self):
         """torch's ``_version``: how many in-place writes this tensor's memory has seen (one
         counter shared by a tensor, its views and its detach()es)."""
+        if self._version_counter.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.value
+
+    def is_inference(self):
+        """Whether this tensor was made under ``tt.inference_mode`` (torch.Tensor.is_inference)."""
+        return self._version_counter.inference
 
     @property
     def requires_grad(self):
@@ -406,6 +446,8 @@ class Tensor:
                 "var_no_grad = var.detach().")
         if value and not self.dtype.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        if value and self._version_counter.inference and not _grad_state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = value
 
     @requires_grad.deleter

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import ones_seed, run_backward
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .graph import DelayedError, Node
 from ..tensor import Tensor
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "detect_anomaly", "set_detect_anomaly", "Node", "gradcheck", "gradgradcheck", "Function",
-           "once_differentiable", "DelayedError", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
+           "once_differentiable", "DelayedError", "inference_mode", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
 
 
 def _as_tuple(x):

@@ -7,8 +7,9 @@ import threading
 class _GradState(threading.local):
     """Per-thread grad mode. The class attribute is every thread's default, so reading the
     mode is one attribute read (``_state.enabled``), which the dispatcher and the engine do
-    inline on every op."""
+    inline on every op. ``inference`` is inference mode (tensors made now are inference tensors)."""
     enabled = True
+    inference = False
 
 
 _state = _GradState()
@@ -84,3 +85,44 @@ class set_grad_enabled:
             with set_grad_enabled(self.mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.inference
+
+
+class inference_mode:
+    """torch.inference_mode(mode=True): no_grad, and every tensor created inside is an
+    *inference tensor* (``Tensor.is_inference()``), which keeps no version counter and so may
+    never be saved for backward or modified in place outside inference mode (torch's errors).
+    Views of normal tensors taken inside stay normal tensors, as torch's. ``mode=False`` is
+    the opposite guard: grad mode on, inference mode off. A context manager and a decorator
+    (``@inference_mode``, ``@inference_mode()``, ``@inference_mode(False)``)."""
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode) and not isinstance(mode, bool):      # @inference_mode without parentheses
+            self.mode = True
+            return self(mode)
+        self.mode = bool(mode)
+        return self
+
+    def __enter__(self):
+        self._prev = (_state.enabled, _state.inference)
+        _state.enabled, _state.inference = not self.mode, self.mode
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self._prev
+        return False
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return inference_mode(self.mode)

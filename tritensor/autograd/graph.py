@@ -26,6 +26,12 @@ PACK_INPLACE_MESSAGE = (
     "Please open an issue if you need to perform in-place operations on the input to a pack hook.")
 
 
+INFERENCE_SAVE_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
 class SavedTensor:
     """A tensor kept for backward, with the version it had when saved.
 
@@ -41,6 +47,8 @@ class SavedTensor:
                  "_unpack_hook", "_packed", "_grad_fn", "_grad_acc")
 
     def __init__(self, tensor, is_output=False):
+        if tensor._version_counter.inference:
+            raise RuntimeError(INFERENCE_SAVE_MESSAGE)
         self._version = tensor._version_counter.value
         self._is_output = is_output
         # Tensor.grad_fn / requires_grad, inlined (the property is needed only for a view,

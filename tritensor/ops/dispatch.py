@@ -14,7 +14,7 @@ from ..autograd.graph import (CopySlices, SavedTensor, grad_accumulator, gradien
                               rebase_history)
 from ..backends.base import backend_for
 from ..runtime.storage import Storage
-from ..tensor import Size, Tensor, contiguous_strides
+from ..tensor import Size, Tensor, check_inference_inplace, contiguous_strides
 from . import _layout
 from ._overlap import check_view_geometry, geometry
 from ._sparse import SparseOperand, sparse_fallback
@@ -414,6 +414,8 @@ _NO_EDGE = (None, 0)
 
 # ------------------------------------------------------------------------- in-place
 def check_inplace(t: Tensor):
+    if t._version_counter.inference:
+        check_inference_inplace(t._version_counter)
     if not is_grad_enabled():
         return
     # is_leaf and requires_grad, inlined: grad_fn is read first (it may regenerate a view's)
@@ -445,6 +447,8 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
         shape, dtype, compute = meta.shape, meta.dtype, meta.compute
     if shape != self._shape or dtype._kind > self._dtype._kind:    # (_dt.can_cast, inlined)
         check_inplace_result(self, shape, dtype)
+    if self._version_counter.inference:     # refused before anything is written
+        check_inference_inplace(self._version_counter)
     recording = False
     if op.backward is not None and _grad_state.enabled:
         recording = self._requires_grad or self.grad_fn is not None     # self.requires_grad
