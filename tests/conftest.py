@@ -18,6 +18,12 @@ if not _real_gpu():
     os.environ.setdefault("TRITENSOR_EMULATE_CUDA", "1")
     # the emulated device stands for two GPUs, so cuda:1 and the cross-device rules are tested
     os.environ.setdefault("TRITENSOR_EMULATED_DEVICES", "2")
+# The emulated device's launch profile (backends/triton/_plan.py): the suite's tests of single ops
+# run the "small" blocks, so that their shapes cross block edges and hit the masks; model-level
+# tests (training loops, the main job, whole networks) ask for the user's default, the "fast"
+# profile of few large programs, with @pytest.mark.emulated_blocks("fast") (see below).
+# TRITENSOR_EMULATED_BLOCKS=fast runs the whole suite under it.
+os.environ.setdefault("TRITENSOR_EMULATED_BLOCKS", "small")
 
 import tritensor as tt  # noqa: E402
 
@@ -37,6 +43,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _emulated_blocks(request):
+    """@pytest.mark.emulated_blocks(name): the test runs with the emulated device's launch profile
+    ``name`` ("fast", "small" or "gpu"); a real GPU is unaffected."""
+    marker = request.node.get_closest_marker("emulated_blocks")
+    if marker is None:
+        yield
+        return
+    from tritensor.backends import triton as tb
+    with tb.emulated_blocks(*marker.args):
+        yield
 
 
 def to_numpy(t):

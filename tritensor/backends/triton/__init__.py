@@ -67,10 +67,11 @@ _run = launch_kernel
 INDEX32_LIMIT = 2 ** 31 - 1
 
 from ._plan import (  # noqa: E402,F401
-    FLOAT_SCALAR, GPU_SETTINGS, INT_SCALAR, INTERPRETER_SETTINGS, MAX_RANK, _cdiv, _contiguous_strides,
-    _float_bits, _is_tensor, _Kernels, _kernels, _next_pow2, _prod, _row_blocks, _row_problem,
-    _scalar_arg, broadcast_strides, coalesce, fast_dim, interpreting, needs_int64, pieces, settings,
-    tile_plan)
+    FLOAT_SCALAR, GPU_SETTINGS, INT_SCALAR, INTERPRETER_FAST_SETTINGS, INTERPRETER_SETTINGS, MAX_RANK,
+    PROFILES, _cdiv, _contiguous_strides, _float_bits, _is_tensor, _Kernels, _kernels, _next_pow2, _prod,
+    _row_blocks, _row_problem, _scalar_arg, broadcast_strides, coalesce, current_profile, emulated_blocks,
+    fast_dim, gpu_launch_configs, interpreting, launch_profile, needs_int64, pick, pieces,
+    set_emulated_profile, settings, tile_plan)
 from ._memory import _dtype, _DType, _HostBuffer, _scratch, _View, download, upload  # noqa: E402,F401
 from ._elementwise import _EW_PLANS, elementwise  # noqa: E402,F401
 from ._copy import copy, fill  # noqa: E402,F401

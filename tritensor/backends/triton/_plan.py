@@ -6,11 +6,13 @@ Nothing here launches: these are pure functions of shapes, strides and settings.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import numbers
 import os
 import struct
+import threading
 
 import numpy as np
 
@@ -85,14 +87,128 @@ INTERPRETER_SETTINGS = _Settings({
     "scan_max_block_n": 16,
     "row_warps": 4,
 })
+INTERPRETER_FAST_SETTINGS = _Settings(INTERPRETER_SETTINGS)   # see "launch profiles" below
 
 
 def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
+# --------------------------------------------------------------------------- launch profiles
+# Every family's block/tile settings come in three profiles, and pick() chooses one per launch:
+#   "gpu"    the real GPU's configurations (compiled launches always use these);
+#   "fast"   the emulated device's default: few programs with large blocks. Under the interpreter a
+#            program costs ~0.3 ms of Python whatever its block, while a block's NumPy arithmetic
+#            costs little more for 16k elements than for 128, so whole small tensors, whole rows
+#            and whole small matrices go in one program (bounded by memory: a block is a few
+#            NumPy arrays of its size per live value);
+#   "small"  today's small blocks, so that the test shapes (a few hundred elements) cross block
+#            edges and exercise the masks with few programs: tests of single ops ask for it
+#            (tests/conftest.py), as does TRITENSOR_EMULATED_BLOCKS=small.
+# TRITENSOR_EMULATED_BLOCKS (fast, small or gpu; read once, at import) sets the emulated device's
+# profile; launch_profile(name) / gpu_launch_configs() override it for a block of code, in every
+# thread (the traffic counter replays the real GPU's configurations on the emulated device).
+EMULATED_BLOCKS_ENV = "TRITENSOR_EMULATED_BLOCKS"
+PROFILES = ("gpu", "fast", "small")
+
+
+def _env_profile():
+    name = os.environ.get(EMULATED_BLOCKS_ENV, "").strip().lower() or "fast"
+    if name not in PROFILES:
+        raise ValueError(f"{EMULATED_BLOCKS_ENV}={name!r}: expected one of {', '.join(PROFILES)}")
+    return name
+
+
+_EMULATED = [_env_profile()]    # the emulated device's profile when nothing overrides it
+_OVERRIDES = []                 # [token, name] of each launch_profile() block in force, innermost last
+_OVERRIDE_LOCK = threading.Lock()
+
+
+def current_profile() -> str:
+    """The launch profile in force: "gpu", "fast" or "small" (see above)."""
+    if _OVERRIDES:
+        return _OVERRIDES[-1][1]
+    return _EMULATED[0] if interpreting() else "gpu"
+
+
+def pick(gpu, fast, small):
+    """The one selection every family's settings go through: ``gpu``, ``fast`` or ``small``
+    (any objects: dicts of settings, matmul Configs ...) for the profile in force."""
+    if _OVERRIDES:
+        name = _OVERRIDES[-1][1]
+    elif os.environ.get("TRITON_INTERPRET") == "1":
+        name = _EMULATED[0]
+    else:
+        return gpu
+    return gpu if name == "gpu" else fast if name == "fast" else small
+
+
 def settings() -> dict:
-    return INTERPRETER_SETTINGS if interpreting() else GPU_SETTINGS
+    return pick(GPU_SETTINGS, INTERPRETER_FAST_SETTINGS, INTERPRETER_SETTINGS)
+
+
+def _notify_if_changed(before):
+    if current_profile() != before:
+        for callback in _SETTINGS_LISTENERS:
+            callback()
+
+
+def set_emulated_profile(name: str) -> str:
+    """Make ``name`` the emulated device's profile from now on (what TRITENSOR_EMULATED_BLOCKS
+    sets at import); returns the previous one. Cached launch plans are dropped."""
+    if name not in PROFILES:
+        raise ValueError(f"unknown launch profile {name!r}: expected one of {', '.join(PROFILES)}")
+    with _launch_lock(), _OVERRIDE_LOCK:
+        before = current_profile()
+        previous, _EMULATED[0] = _EMULATED[0], name
+        _notify_if_changed(before)
+    return previous
+
+
+def _launch_lock():
+    from ...runtime.launch import _INTERPRETER_LOCK   # no launch runs half under each profile
+    return _INTERPRETER_LOCK
+
+
+@contextlib.contextmanager
+def launch_profile(name: str):
+    """Launch with profile ``name`` ("gpu", "fast" or "small") inside the block, on every device
+    and in every thread (a process-wide setting, as the block settings themselves are). Blocks
+    nest; a block left in another order than it was entered (threads) removes only its own entry.
+    Entering and leaving wait for an interpreted launch in progress (runtime/launch.py's lock),
+    and cached launch plans are dropped whenever the profile in force changes."""
+    if name not in PROFILES:
+        raise ValueError(f"unknown launch profile {name!r}: expected one of {', '.join(PROFILES)}")
+    token = object()
+    with _launch_lock(), _OVERRIDE_LOCK:
+        before = current_profile()
+        _OVERRIDES.append([token, name])
+        _notify_if_changed(before)
+    try:
+        yield
+    finally:
+        with _launch_lock(), _OVERRIDE_LOCK:
+            before = current_profile()
+            _OVERRIDES[:] = [entry for entry in _OVERRIDES if entry[0] is not token]
+            _notify_if_changed(before)
+
+
+@contextlib.contextmanager
+def emulated_blocks(name: str):
+    """The emulated device's profile is ``name`` inside the block (set_emulated_profile, then
+    the previous one back); compiled launches on a real GPU are unaffected, unlike
+    launch_profile(). tests/conftest.py selects a test's profile with it."""
+    previous = set_emulated_profile(name)
+    try:
+        yield
+    finally:
+        set_emulated_profile(previous)
+
+
+def gpu_launch_configs():
+    """Inside the block every family launches with the real GPU's configurations (block sizes,
+    tiles, program counts), even on the emulated device: ``with gpu_launch_configs(): ...``."""
+    return launch_profile("gpu")
 
 
 # --------------------------------------------------------------------------- lazy kernel import

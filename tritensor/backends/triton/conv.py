@@ -35,6 +35,7 @@ from ._plan import _cdiv, _next_pow2, _prod
 
 MAX_GRID_Y = 65535
 INTERPRETER_CONFIG = tmm.Config(32, 32, 16, 4, 4, 1)
+INTERPRETER_FAST_CONFIG = INTERPRETER_CONFIG     # the emulated device's default profile (_plan.py)
 
 _C = tmm.Config
 CONFIGS = {   # by what the tiles become inside tl.dot (matmul.family)
@@ -88,12 +89,15 @@ def _configured(kind, dtype_name, out, M, N, K, layout, launch_all, config=None)
     """Run ``launch_all(config)`` with the configuration for this problem: ``config`` when given
     (tools, the compile check), the fixed one under the interpreter, else the tuned one."""
     if config is None:
-        if tb.interpreting():
-            config = INTERPRETER_CONFIG
-        else:
+        interpreted = tb.interpreting()
+        config = tb.pick(None, INTERPRETER_FAST_CONFIG, INTERPRETER_CONFIG) if interpreted else None
+        if config is None:
             precision = tmm.input_precision(dtype_name)
             fam = tmm.family(dtype_name, precision)
             cands = [c for c in CONFIGS[fam] if c.BLOCK_N <= max(32, _next_pow2(N))] or CONFIGS[fam][-1:]
+        if config is None and interpreted:    # gpu_launch_configs(): the GPU's untimed first choice
+            config = cands[0]
+        elif config is None:
             key = tmm.cache_key(tmm._gpu_name(out._storage.device), dtype_name, precision,
                                 f"conv_{kind}_{tmm.shape_class(M, N, K, False, layout)}")
             config = tmm.tuned_config(key, cands, launch_all)
@@ -290,9 +294,9 @@ def input_grad(gx, gy, w, bias, stride, padding, dilation, groups, compute, conf
 def splits_for(tiles, pixels, block_k):
     """How many slices the weight gradient cuts its K = ``pixels`` range into, for ``tiles``
     output tiles (a function of the shape only: the summation order never changes)."""
-    min_steps = INTERPRETER_MIN_K_STEPS if tb.interpreting() else GPU_MIN_K_STEPS
+    min_steps = tb.pick(GPU_MIN_K_STEPS, INTERPRETER_MIN_K_STEPS, INTERPRETER_MIN_K_STEPS)
     steps = _cdiv(max(pixels, 1), block_k)
-    want = 2 if tb.interpreting() else _cdiv(GPU_PROGRAMS, max(tiles, 1))
+    want = tb.pick(_cdiv(GPU_PROGRAMS, max(tiles, 1)), 2, 2)
     return max(1, min(want, steps // min_steps))
 
 

@@ -30,10 +30,11 @@ GPU_SETTINGS = {"gather_block": 1024, "scatter_block": 128, "compact_block": 102
                 "segment_block": 256, "warps": 4}
 INTERPRETER_SETTINGS = {"gather_block": 128, "scatter_block": 64, "compact_block": 128, "check_block": 256,
                         "segment_block": 64, "warps": 4}
+INTERPRETER_FAST_SETTINGS = dict(INTERPRETER_SETTINGS)   # the emulated device's default profile (_plan.py): few, large programs
 
 
 def settings():
-    return INTERPRETER_SETTINGS if tb.interpreting() else GPU_SETTINGS
+    return tb.pick(GPU_SETTINGS, INTERPRETER_FAST_SETTINGS, INTERPRETER_SETTINGS)
 
 
 def _kernels():

@@ -37,6 +37,7 @@ from . import matmul as tmm
 
 GPU = {"small_n": 64, "panel": 32, "rhs_block": 32, "row_block": 64, "col_block": 64, "warps": 4}
 INTERPRETER = {"small_n": 32, "panel": 16, "rhs_block": 16, "row_block": 16, "col_block": 16, "warps": 4}
+INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
 
 _K = None
 
@@ -51,7 +52,7 @@ def _kernels():
 
 
 def settings():
-    return INTERPRETER if tb.interpreting() else GPU
+    return tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
 
 
 def _pow2(n, floor=2):

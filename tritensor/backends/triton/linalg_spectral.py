@@ -41,6 +41,7 @@ from .linalg import _batches, _mat, _mT, _pow2, _view
 
 GPU = {"small_n": 32, "max_sweeps": 30, "block_sweeps": 20, "tile": 64, "row_block": 64, "warps": 4}
 INTERPRETER = {"small_n": 32, "max_sweeps": 30, "block_sweeps": 20, "tile": 32, "row_block": 32, "warps": 4}
+INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
 
 _K = None
 
@@ -55,7 +56,7 @@ def _kernels():
 
 
 def settings():
-    return INTERPRETER if tb.interpreting() else GPU
+    return tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
 
 
 def _eps(t):

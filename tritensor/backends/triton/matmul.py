@@ -53,6 +53,8 @@ class Config:
 # GPU, so the emulated path runs exactly what a GPU would accept), K in steps of 16 so that the
 # tests' small K still crosses a block boundary.
 INTERPRETER_CONFIG = Config(32, 32, 16, 4, 4, 1)
+# The emulated device's default profile (_plan.py): whole small matrices per program.
+INTERPRETER_FAST_CONFIG = INTERPRETER_CONFIG
 
 # The integer kernel (matmul_int_kernel) is not tuned: int64 multiply-adds on CUDA cores, a
 # [BLOCK_M, BLOCK_K, BLOCK_N] product per K step held in registers (32 int64 per thread here).
@@ -334,7 +336,10 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
         launch_all(config)
         return
     if _tb.interpreting():
-        launch_all(INTERPRETER_CONFIG)
+        config = _tb.pick(None, INTERPRETER_FAST_CONFIG, INTERPRETER_CONFIG)
+        if config is None:      # gpu_launch_configs(): the GPU's untimed choice (no GPU to time on)
+            config = INT_CONFIG if integer else candidates(rows, N, K, family(dtype_name, precision))[0]
+        launch_all(config)
         return
     if integer:
         launch_all(INT_CONFIG)

@@ -26,10 +26,11 @@ _K = None
 # memory-bound update; the compile check covers ITERS > 1).
 GPU_SETTINGS = {"block": 1024, "iters": 4, "warps": 4}
 INTERPRETER_SETTINGS = {"block": 64, "iters": 1, "warps": 4}
+INTERPRETER_FAST_SETTINGS = dict(INTERPRETER_SETTINGS)   # the emulated device's default profile (_plan.py): few, large programs
 
 
 def settings():
-    return INTERPRETER_SETTINGS if tb.interpreting() else GPU_SETTINGS
+    return tb.pick(GPU_SETTINGS, INTERPRETER_FAST_SETTINGS, INTERPRETER_SETTINGS)
 
 
 def _kernels():

@@ -17,13 +17,14 @@ from .. import triton as tb
 
 GPU_SETTINGS = {"block": 256, "warps": 4}
 INTERPRETER_SETTINGS = {"block": 64, "warps": 4}
+INTERPRETER_FAST_SETTINGS = dict(INTERPRETER_SETTINGS)   # the emulated device's default profile (_plan.py): few, large programs
 _TABLE_LIMIT = 256
 _TABLES: dict = {}
 _K = None
 
 
 def settings():
-    return INTERPRETER_SETTINGS if tb.interpreting() else GPU_SETTINGS
+    return tb.pick(GPU_SETTINGS, INTERPRETER_FAST_SETTINGS, INTERPRETER_SETTINGS)
 
 
 def _kernels():

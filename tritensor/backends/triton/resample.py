@@ -11,6 +11,7 @@ from .. import triton as tb
 
 GPU = {"block": 128, "warps": 4}
 INTERPRETER = {"block": 32, "warps": 4}     # few programs under the interpreter
+INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
 
 _K = None
 
@@ -29,7 +30,7 @@ def grid_sample_2d(out, x, grid, mode, padding_mode, align_corners, compute):
     if out.numel() == 0:
         return
     k = _kernels()
-    cfg = INTERPRETER if tb.interpreting() else GPU
+    cfg = tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
     n, c, h, w = (int(s) for s in x.shape)
     oh, ow = int(grid.shape[1]), int(grid.shape[2])
     points = oh * ow
@@ -47,7 +48,7 @@ def upsample_nearest(out, x, idx_d, idx_h, idx_w):
     if out.numel() == 0:
         return
     k = _kernels()
-    cfg = INTERPRETER if tb.interpreting() else GPU
+    cfg = tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
     pad = 5 - len(x.shape)        # view (N, C, *spatial) as (N, C, D, H, W)
     xs = list(x.stride())
     os_ = list(out.stride())
@@ -67,7 +68,7 @@ def grid_sample_3d(out, x, grid, mode, padding_mode, align_corners, compute):
     if out.numel() == 0:
         return
     k = _kernels()
-    cfg = INTERPRETER if tb.interpreting() else GPU
+    cfg = tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
     n, c, d, h, w = (int(s) for s in x.shape)
     od, oh, ow = (int(s) for s in grid.shape[1:4])
     points = od * oh * ow
@@ -84,7 +85,7 @@ def upsample_taps(out, x, idx_d, w_d, idx_h, w_h, idx_w, w_w, compute):
     if out.numel() == 0:
         return
     k = _kernels()
-    cfg = INTERPRETER if tb.interpreting() else GPU
+    cfg = tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
     pad = 5 - len(x.shape)
     xs, os_ = list(x.stride()), list(out.stride())
     x_strides = xs[:2] + [0] * pad + xs[2:]

@@ -25,12 +25,13 @@ _K = None
 # of 150 takes two merge passes), 128-output merges.
 GPU_SETTINGS = {"tile_n": 512, "tile": 1024, "merge_block": 512, "search_block": 1024, "warps": 4}
 INTERPRETER_SETTINGS = {"tile_n": 64, "tile": 256, "merge_block": 128, "search_block": 128, "warps": 4}
+INTERPRETER_FAST_SETTINGS = dict(INTERPRETER_SETTINGS)   # the emulated device's default profile (_plan.py): few, large programs
 
 _INT32_MAX = 2 ** 31 - 1
 
 
 def settings():
-    return INTERPRETER_SETTINGS if tb.interpreting() else GPU_SETTINGS
+    return tb.pick(GPU_SETTINGS, INTERPRETER_FAST_SETTINGS, INTERPRETER_SETTINGS)
 
 
 def _kernels():

@@ -14,6 +14,7 @@ from .. import triton as tb
 
 GPU = {"block_rows": 16, "block_n": 64, "warps": 4}
 INTERPRETER = {"block_rows": 8, "block_n": 16, "warps": 4}    # few programs: each costs ~0.35 ms there
+INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
 
 _K = None
 
@@ -32,7 +33,7 @@ def spmm(out, crow, col, val, dense, acc):
     if M == 0 or N == 0:
         return
     k = _kernels()
-    cfg = INTERPRETER if tb.interpreting() else GPU
+    cfg = tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
     tl = tb._kernels().tl
     grid = (tb._cdiv(M, cfg["block_rows"]), tb._cdiv(N, cfg["block_n"]))
     tb._run(k.spmm_kernel, grid, pointer(out), pointer(crow), pointer(col), pointer(val), pointer(dense), M, N,
