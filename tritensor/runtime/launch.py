@@ -149,6 +149,9 @@ def _decide_mode():
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     if interpreted:
         _interpreter.install()      # device-function calls skip the interpreter's re-patching
+        if _device._env_true("TRITENSOR_TRAFFIC"):     # count every launch (tritensor.profiler)
+            from .. import profiler
+            profiler.enable_from_environment()
     _state["blocking"] = launch_blocking()
     if not interpreted and _state["driver"] is None:
         install_triton_driver()
