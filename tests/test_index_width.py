@@ -255,6 +255,23 @@ def test_layer_norm_past_2_31(big):
     np.testing.assert_allclose(to_numpy(leaf.grad), np.zeros((2, 33)), atol=1e-2)   # d/dx sum(norm(x)) = 0
 
 
+def test_rms_norm_past_2_31(big):
+    """33 > the interpreter's one-tile row: the streaming (looping) rms_norm kernels, both ways."""
+    f = np.random.default_rng(3).standard_normal((2, 33)).astype(np.float16)
+    x = _put(_view(big, tt.float16, (2, 33), (1, S), offset=17), f)
+    g = _put(_view(big, tt.float16, (2, 33), (1, S), offset=19), np.ones((2, 33)))
+    leaf = x.detach().requires_grad_()
+    w = tt.ones(33, dtype=tt.float16, device="cuda", requires_grad=True)
+    out = F.rms_norm(leaf, (33,), w)
+    v = f.astype(np.float64)
+    r = 1 / np.sqrt((v * v).mean(1, keepdims=True) + np.finfo(np.float32).eps)
+    np.testing.assert_allclose(to_numpy(out), v * r, rtol=1e-2, atol=1e-2)
+    out.backward(g)
+    np.testing.assert_allclose(to_numpy(leaf.grad), r * (1 - v * r * (v * r).mean(1, keepdims=True)), rtol=2e-2,
+                               atol=2e-2)
+    np.testing.assert_allclose(to_numpy(w.grad), (v * r).sum(0), rtol=1e-2, atol=1e-2)
+
+
 def test_batch_norm_and_group_norm_past_2_31(big):
     """(N, C, L) = (2, 3, 11) with the spatial stride S and the sample stride 22 S: the moments'
     and the backward sums' unit loops step past 2**31, forward and backward."""

@@ -778,6 +778,20 @@ def test_random_layouts():
 
 
 # --------------------------------------------------------------------------- compiled for a GPU
+# issue 24 (helper "transformer"): the rms_norm kernels (kernels/rms_norm.py), one-tile and streaming
+# rows, with and without a weight, grad_weight's partial sums; a list of its own, spliced into the
+# compile script before the int64-index variants
+_TRANSFORMER_LAUNCHES = r'''
+from tritensor.backends.triton import nn as tnn
+for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "float32"), ("float64", "float64")]:
+    for n in (1000, 20000):
+        tnn.rms_norm(T((64, n), name), T((64, n), name), T((n,), name), T((64,), c), 1e-5, c)
+        tnn.rms_norm_backward(T((64, n), name), T((64, n), name), T((n, 64), name, True), T((n,), name), T((64,), c),
+                              T((n,), c), c)
+    tnn.rms_norm(T((64, 1000), name), T((64, 1000), name, True), None, T((64,), c), 1e-5, c)
+    tnn.rms_norm_backward(T((64, 1000), name), T((64, 1000), name), T((64, 1000), name), None, T((64,), c), None, c)
+'''
+
 _COMPILE_SCRIPT = r'''
 import json, os, re, sys
 import numpy as np
@@ -1254,6 +1268,7 @@ trs.upsample_taps(T((2, 3, 7, 9), "float32"), T((2, 3, 4, 5), "float32", True), 
 trs.upsample_taps(T((1, 2, 3, 4, 5), "bfloat16"), T((1, 2, 2, 2, 2), "bfloat16"), T((2, 3), "int64"),
                   T((2, 3), "float32"), T((2, 4), "int64"), T((2, 4), "float32"), T((2, 5), "int64"),
                   T((2, 5), "float32"), "float32")                         # trilinear, 16-bit
+''' + _TRANSFORMER_LAUNCHES + r'''
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

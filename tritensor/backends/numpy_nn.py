@@ -61,6 +61,33 @@ def layer_norm_backward(grad, x, weight, mean, rstd, grad_weight, grad_bias):
     return dx
 
 
+# ------------------------------------------------------------------ rms_norm
+def rms_norm_nd(x, weight, rstd, *, eps, n_norm):
+    """y = x * rstd * weight over the last ``n_norm`` dims of x, rstd = 1 / sqrt(mean(x^2) + eps)
+    per row; writes rstd (M,)."""
+    M, N = _row_split(x.shape, n_norm)
+    rows = x.reshape(M, N)
+    r = 1 / np.sqrt((rows * rows).mean(axis=1, keepdims=True) + np.asarray(eps, x.dtype))
+    y = rows * r
+    if weight is not None:
+        y = y * weight.reshape(-1)
+    np.copyto(rstd, r.reshape(rstd.shape), casting="unsafe")
+    return y.reshape(x.shape)
+
+
+def rms_norm_backward_nd(grad, x, weight, rstd, grad_weight, *, n_norm, **_):
+    """dx = rstd (gh - xhat mean(gh xhat)) with xhat = x rstd, gh = grad * weight, per row; writes
+    grad_weight = sum over rows of grad * xhat when given."""
+    M, N = _row_split(x.shape, n_norm)
+    g, r = grad.reshape(M, N), rstd.reshape(-1, 1)
+    xhat = x.reshape(M, N) * r
+    gh = g * weight.reshape(-1) if weight is not None else g
+    dx = r * (gh - xhat * (gh * xhat).mean(axis=1, keepdims=True))
+    if grad_weight is not None:
+        np.copyto(grad_weight, (g * xhat).sum(axis=0).reshape(grad_weight.shape), casting="unsafe")
+    return dx.reshape(x.shape)
+
+
 # ------------------------------------------------------------------ batch norm / group norm
 def _ncl(x):
     """x (N, C, *) as an (N, C, L) array (L = 1 without spatial dims)."""

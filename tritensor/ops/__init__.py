@@ -39,6 +39,7 @@ checks that there is no import cycle):
     sparse       sparse COO tensors: construction, coalesce, conversions, arithmetic, sparse @ dense
                  (_sparse, a leaf: where dense ops meet sparse operands)
     losses     the composite losses (kl_div, margins, triplet, poisson/gaussian nll ...) and distances
+    rms_norm   F.rms_norm (fused kernels, on nn's row helpers)
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
@@ -56,4 +57,5 @@ from . import resample  # noqa: F401
 from . import activations  # noqa: F401
 from . import sparse  # noqa: F401
 from . import losses  # noqa: F401
+from . import rms_norm  # noqa: F401
 from .table import TABLE  # noqa: F401

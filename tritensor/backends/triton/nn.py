@@ -45,8 +45,9 @@ def _kernels():
     if _K is None:
         from tritensor.kernels import loss as loss_k
         from tritensor.kernels import norm as norm_k
+        from tritensor.kernels import rms_norm as rms_norm_k
         k = tb._Kernels()
-        k.norm, k.loss = norm_k, loss_k
+        k.norm, k.loss, k.rms_norm = norm_k, loss_k, rms_norm_k
         _K = k
     return _K
 
@@ -124,6 +125,53 @@ def layer_norm_backward(dx, grad, x, weight, mean, rstd, grad_weight, grad_bias,
     for part, t in ((dw, grad_weight), (db, grad_bias)):
         if part is not None:      # t is contiguous: seen flat as the N column sums
             tb.reduce("sum", tb._View((N,), (1,), t._offset, t._storage, t.dtype), part, (0,), compute)
+
+
+# --------------------------------------------------------------------------- rms_norm
+def rms_norm(out, x, weight, rstd, eps, compute):
+    """out, x: (M, N) with any strides for x and a unit column stride for out (contiguous);
+    weight: contiguous (N,) or None; rstd: contiguous (M,) in ``compute``, written."""
+    M, N = (int(s) for s in out.shape)
+    if M == 0 or N == 0:
+        return
+    k, cfg = tb._kernels(), settings()
+    block_m, block_n, one_tile = _blocks(M, N, cfg, compute)
+    xs = x.stride()
+    tb._run(_kernels().rms_norm.rms_norm_fwd_kernel, (tb._cdiv(M, block_m),), pointer(x),
+            pointer(weight) if weight is not None else pointer(x), pointer(out), pointer(rstd), M, N, xs[0], xs[1],
+            out.stride()[0], tb._float_bits(eps), HAS_W=weight is not None, COMPUTE=k.compute[compute],
+            BLOCK_M=block_m, BLOCK_N=block_n, ONE_TILE=one_tile, num_warps=cfg["warps"])
+
+
+def rms_norm_backward(dx, grad, x, weight, rstd, grad_weight, compute):
+    """dx (M, N) contiguous; grad, x (M, N) any strides; grad_weight: an (N,) output or None,
+    summed in two deterministic stages (per-program partial sums, then the reduce kernel)."""
+    M, N = (int(s) for s in dx.shape)
+    if N == 0:
+        return
+    k, cfg = tb._kernels(), settings()
+    if M == 0:
+        if grad_weight is not None:
+            tb.fill(grad_weight, 0)
+        return
+    block_m, block_n, one_tile = _blocks(M, N, cfg, compute)
+    programs = max(1, min(cfg["backward_programs"], tb._cdiv(M, block_m)))
+    rows = tb._cdiv(tb._cdiv(M, programs), block_m) * block_m     # whole blocks per program
+    programs = tb._cdiv(M, rows)
+    dw = None
+    if grad_weight is not None:
+        dw = tb._scratch(dx, (programs, N), tb._dtype(compute))
+        if not one_tile:       # the streaming path adds into its row of partial sums
+            tb.fill(dw, 0)
+    gs, xs = grad.stride(), x.stride()
+    tb._run(_kernels().rms_norm.rms_norm_bwd_kernel, (programs,), pointer(grad), pointer(x),
+            pointer(weight) if weight is not None else pointer(x), pointer(rstd), pointer(dx),
+            pointer(dw) if dw is not None else pointer(rstd), M, N, rows, gs[0], gs[1], xs[0], xs[1],
+            dx.stride()[0], HAS_W=weight is not None, NEED_DW=dw is not None, COMPUTE=k.compute[compute],
+            BLOCK_M=block_m, BLOCK_N=block_n, ONE_TILE=one_tile, num_warps=cfg["warps"])
+    if dw is not None:      # grad_weight is contiguous: seen flat as the N column sums
+        tb.reduce("sum", tb._View((N,), (1,), grad_weight._offset, grad_weight._storage, grad_weight.dtype), dw,
+                  (0,), compute)
 
 
 # --------------------------------------------------------------------------- cross entropy
