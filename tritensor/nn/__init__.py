@@ -3,6 +3,6 @@ from . import functional, init, parallel, utils  # noqa: F401
 from .parallel import DataParallel  # noqa: F401  (torch.nn.DataParallel)
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 
-__all__ = ["Parameter", "Buffer", "DataParallel", "functional", "init", "parallel", "utils", *_modules_all]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "DataParallel", "functional", "init", "parallel", "utils", *_modules_all]

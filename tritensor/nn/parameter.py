@@ -1,5 +1,9 @@
 """tt.nn.Parameter and tt.nn.Buffer, as torch.nn.parameter.
 
+UninitializedParameter / UninitializedBuffer are the placeholders of the Lazy* modules: an empty
+tensor of the right device and dtype, whose ``materialize(shape)`` gives it memory and turns it
+into a Parameter / plain Tensor (``cls_to_become``), as torch.
+
 A Parameter is a Tensor subclass that shares its data's storage (torch's ``_make_subclass``):
 ``Parameter(t)`` and ``t`` see the same memory, and ops on a Parameter return plain Tensors
 (every op builds its output with ``Tensor._make``). Assigning a Parameter to a Module
@@ -12,7 +16,7 @@ from collections import OrderedDict
 
 from ..tensor import Tensor
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 def _alias(data, cls):
@@ -84,6 +88,94 @@ class Buffer(Tensor, metaclass=_BufferMeta):
             from ..ops.creation import empty
             data = empty(0)
         t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer whose shape is not known yet (torch.nn.parameter's mixin).
+
+    torch refuses every op on one through ``__torch_function__``; tritensor has no such hook,
+    so the refusal covers what reads the shape (``shape``, ``size()``, ``dim()``, ``numel()``)
+    and a module's use of it goes through the lazy module's initialization first."""
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the tensor memory of ``shape`` (uninitialized values, as torch.empty) on its
+        device and dtype unless given, and make it a ``cls_to_become``."""
+        from ..ops.creation import empty
+        if device is None:
+            device = self.device
+        if dtype is None:
+            dtype = self.dtype
+        self.data = empty(shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their attributes.")
+
+    def _refuse(self, *args, **kwargs):
+        raise ValueError(
+            "Attempted to use an uninitialized parameter in a tensor method. This error happens when you are "
+            "using a `LazyModule` or explicitly manipulating `torch.nn.parameter."
+            f"{type(self).__name__}` objects. When using LazyModules Call `forward` with a dummy batch to "
+            "initialize the parameters before calling torch functions")
+
+    size = dim = numel = _refuse
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
+                           "initialize the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+
+def is_lazy(param):
+    """Whether ``param`` is an UninitializedParameter or UninitializedBuffer."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """``UninitializedParameter(requires_grad=True, device=None, dtype=None)``: a Parameter
+    placeholder of a Lazy module, materialized at its first forward."""
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from ..ops.creation import empty
+        p = _alias(empty(0, device=device, dtype=dtype), cls)
+        p._requires_grad = bool(requires_grad)
+        return p
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, self.device, self.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """``UninitializedBuffer(requires_grad=False, device=None, dtype=None, persistent=True)``:
+    a buffer placeholder of a Lazy module (running statistics of LazyBatchNorm ...)."""
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        from ..ops.creation import empty
+        t = _alias(empty(0, device=device, dtype=dtype), cls)
+        t._requires_grad = bool(requires_grad)
         t.persistent = persistent
         t._is_buffer = True
         return t
