@@ -733,6 +733,7 @@ def one_hot(tensor, num_classes=-1):
 
 
 from ..ops.pdist import pdist  # noqa: F401
+from ..ops.attention import scaled_dot_product_attention  # noqa: F401,E402
 
 
 # ------------------------------------------------------------------ hardtanh family

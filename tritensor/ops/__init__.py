@@ -40,6 +40,7 @@ checks that there is no import cycle):
                  (_sparse, a leaf: where dense ops meet sparse operands)
     losses     the composite losses (kl_div, margins, triplet, poisson/gaussian nll ...) and distances
     rms_norm   F.rms_norm (fused kernels, on nn's row helpers)
+    attention  scaled dot-product attention (the flash kernels, the math formulation)
     declarations  the public variants of the modules that do not declare their own
 """
 from . import dispatch, copy, generators, creation, views  # noqa: F401  (registers the entries)
@@ -58,4 +59,5 @@ from . import activations  # noqa: F401
 from . import sparse  # noqa: F401
 from . import losses  # noqa: F401
 from . import rms_norm  # noqa: F401
+from . import attention  # noqa: F401
 from .table import TABLE  # noqa: F401
