@@ -96,9 +96,9 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 class UninitializedTensorMixin:
     """A parameter or buffer whose shape is not known yet (torch.nn.parameter's mixin).
 
-    torch refuses every op on one through ``__torch_function__``; tritensor has no such hook,
-    so the refusal covers what reads the shape (``shape``, ``size()``, ``dim()``, ``numel()``)
-    and a module's use of it goes through the lazy module's initialization first."""
+    torch refuses every op on one through ``__torch_function__``; tritensor has no such hook:
+    reading ``shape`` raises torch's RuntimeError (what load_state_dict meets), and a Lazy
+    module materializes its placeholders before its forward uses them."""
 
     def materialize(self, shape, device=None, dtype=None):
         """Give the tensor memory of ``shape`` (uninitialized values, as torch.empty) on its
@@ -117,15 +117,6 @@ class UninitializedTensorMixin:
             "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
             "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
             "`forward` to initialize the parameters before accessing their attributes.")
-
-    def _refuse(self, *args, **kwargs):
-        raise ValueError(
-            "Attempted to use an uninitialized parameter in a tensor method. This error happens when you are "
-            "using a `LazyModule` or explicitly manipulating `torch.nn.parameter."
-            f"{type(self).__name__}` objects. When using LazyModules Call `forward` with a dummy batch to "
-            "initialize the parameters before calling torch functions")
-
-    size = dim = numel = _refuse
 
     def share_memory_(self):
         raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
