@@ -80,3 +80,182 @@ def test_stateless_functional_call_is_deprecated_as_torch():
                                            r"replacement.$"):
         out = tt.nn.utils.stateless.functional_call(lin, {"bias": tt.zeros(2)}, tt.ones(1, 2))
     tt.testing.assert_close(out, lin.weight.detach().sum(1).reshape(1, 2))
+
+
+# ------------------------------------------------------------------ fusion
+def _eval_bn(bn, c):
+    with tt.no_grad():
+        bn.running_mean.copy_(tt.linspace(-1.0, 1.0, c))
+        bn.running_var.copy_(tt.linspace(0.5, 2.0, c))
+        if bn.weight is not None:
+            bn.weight.copy_(tt.linspace(0.5, 1.5, c))
+            bn.bias.copy_(tt.linspace(-0.3, 0.3, c))
+    return bn.eval()
+
+
+@pytest.mark.parametrize("make,bn,shape,transpose", [
+    (lambda: tt.nn.Conv2d(3, 4, 3), lambda: tt.nn.BatchNorm2d(4), (2, 3, 5, 5), False),
+    (lambda: tt.nn.Conv1d(3, 4, 2, bias=False), lambda: tt.nn.BatchNorm1d(4, affine=False), (2, 3, 6), False),
+    (lambda: tt.nn.ConvTranspose2d(3, 4, 2), lambda: tt.nn.BatchNorm2d(4), (1, 3, 3, 3), True),
+    (lambda: tt.nn.Conv3d(2, 4, 2), lambda: tt.nn.BatchNorm3d(4), (1, 2, 3, 3, 3), False),
+])
+def test_fuse_conv_bn_eval_computes_bn_of_conv(make, bn, shape, transpose):
+    tt.manual_seed(0)
+    conv = make().eval()
+    norm = _eval_bn(bn(), 4)
+    x = tt.randn(*shape)
+    fused = tt.nn.utils.fuse_conv_bn_eval(conv, norm, transpose=transpose)
+    tt.testing.assert_close(fused(x), norm(conv(x)), rtol=1e-5, atol=1e-5)
+    assert isinstance(fused.weight, tt.nn.Parameter) and fused.weight.requires_grad and fused is not conv
+    assert conv.bias is None or fused.bias is not conv.bias
+
+
+def test_fuse_linear_bn_eval_and_the_weight_functions():
+    tt.manual_seed(0)
+    lin = tt.nn.Linear(3, 4).eval()
+    norm = _eval_bn(tt.nn.BatchNorm1d(4), 4)
+    x = tt.randn(5, 3)
+    fused = tt.nn.utils.fuse_linear_bn_eval(lin, norm)
+    tt.testing.assert_close(fused(x), norm(lin(x)), rtol=1e-5, atol=1e-5)
+    # hand-computed: w' = w * g / sqrt(v + eps), b' = (b - m) * g / sqrt(v + eps) + beta
+    w, b = tt.nn.utils.fuse_linear_bn_weights(tt.ones(1, 1), None, tt.tensor([1.0]), tt.tensor([3.0]), 1.0,
+                                              tt.tensor([4.0]), tt.tensor([0.5]))
+    assert w.tolist() == [[2.0]] and b.tolist() == [-1.5] and not b.requires_grad
+    w, b = tt.nn.utils.fuse_conv_bn_weights(tt.ones(1, 1, 1), tt.tensor([3.0]), tt.tensor([1.0]), tt.tensor([3.0]),
+                                            1.0, None, None)
+    assert w.tolist() == [[[0.5]]] and b.tolist() == [1.0]
+    with pytest.raises(AssertionError, match="^Fusion only for eval!$"):
+        tt.nn.utils.fuse_linear_bn_eval(tt.nn.Linear(3, 4), norm)
+    with pytest.raises(AssertionError, match=r"^To fuse, linear.out_features == bn.num_features or bn.num_features "
+                                             r"== 1, got linear.out_features=4 and bn.num_features=3$"):
+        tt.nn.utils.fuse_linear_bn_eval(lin, tt.nn.BatchNorm1d(3).eval())
+    with pytest.raises(AssertionError, match="^bn.running_mean and bn.running_var must not be None$"):
+        tt.nn.utils.fuse_conv_bn_eval(tt.nn.Conv1d(1, 1, 1).eval(),
+                                      tt.nn.BatchNorm1d(1, track_running_stats=False).eval())
+
+
+# ------------------------------------------------------------------ memory format, skip_init
+def test_convert_conv_weight_memory_format_recurses_and_keeps_values():
+    tt.manual_seed(0)
+    model = tt.nn.Sequential(tt.nn.Conv2d(3, 4, 2), tt.nn.Sequential(tt.nn.ConvTranspose2d(4, 2, 1)),
+                             tt.nn.Conv3d(1, 2, 1), tt.nn.Linear(2, 2))
+    before = [p.detach().clone() for p in model.parameters()]
+    w0 = model[0].weight
+    out = tt.nn.utils.convert_conv2d_weight_memory_format(model, tt.channels_last)
+    assert out is model and model[0].weight is w0                    # the same Parameter, relaid out
+    assert model[0].weight.stride() == (12, 1, 6, 3)                  # torch's channels_last strides
+    assert model[1][0].weight.stride() == (2, 1, 2, 2)
+    assert model[2].weight.is_contiguous()                            # a Conv3d: untouched here
+    tt.nn.utils.convert_conv3d_weight_memory_format(model, tt.channels_last_3d)
+    assert model[2].weight.is_contiguous(memory_format=tt.channels_last_3d)
+    for p, b in zip(model.parameters(), before):
+        assert tt.equal(p.detach(), b)
+
+
+def test_skip_init_draws_no_random_numbers_and_keeps_the_class():
+    tt.manual_seed(3)
+    state = tt.get_rng_state()
+    m = tt.nn.utils.skip_init(tt.nn.Linear, 4, 3, bias=True)
+    assert tt.equal(tt.get_rng_state(), state)
+    assert type(m) is tt.nn.Linear and m.weight.shape == (3, 4) and m.in_features == 4
+    c = tt.nn.utils.skip_init(tt.nn.Conv2d, 2, 2, 3, device="cuda")
+    assert c.weight.device.type == "cuda" and type(c) is tt.nn.Conv2d
+    with pytest.raises(RuntimeError, match="^Expected a Module; got <class 'int'>$"):
+        tt.nn.utils.skip_init(int)
+    with pytest.raises(RuntimeError, match="^Module must support a 'device' arg to skip initialization$"):
+        tt.nn.utils.skip_init(tt.nn.ReLU)
+
+
+# ------------------------------------------------------------------ prune
+prune = tt.nn.utils.prune
+
+
+def _lin(values):
+    t = tt.tensor(values)
+    m = tt.nn.Linear(t.shape[1], t.shape[0])
+    with tt.no_grad():
+        m.weight.copy_(t)
+    return m
+
+
+def test_l1_then_ln_structured_pruning_as_torch():
+    m = _lin([[0.5, -2.0, 0.1], [3.0, -0.2, 1.0]])
+    prune.l1_unstructured(m, "weight", amount=0.5)
+    # recorded from torch 2.13 (the three smallest magnitudes go)
+    assert m.weight_mask.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
+    assert list(m.state_dict()) == ["bias", "weight_orig", "weight_mask"]
+    assert [n for n, _ in m.named_parameters()] == ["bias", "weight_orig"]
+    assert m.weight.tolist() == [[0.0, -2.0, 0.0], [3.0, -0.0, 1.0]]
+    prune.ln_structured(m, "weight", amount=1, n=2, dim=0)    # row 0 has the smaller L2 norm left
+    assert m.weight_mask.tolist() == [[0.0, 0.0, 0.0], [1.0, 0.0, 1.0]]
+    hooks = list(m._forward_pre_hooks.values())
+    assert len(hooks) == 1 and type(hooks[0]).__name__ == "PruningContainer" and len(hooks[0]) == 2
+    with tt.no_grad():
+        m.weight_orig.fill_(2.0)
+    x = tt.ones(1, 3)
+    tt.testing.assert_close(m(x), x @ (m.weight_mask * 2.0).T + m.bias.detach())   # the hook reapplies the mask
+    m(x).sum().backward()
+    assert m.weight_orig.grad.tolist() == [[0.0, 0.0, 0.0], [1.0, 0.0, 1.0]]
+    prune.remove(m, "weight")
+    assert list(m.state_dict()) == ["bias", "weight"] and isinstance(m.weight, tt.nn.Parameter)
+    assert m.weight.tolist() == [[0.0, 0.0, 0.0], [2.0, 0.0, 2.0]] and not prune.is_pruned(m)
+
+
+def test_global_random_custom_and_identity_pruning():
+    a, b = _lin([[1.0, -5.0], [0.3, 2.0]]), _lin([[-0.1, 4.0]])
+    prune.global_unstructured([(a, "weight"), (b, "weight")], pruning_method=prune.L1Unstructured, amount=3)
+    assert a.weight_mask.tolist() == [[0.0, 1.0], [0.0, 1.0]] and b.weight_mask.tolist() == [[0.0, 1.0]]
+    assert prune.is_pruned(a) and prune.is_pruned(tt.nn.Sequential(b))
+    tt.manual_seed(0)
+    r = tt.nn.Linear(10, 8)
+    prune.random_unstructured(r, "weight", amount=0.3)
+    assert int(r.weight_mask.sum().item()) == 80 - 24
+    prune.random_unstructured(r, "weight", amount=10)      # 10 more among the remaining ones
+    assert int(r.weight_mask.sum().item()) == 80 - 34
+    s = tt.nn.Conv2d(2, 6, 1)
+    prune.random_structured(s, "weight", amount=2, dim=0)
+    kept = s.weight_mask.sum(dim=(1, 2, 3))
+    assert sorted(kept.tolist()) == [0.0, 0.0, 2.0, 2.0, 2.0, 2.0]
+    c = tt.nn.Linear(2, 2)
+    prune.custom_from_mask(c, "bias", mask=tt.tensor([0.0, 1.0]))
+    assert c.bias.tolist()[0] == 0.0 and c.bias_mask.tolist() == [0.0, 1.0]
+    i = prune.identity(tt.nn.Linear(2, 2), "weight")
+    assert i.weight_mask.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    # importance_scores rank the entries instead of the weight
+    m = _lin([[1.0, 2.0, 3.0]])
+    prune.l1_unstructured(m, "weight", amount=1, importance_scores=tt.tensor([[5.0, 1.0, 9.0]]))
+    assert m.weight_mask.tolist() == [[1.0, 0.0, 1.0]]
+    assert prune.L1Unstructured(amount=2).prune(tt.tensor([3.0, -1.0, 0.5, 4.0])).tolist() == [3.0, -0.0, 0.0, 4.0]
+
+
+def test_prune_errors_word_for_word():
+    cases = [
+        (lambda: prune.l1_unstructured(tt.nn.Linear(2, 2), "weight", amount=1.5), ValueError,
+         "amount=1.5 should either be a float in the range [0, 1] or a non-negative integer"),
+        (lambda: prune.l1_unstructured(tt.nn.Linear(2, 2), "weight", amount=5), ValueError,
+         "amount=5 should be smaller than the number of parameters to prune=4"),
+        (lambda: prune.l1_unstructured(tt.nn.Linear(2, 2), "weight", amount="a"), TypeError,
+         "Invalid type for amount: a. Must be int or float."),
+        (lambda: prune.ln_structured(tt.nn.Linear(2, 2), "bias", amount=1, n=2, dim=0), ValueError,
+         "Structured pruning can only be applied to multidimensional tensors. Found tensor of shape "
+         "tritensor.Size([2]) with 1 dims"),
+        (lambda: prune.remove(tt.nn.Linear(2, 2), "weight"), ValueError,
+         "Parameter 'weight' of module Linear(in_features=2, out_features=2, bias=True) has to be pruned before "
+         "pruning can be removed"),
+        (lambda: prune.global_unstructured([(tt.nn.Linear(2, 2), "weight")], prune.LnStructured, amount=1, n=1,
+                                           dim=0), TypeError,
+         "Only \"unstructured\" PRUNING_TYPE supported for the `pruning_method`. Found method "
+         "<class 'tritensor.nn.utils.prune.LnStructured'> of type structured"),
+        (lambda: prune.ln_structured(tt.nn.Linear(2, 2), "weight", amount=1, n=2, dim=3), IndexError,
+         "Invalid index 3 for tensor of size tritensor.Size([2, 2])"),
+    ]
+    for fn, exc, msg in cases:
+        with pytest.raises(exc) as e:
+            fn()
+        assert str(e.value) == msg
+    m = tt.nn.Linear(2, 2)
+    with pytest.raises(ValueError):
+        prune.l1_unstructured(m, "weight", amount=9)
+    assert sorted(n for n, _ in m.named_parameters()) == ["bias", "weight"]     # restored after the failure
+    assert "weight_orig" not in m._parameters and "weight_mask" not in m._buffers
+    assert not m._forward_pre_hooks
