@@ -270,3 +270,17 @@ def test_cuda_dropout_mask_is_replayed_from_the_cuda_generator(reentrant):
     tt.manual_seed(11)
     f(x).sum().backward()
     tt.testing.assert_close(gx, x.grad, rtol=0, atol=0)
+
+
+def test_reentrant_refuses_autograd_grad_and_backward_inputs_as_torch():
+    x, w = _leaves()
+    msg = ("^When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad\\(\\) or passing an `inputs` "
+           "parameter to .backward\\(\\).")
+    out = checkpoint(lambda t: (t @ w).tanh(), x, use_reentrant=True).sum()
+    with pytest.raises(RuntimeError, match=msg):
+        tt.autograd.grad(out, (x,), retain_graph=True)
+    with pytest.raises(RuntimeError, match=msg):
+        out.backward(inputs=[x], retain_graph=True)
+    assert w.grad is None                    # nothing leaked into the other leaf's .grad
+    out.backward()
+    assert x.grad is not None and w.grad is not None

@@ -259,3 +259,16 @@ def test_prune_errors_word_for_word():
     assert sorted(n for n, _ in m.named_parameters()) == ["bias", "weight"]     # restored after the failure
     assert "weight_orig" not in m._parameters and "weight_mask" not in m._buffers
     assert not m._forward_pre_hooks
+
+
+def test_functional_call_through_a_parametrization():
+    # torch's note: the key parametrizations.<name>.original feeds the parametrization
+    m = tt.nn.utils.parametrizations.weight_norm(tt.nn.Linear(2, 2, bias=False))
+    v = tt.tensor([[3.0, 4.0], [0.0, 2.0]])
+    g = tt.tensor([[10.0], [1.0]])
+    out = functional_call(m, {"parametrizations.weight.original0": g, "parametrizations.weight.original1": v},
+                          (tt.tensor([[1.0, 1.0]]),))
+    assert out.tolist() == [[14.0, 1.0]]          # rows v / |v| * g: [6, 8] and [0, 1]
+    # the plain name replaces the parametrized tensor altogether
+    assert functional_call(m, {"weight": tt.eye(2)}, (tt.tensor([[1.0, 2.0]]),)).tolist() == [[1.0, 2.0]]
+    assert tt.nn.utils.parametrize.is_parametrized(m, "weight")

@@ -257,3 +257,25 @@ def test_transfer_parametrizations_and_params():
     assert parametrize.is_parametrized(b, "weight")
     assert b.parametrizations.weight.original0 is a.parametrizations.weight.original0
     _close(b.weight, a.weight)
+
+
+def test_old_spectral_norm_loads_a_version_0_state_dict_by_solving_for_v():
+    # before version 1, torch saved the normalized `weight` and no `weight_v`: loading solves
+    # for a v that reproduces that weight's sigma (SpectralNormLoadStateDictPreHook)
+    src = DATA["old_spectral_norm"]
+    orig, u = src["registered"]["weight_orig"], src["registered"]["weight_u"]
+    weight = orig / 2.5
+    from collections import OrderedDict
+    sd = OrderedDict(bias=src["registered"]["bias"], weight_orig=orig, weight_u=u, weight=weight)
+    sd._metadata = OrderedDict({"": {"version": 1, "spectral_norm": {"weight.version": 0}}})
+    m = nn.utils.spectral_norm(nn.Linear(3, 4)).eval()
+    m.load_state_dict(sd)
+    assert sorted(m.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    x = DATA["x2"]
+    _close(m(x), x @ weight.T + sd["bias"])
+    # without metadata and without weight_v: both the old and the new layout miss a key (torch's text)
+    sd1 = OrderedDict(bias=sd["bias"], weight_orig=orig, weight_u=u)
+    with pytest.raises(RuntimeError) as e:
+        nn.utils.spectral_norm(nn.Linear(3, 4)).load_state_dict(sd1)
+    assert str(e.value) == ('Error(s) in loading state_dict for Linear:\n\tMissing key(s) in state_dict: "weight", '
+                            '"weight_v". ')

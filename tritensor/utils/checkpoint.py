@@ -166,6 +166,22 @@ class _RngStash:
 
 
 # ------------------------------------------------------------------ reentrant
+def _is_checkpoint_valid():
+    """torch._C._is_checkpoint_valid: false inside a backward that computes only some inputs'
+    gradients (autograd.grad, backward(inputs=...)). The reentrant backward accumulates into
+    every leaf's .grad, which such a backward must not touch. The engine keeps no graph-task
+    object to ask, so the innermost running engine call is read from the stack (this runs once
+    per checkpointed segment's backward, never on the hot path)."""
+    import sys
+    from ..autograd import engine
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is engine.run_backward.__code__:
+            return frame.f_locals.get("inputs") is None
+        frame = frame.f_back
+    return True
+
+
 class CheckpointFunction(Function):
     """The reentrant checkpoint: forward under no_grad, backward recomputes and backpropagates."""
 
@@ -191,6 +207,11 @@ class CheckpointFunction(Function):
     @staticmethod
     def backward(ctx, *args):
         from ..autograd import backward as autograd_backward
+        if not _is_checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an "
+                "`inputs` parameter to .backward(). To resolve this error, you can either set use_reentrant=False, "
+                "or call .backward() without passing the `inputs` argument.")
         inputs = list(ctx.inputs)
         for i, idx in enumerate(ctx.tensor_indices):
             inputs[idx] = ctx.saved_tensors[i]
