@@ -100,3 +100,70 @@ record("rms_norm_backward", _rms_backward_op, (tt.float32, tt.float64), _rms_bac
 # written in table ops, the same code on every device: on cpu only (~4 s emulated)
 GRAD_CASES["rms_norm"] = lambda d: (lambda x, w: F.rms_norm(x, (3,), w), (_randn((2, 3), d), _randn((3,), d)), {})
 CPU_ONLY_GRADGRAD.add("rms_norm")
+
+
+# --------------------------------------------------------------------------- multi_head_attention_forward
+def _mha_reference(query, key, value, embed_dim, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+                   add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True, key_padding_mask=None,
+                   need_weights=True, attn_mask=None, average_attn_weights=True):
+    """softmax(Q K^T / sqrt(d) + masks) V per head, from the definition (float64; no bias_k /
+    zero attention, no dropout: the samples use none)."""
+    q, k, v = (a.astype(np.float64) for a in (query, key, value))
+    L, N, E = q.shape
+    S = k.shape[0]
+    d = E // num_heads
+    w = np.split(in_proj_weight.astype(np.float64), 3)
+    b = np.split(in_proj_bias.astype(np.float64), 3) if in_proj_bias is not None else [0.0] * 3
+    heads = [(t @ wi.T + bi).reshape(t.shape[0], N, num_heads, d).transpose(1, 2, 0, 3)
+             for t, wi, bi in zip((q, k, v), w, b)]       # (N, H, L or S, d)
+    scores = heads[0] @ heads[1].transpose(0, 1, 3, 2) / np.sqrt(d)
+    if attn_mask is not None:
+        am = np.where(attn_mask, -np.inf, 0.0) if attn_mask.dtype == bool else attn_mask.astype(np.float64)
+        scores = scores + am.reshape((N, num_heads, L, S) if am.ndim == 3 else (1, 1, L, S))
+    if key_padding_mask is not None:
+        scores = scores + np.where(key_padding_mask, -np.inf, 0.0)[:, None, None, :]
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p = p / p.sum(-1, keepdims=True)
+    out = (p @ heads[2]).transpose(2, 0, 1, 3).reshape(L, N, E)
+    out = out @ out_proj_weight.astype(np.float64).T + (out_proj_bias if out_proj_bias is not None else 0.0)
+    if not need_weights:
+        return out
+    return out, (p.mean(1) if average_attn_weights else p)
+
+
+def _mha_op(*args, **kwargs):
+    out, weights = F.multi_head_attention_forward(*args, **kwargs)
+    return out if weights is None else (out, weights)
+
+
+def _mha_samples(device, dtype):
+    """(query, key, value, E, heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+    dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask, need_weights,
+    attn_mask): the masks positional, so the reference gets them as arrays."""
+    make = _maker(dtype, device, rng_for("multi_head_attention_forward", dtype))
+    x = make((5, 3, 8))
+    causal = tt.ones(5, 5, dtype=tt.bool, device=device).triu(1)
+    kpm = tt.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]], device=device)
+    yield SampleInput((x, x, x, 8, 2, make((24, 8)), make((24,)), None, None, False, 0.0, make((8, 8)), make((8,)),
+                       True, kpm, True, causal), desc="self-attention-bool-masks")
+    kv = make((7, 3, 8))
+    yield SampleInput((make((4, 3, 8)), kv, kv, 8, 4, make((24, 8)), None, None, None, False, 0.0, make((8, 8)),
+                       None, True, None, True, make((12, 4, 7))), {"average_attn_weights": False},
+                      desc="cross-attention-float-mask-per-head")
+    yield SampleInput((x, x, x, 8, 2, make((24, 8)), make((24,)), None, None, False, 0.0, make((8, 8)), make((8,)),
+                       False, tt.zeros(3, 5, dtype=dtype, device=device).masked_fill(kpm, float("-inf")), False,
+                       make((5, 5))), desc="sdpa-path-float-masks")
+
+
+record("nn.functional.multi_head_attention_forward", _mha_op, (tt.float32, tt.float64), _mha_samples,
+       _mha_reference, tolerances={tt.float32: (1e-4, 1e-5), tt.float64: (1e-10, 1e-10)})
+# the explicit path (need_weights) differentiated through q (query, key and value at once), on
+# the smallest shapes: every numerical derivative is a whole forward of interpreted matmuls
+# (~0.25 s emulated); the weights' gradients are checked against torch's in test_transformer.py
+GRAD_CASES["nn.functional.multi_head_attention_forward"] = lambda d: (
+    lambda q: F.multi_head_attention_forward(
+        q, q, q, 2, 2, tt.tensor([[0.5, -1.0], [2.0, 0.25], [1.5, 0.5], [-0.5, 1.0], [0.3, 0.7], [1.2, -0.4]],
+                                 dtype=tt.float64, device=d), None, None, None, False, 0.0,
+        tt.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=tt.float64, device=d), None)[0],
+    (_randn((2, 1, 2), d),), {})
+CPU_ONLY_GRADGRAD.add("nn.functional.multi_head_attention_forward")

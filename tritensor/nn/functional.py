@@ -962,3 +962,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     alignment lattice): log_probs (T, N, C) or (T, C), targets padded (N, S) or concatenated."""
     return _losses.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                             _reduction(None, None, reduction), zero_infinity)
+
+
+# multi-head attention (nn/_multi_head_attention.py): torch's functional and its mask helpers
+from ._multi_head_attention import (_canonical_mask, _in_projection, _in_projection_packed,  # noqa: E402,F401
+                                    _mha_shape_check, _none_or_dtype, multi_head_attention_forward)

@@ -295,6 +295,7 @@ for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "s
               "upsample_bilinear", "grid_sample", "affine_grid"):
     declare(_name, method=False, functional="own")
 declare("leaky_relu_", method=False, functional="own")
+declare("multi_head_attention_forward", method=False, functional="own")   # nn/_multi_head_attention.py
 for _name in ("kl_div", "margin_ranking_loss", "hinge_embedding_loss", "multilabel_margin_loss", "soft_margin_loss",
               "multilabel_soft_margin_loss", "cosine_embedding_loss", "multi_margin_loss", "triplet_margin_loss",
               "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss", "linear_cross_entropy",

@@ -56,6 +56,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under its own name (torch.nn.modules.linear): MultiheadAttention's out_proj, so
+    its repr and type match torch's."""
+
+
 class Bilinear(Module):
     """y = x1^T A x2 + b, with weight (out_features, in1_features, in2_features) and bias
     (out_features), both ~ U(-1/sqrt(in1_features), 1/sqrt(in1_features)) as torch's."""
