@@ -279,3 +279,17 @@ def test_old_spectral_norm_loads_a_version_0_state_dict_by_solving_for_v():
         nn.utils.spectral_norm(nn.Linear(3, 4)).load_state_dict(sd1)
     assert str(e.value) == ('Error(s) in loading state_dict for Linear:\n\tMissing key(s) in state_dict: "weight", '
                             '"weight_v". ')
+
+
+@pytest.mark.parametrize("name", ["weight_norm", "orthogonal_householder"])
+def test_parametrized_module_on_the_emulated_device_matches_cpu(name):
+    case = DATA[name]
+    m, x = _registered(name)
+    m.load_state_dict(case["registered"])
+    m.eval().cuda()
+    y = m(x.cuda())
+    assert y.device.type == "cuda"
+    _close(y.cpu(), case["eval"])
+    y.square().sum().backward()
+    for n, p in m.named_parameters():
+        _close(p.grad.cpu(), case["grads"][n], 1e-4)
