@@ -284,3 +284,15 @@ def test_reentrant_refuses_autograd_grad_and_backward_inputs_as_torch():
     assert w.grad is None                    # nothing leaked into the other leaf's .grad
     out.backward()
     assert x.grad is not None and w.grad is not None
+
+
+def test_non_reentrant_input_modified_in_place_is_caught_by_the_version_check():
+    x, w = _leaves()
+    x2 = x * 1.0
+    out = checkpoint(lambda t: (t @ w).exp(), x2, use_reentrant=False).sum()
+    with tt.no_grad():
+        x2.add_(1.0)
+    with pytest.raises(RuntimeError, match=r"^one of the variables needed for gradient computation has been "
+                                           r"modified by an inplace operation: \[.*\], which is output 0 of \w+, "
+                                           r"is at version 1; expected version 0 instead."):
+        out.backward()

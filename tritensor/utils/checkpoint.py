@@ -22,6 +22,7 @@ import warnings
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.graph import SavedTensor
 from ..autograd.hooks import saved_tensors_hooks
 from ..tensor import Tensor
 
@@ -295,7 +296,7 @@ class _CheckpointFrame:
         self.recomp_counter = 0
         try:
             with _recomputation_hook(self), enable_grad():
-                self.recompute_fn(*self.saved_args)
+                self.recompute_fn(*[a.unpack(None) if isinstance(a, SavedTensor) else a for a in self.saved_args])
         except _StopRecomputationError:
             pass
         self.check_recomputed_tensors_match()
@@ -391,9 +392,12 @@ def _checkpoint_without_reentrant_generator(fn, preserve_rng_state=True, context
     if not is_grad_enabled():
         yield
         return
+    # the inputs are kept as saved tensors (torch's save_inputs): an in-place change before the
+    # backward is caught by the version check, with autograd's message
+    saved_args = [SavedTensor(a) if isinstance(a, Tensor) else a for a in args]
     frame = _CheckpointFrame(recompute_fn,
                              _enable_checkpoint_early_stop if _enable_checkpoint_early_stop is not None else early_stop,
-                             metadata_fn, args)
+                             metadata_fn, saved_args)
     suppressed = False
     with _checkpoint_hook(frame), forward_context:
         try:
