@@ -55,6 +55,7 @@ _DIGAMMA_A = _Table(_T.DIGAMMA_A)
 _LGAMMA_TAYLOR, _LGAMMA_STIRLING = _Table(_T.LGAMMA_TAYLOR), _Table(_T.LGAMMA_STIRLING)
 _ASIN_TAYLOR = _Table(_T.ASIN_TAYLOR)
 _ZETA_A = _Table(_T.ZETA_A)
+_GAMMA_GRAD_UV, _DIRICHLET_GRAD_C = _Table(_T.GAMMA_GRAD_UV), _Table(_T.DIRICHLET_GRAD_C)
 _LANCZOS_NUM, _LANCZOS_DENOM = _Table(_T.LANCZOS_NUM), _Table(_T.LANCZOS_DENOM)
 _LANCZOS_NUM_REV, _LANCZOS_DENOM_REV = _Table(_T.LANCZOS_NUM[::-1]), _Table(_T.LANCZOS_DENOM[::-1])
 # the asymptotic expansion's rows, highest power first (Horner; IGAM_D's rows are lowest first),
@@ -1202,3 +1203,159 @@ def legendre_polynomial_p(x, n):
     r = tl.where(n == 0, 1.0, tl.where(n == 1, x, q))
     r = tl.where(at_edge, tl.where((x > 0) | ~_is_odd(n), 1.0, -1.0), r)
     return tl.where(n < 0, 0.0, r)
+
+
+# ------------------------------------------------------------------ reparameterised gamma/beta gradients
+# torch's standard_gamma_grad_one and dirichlet_grad_one (aten/src/ATen/native/Distributions.h),
+# every region evaluated and picked with tl.where (pow(x, y) as exp(y log x): NaN for a negative
+# base, as C's pow).
+@triton.jit
+def _digamma_one(x):
+    """torch's digamma_one: digamma, but +inf at 0 and the negative integers."""
+    return tl.where((x == 0) | ((x < 0) & (x == tl.floor(x))), float("inf"), _digamma(x))
+
+
+@triton.jit
+def _pow(x, y):
+    return _exp(y * tl.log(x))
+
+
+@triton.jit
+def standard_gamma_grad(alpha, x):
+    """d x / d alpha for x ~ Gamma(alpha, 1) (torch's _standard_gamma_grad)."""
+    # small x: a Taylor series of the incomplete gamma function
+    numer = tl.full(x.shape, 1.0, x.dtype)
+    denom = alpha
+    series1 = numer / denom
+    series2 = numer / (denom * denom)
+    for i in tl.static_range(1, 6):
+        numer = numer * (-x / i)
+        denom = denom + 1.0
+        series1 = series1 + numer / denom
+        series2 = series2 + numer / (denom * denom)
+    pow_x_alpha = _pow(x, alpha)
+    gamma_pdf = _pow(x, alpha - 1.0) * _exp(-x)
+    gamma_cdf = pow_x_alpha * series1
+    gamma_cdf_alpha = (tl.log(x) - _digamma_one(alpha)) * gamma_cdf - pow_x_alpha * series2
+    small = -gamma_cdf_alpha / gamma_pdf
+    small = tl.where(small != small, 0.0, small)
+    # large alpha: Rice's saddle point expansion (a polynomial near the mode)
+    near = (0.9 * alpha <= x) & (x <= 1.1 * alpha)
+    numer_1 = 1.0 + 24.0 * alpha * (1.0 + 12.0 * alpha)
+    numer_2 = 1440.0 * (alpha * alpha) + 6.0 * x * (53.0 - 120.0 * x) - 65.0 * x * x / alpha \
+        + alpha * (107.0 + 3600.0 * x)
+    mode_poly = numer_1 * numer_2 / (1244160.0 * (alpha * alpha) * (alpha * alpha))
+    sq = _sqrt(8.0 * alpha)
+    term2 = sq / (alpha - x)
+    term3 = _pow(x - alpha - alpha * tl.log(x / alpha), tl.zeros_like(x) - 1.5)
+    term23 = tl.where(x < alpha, term2 - term3, term2 + term3)
+    term1 = tl.log(x / alpha) * term23 - _sqrt(2.0 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x))
+    stirling = 1.0 + 1.0 / (12.0 * alpha) * (1.0 + 1.0 / (24.0 * alpha))
+    saddle = tl.where(near, mode_poly, -stirling * (x * term1) / sq)
+    # otherwise: a bivariate rational approximation in log(x / alpha) and log(alpha)
+    u = tl.log(x / alpha)
+    v = tl.log(alpha)
+    c0 = _GAMMA_GRAD_UV[0] + u * (_GAMMA_GRAD_UV[8] + u * _GAMMA_GRAD_UV[16])
+    c1 = _GAMMA_GRAD_UV[1] + u * (_GAMMA_GRAD_UV[9] + u * _GAMMA_GRAD_UV[17])
+    c2 = _GAMMA_GRAD_UV[2] + u * (_GAMMA_GRAD_UV[10] + u * _GAMMA_GRAD_UV[18])
+    c3 = _GAMMA_GRAD_UV[3] + u * (_GAMMA_GRAD_UV[11] + u * _GAMMA_GRAD_UV[19])
+    c4 = _GAMMA_GRAD_UV[4] + u * (_GAMMA_GRAD_UV[12] + u * _GAMMA_GRAD_UV[20])
+    c5 = _GAMMA_GRAD_UV[5] + u * (_GAMMA_GRAD_UV[13] + u * _GAMMA_GRAD_UV[21])
+    c6 = _GAMMA_GRAD_UV[6] + u * (_GAMMA_GRAD_UV[14] + u * _GAMMA_GRAD_UV[22])
+    c7 = _GAMMA_GRAD_UV[7] + u * (_GAMMA_GRAD_UV[15] + u * _GAMMA_GRAD_UV[23])
+    p = c0 + v * (c1 + v * (c2 + v * c3))
+    q = c4 + v * (c5 + v * (c6 + v * c7))
+    rational = _exp(p / q)
+    return tl.where(x < 0.8, small, tl.where(alpha > 8.0, saddle, rational))
+
+
+@triton.jit
+def _beta_grad_alpha_small(x, alpha, beta):
+    factor = _digamma_one(alpha) - _digamma_one(alpha + beta) - tl.log(x)
+    numer = tl.full(x.shape, 1.0, x.dtype)
+    series = numer / alpha * (factor + 1.0 / alpha)
+    for i in tl.static_range(1, 11):
+        numer = numer * ((i - beta) * x / i)
+        denom = alpha + i
+        series = series + numer / denom * (factor + 1.0 / denom)
+    result = x * _pow(1.0 - x, -beta) * series
+    return tl.where(result != result, 0.0, result)
+
+
+@triton.jit
+def _beta_grad_beta_small(x, alpha, beta):
+    factor = _digamma_one(alpha + beta) - _digamma_one(beta)
+    numer = tl.full(x.shape, 1.0, x.dtype)
+    betas = tl.full(x.shape, 1.0, x.dtype)
+    dbetas = tl.zeros_like(x)
+    series = factor / alpha
+    for i in tl.static_range(1, 9):
+        numer = numer * (-x / i)
+        dbetas = dbetas * (beta - i) + betas
+        betas = betas * (beta - i)
+        series = series + numer / (alpha + i) * (dbetas + factor * betas)
+    result = -_pow(1.0 - x, 1.0 - beta) * series
+    return tl.where(result != result, 0.0, result)
+
+
+@triton.jit
+def _beta_grad_alpha_mid(x, alpha, beta):
+    total = alpha + beta
+    mean = alpha / total
+    std = _sqrt(alpha * beta / (total + 1.0)) / total
+    bb = beta * beta
+    poly = 47.0 * x * bb * bb + alpha * (
+        (43.0 + 20.0 * (16.0 + 27.0 * beta) * x) * bb * beta + alpha * (
+            3.0 * (59.0 + 180.0 * beta - 90.0 * x) * bb + alpha * (
+                (453.0 + 1620.0 * beta * (1.0 - x) - 455.0 * x) * beta + alpha * (
+                    8.0 * (1.0 - x) * (135.0 * beta - 11.0)))))
+    prefactor_num = (1.0 + 12.0 * alpha) * (1.0 + 12.0 * beta) / (total * total)
+    prefactor_den = 12960.0 * alpha * alpha * alpha * beta * beta * (1.0 + 12.0 * total)
+    at_mean = prefactor_num / (1.0 - x) * poly / prefactor_den
+    prefactor = -x / _sqrt(2.0 * alpha * beta / total)
+    stirling = (1.0 + 1.0 / (12.0 * alpha) + 1.0 / (288.0 * alpha * alpha)) \
+        * (1.0 + 1.0 / (12.0 * beta) + 1.0 / (288.0 * beta * beta)) \
+        / (1.0 + 1.0 / (12.0 * total) + 1.0 / (288.0 * total * total))
+    term1_num = 2.0 * (alpha * alpha) * (x - 1.0) + alpha * beta * (x - 1.0) - x * bb
+    axbx = alpha * (x - 1.0) + beta * x
+    term1 = term1_num / (_sqrt(2.0 * alpha / beta) * _pow(total, tl.zeros_like(x) + 1.5) * axbx * axbx)
+    term2 = 0.5 * tl.log(alpha / (total * x))
+    term3 = _sqrt(8.0 * alpha * beta / total) / (beta * x + alpha * (x - 1.0))
+    term4 = _pow(beta * tl.log(beta / (total * (1.0 - x))) + alpha * tl.log(alpha / (total * x)),
+                 tl.zeros_like(x) - 1.5)
+    term1234 = term1 + term2 * (term3 + tl.where(x < mean, term4, -term4))
+    return tl.where((mean - 0.1 * std <= x) & (x <= mean + 0.1 * std), at_mean, stirling * prefactor * term1234)
+
+
+@triton.jit
+def dirichlet_grad(x, alpha, total):
+    """d x / d alpha for x ~ Beta(alpha, total - alpha), over (1 - x): the pieces of a Dirichlet
+    sample's reparameterised gradient (torch's _dirichlet_grad). Computed in float64: the
+    rational fit and the saddle point expansion cancel (float32 loses 3 to 4 digits)."""
+    dtype = x.dtype
+    x = x.to(tl.float64)
+    alpha = alpha.to(tl.float64)
+    total = total.to(tl.float64)
+    beta = total - alpha
+    boundary = total * x * (1.0 - x)
+    u = tl.log(x)
+    a = tl.log(alpha) - u
+    b = tl.log(total) - a
+    p = tl.zeros_like(x)
+    q = tl.zeros_like(x)
+    pu = tl.full(x.shape, 1.0, x.dtype)
+    for i in tl.static_range(3):
+        ua = pu
+        for j in tl.static_range(3):
+            # (static indices written out: a name assigned in the loop would be a run-time value)
+            p = p + ua * (_DIRICHLET_GRAD_C[(i * 3 + j) * 4] + b * (_DIRICHLET_GRAD_C[(i * 3 + j) * 4 + 1] + b * (
+                _DIRICHLET_GRAD_C[(i * 3 + j) * 4 + 2] + b * _DIRICHLET_GRAD_C[(i * 3 + j) * 4 + 3])))
+            q = q + ua * (_DIRICHLET_GRAD_C[36 + (i * 3 + j) * 4] + b * (
+                _DIRICHLET_GRAD_C[37 + (i * 3 + j) * 4] + b * (
+                    _DIRICHLET_GRAD_C[38 + (i * 3 + j) * 4] + b * _DIRICHLET_GRAD_C[39 + (i * 3 + j) * 4])))
+            ua = ua * a
+        pu = pu * u
+    rational = p / q * (x * (_digamma_one(total) - _digamma_one(alpha)) / beta)
+    r = tl.where((alpha > 6.0) & (beta > 6.0), _beta_grad_alpha_mid(x, alpha, beta), rational)
+    r = tl.where((x >= 0.5) & (boundary < 0.75), -_beta_grad_beta_small(1.0 - x, beta, alpha), r)
+    return tl.where((x <= 0.5) & (boundary < 2.5), _beta_grad_alpha_small(x, alpha, beta), r).to(dtype)

@@ -878,8 +878,11 @@ def elementwise_once(fn, compute, out, ins):
     launched.add((fn, compute, out, tuple(ins)))
     if len(ins) == 1:
         tb.elementwise(fn, T((5, 40), out), [T((5, 40), ins[0], True)], compute)
-    else:
+    elif len(ins) == 2:
         tb.elementwise(fn, T((5, 40), out), [T((5, 40), ins[0]), T((40,), ins[1])], compute)
+    else:   # a ternary FN: a transposed first operand, a broadcast last one
+        tb.elementwise(fn, T((5, 40), out), [T((5, 40), ins[0], True), T((5, 40), ins[1]), T((40,), ins[2])],
+                       compute)
 
 
 k = tb._kernels()
@@ -926,6 +929,10 @@ for kind, a, b in [("exponential", 0.5, 0.0), ("cauchy", 1.0, 2.0), ("log_normal
     # each transform in float32 (geometric counts stored into int64) and in full float64
     tb.random(T((5, 40), "int64" if kind == "geometric" else "float32", True), kind, 123, 2 ** 33 + 4, a, b)
     tb.random(T((5, 40), "float64", True), kind, 123, 2 ** 33 + 4, a, b)
+for name in ("float32", "float64"):   # the rejection samplers (kernels/random_sample.py)
+    tb.sample(T((300,), name), "gamma", [T((300,), name)], 123, 2 ** 33 + 1)
+    tb.sample(T((300,), name), "poisson", [T((300,), name)], 123, 2 ** 33 + 1)
+    tb.sample(T((300,), name), "binomial", [T((300,), name), T((300,), name)], 123, 2 ** 33 + 1)
 for op, name, c in [("argmax", "float32", "float32"), ("argmin", "bfloat16", "float32"),
                     ("argmax", "int64", "int64"), ("argmin", "float64", "float64")]:
     tb.arg_reduce(op, T((7,), "int64"), T((7, 5000), name), 1, c)          # along rows
@@ -1303,7 +1310,7 @@ def _check_compile_launches(records, signatures):
     from tritensor.ops.table import TABLE
     k = tb._kernels()
     for fn, compute, out, ins in signatures:
-        assert fn in (k.elementwise.UNARY if len(ins) == 1 else k.elementwise.BINARY), (fn, ins)
+        assert fn in {1: k.elementwise.UNARY, 2: k.elementwise.BINARY, 3: k.elementwise.TERNARY}[len(ins)], (fn, ins)
     launched = {sig[0] for sig in signatures}
     for r in records:
         if r.reference != "table":

@@ -50,3 +50,4 @@ from . import signal  # noqa: E402,F401  (tt.signal.windows, torch.signal's name
 from . import vision  # noqa: E402,F401  (tt.vision, torchvision's models, transforms and data sets)
 from . import func  # noqa: E402,F401  (tt.func.functional_call, torch.func's)
 from . import profiler  # noqa: E402,F401  (tt.profiler: the emulated device's traffic counter)
+from . import distributions  # noqa: E402,F401  (tt.distributions, torch.distributions)

@@ -104,6 +104,13 @@ class Backend:
     def permutation(self, n, generator, device):
         raise NotImplementedError
 
+    def sample(self, out, kind, params, generator):
+        """Fill ``out`` (float32/float64) with draws of torch's parameterised samplers, one per
+        element from the contiguous ``params`` of out's shape and dtype: kind "gamma" (alpha:
+        Gamma(alpha, 1), at least the dtype's smallest normal), "poisson" (rate) or "binomial"
+        (count, prob)."""
+        raise NotImplementedError
+
     def rng_extra_state(self, generator):
         """The generator state words besides (seed, offset), as ints (get_state)."""
         return []

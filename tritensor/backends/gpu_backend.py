@@ -58,6 +58,12 @@ class TritonBackend(Backend):
         words = n * (2 if out.dtype.name == "float64" else 1)      # float64: two words a number
         tb.random(out, kind, generator._kernel_seed(), generator._take_offset(words), float(a), float(b))
 
+    def sample(self, out, kind, params, generator):
+        """Rejection samplers (kernels/random_sample.py): each element owns one Philox counter
+        of a range reserved here (its rounds are the counter's third word)."""
+        n = out.numel()
+        tb.sample(out, kind, params, generator._kernel_seed(), generator._take_offset(4 * n) // 4)
+
     def permutation(self, n, generator, device):
         """The order that sorts n random 32-bit keys from the stream (drawn by the Philox kernel,
         sorted on the host: tritensor has no sort kernel yet)."""

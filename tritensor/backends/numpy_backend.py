@@ -96,6 +96,9 @@ class NumpyBackend(Backend):
     def permutation(self, n, generator, device):
         return generator._np.permutation(n)
 
+    def sample(self, out, kind, params, generator):
+        out._host_view()[...] = numpy_ref.sample(kind, [p._host_view() for p in params], generator._np)
+
     def rng_extra_state(self, generator):
         st = generator._np.bit_generator.state
         return ([int(v) for v in st["state"]["counter"]] + [int(v) for v in st["buffer"]]

@@ -947,3 +947,37 @@ def scatter(accumulate):
         vals = np.broadcast_to(src, idx.shape) if src.ndim == 0 else src[tuple(slice(0, s) for s in idx.shape)]
         return _put(out, pos, vals.reshape(-1), accumulate)
     return ref
+
+
+# ------------------------------------------------------------------ parameterised samplers (ops/random_dists.py)
+def sample(kind, params, engine):
+    """Draws of torch's _standard_gamma ("gamma": alpha), poisson ("poisson": rate) and binomial
+    ("binomial": count, prob) from NumPy Generator ``engine``, computed in float64 and returned
+    in the parameters' dtype, with torch's values at the edges (cpu kernels, Distributions.h)."""
+    dtype = params[0].dtype
+    args = [np.asarray(p, dtype=np.float64) for p in params]
+    with np.errstate(invalid="ignore", over="ignore"):
+        if kind == "gamma":
+            (alpha,) = args
+            inside = (alpha > 0) & np.isfinite(alpha)
+            draws = engine.standard_gamma(np.where(inside, alpha, 1.0))
+            draws = np.where(inside, draws, np.where(alpha == np.inf, np.inf, 0.0)).astype(dtype)
+            # torch: max(smallest normal, sample): alpha <= 0 and NaN give it too
+            return np.where(draws > 0, draws, np.finfo(dtype).tiny).astype(dtype)
+        if kind == "poisson":
+            (rate,) = args
+            ok = np.isfinite(rate) & (rate < 9e18)
+            draws = engine.poisson(np.where(ok, rate, 0.0)).astype(np.float64)
+            # an infinite rate: torch's cast of inf to int64 (its lowest value); past numpy's
+            # range the rate itself (within its own standard deviation of any draw)
+            draws = np.where(ok, draws, np.where(rate == np.inf, -2.0 ** 63, rate))
+            return draws.astype(dtype)
+        if kind == "binomial":
+            count, prob = args
+            n = np.floor(np.where(np.isfinite(count) & (count > 0), count, 0.0))
+            p = np.where((prob > 0) & (prob < 1), prob, 0.0)
+            draws = engine.binomial(n.astype(np.int64), p).astype(np.float64)
+            draws = np.where(prob >= 1, n, draws)
+            draws = np.where((count <= 0) | (prob <= 0), 0.0, draws)
+            return np.where(np.isnan(prob) | np.isnan(count), np.nan, draws).astype(dtype)
+    raise ValueError(f"sample: unknown kind {kind!r}")

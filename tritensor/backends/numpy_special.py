@@ -888,3 +888,129 @@ def legendre_polynomial_p(x, n, single):
                       np.where(at_edge, 0, n))
     r = np.where(n == 0, 1.0, np.where(n == 1, x, rec))
     return np.where(at_edge, np.where((x > 0) | (n % 2 == 0), 1.0, -1.0), r)
+
+
+# ------------------------------------------------------------------ reparameterised gamma/beta gradients
+# torch's standard_gamma_grad_one and dirichlet_grad_one (aten/src/ATen/native/Distributions.h:
+# Jankowiak & Obermeyer's approximations of -(d/dalpha cdf(x; alpha)) / pdf(x; alpha)), each
+# region's formula evaluated everywhere and picked with np.where.
+def _digamma_one(x):
+    """torch's digamma_one (Distributions.h): digamma, but +inf at 0 and the negative integers."""
+    return np.where((x == 0) | ((x < 0) & (x == np.floor(x))), _INF, _digamma(x))
+
+
+_GAMMA_GRAD_UV = np.array(T.GAMMA_GRAD_UV).reshape(3, 8)
+
+
+@_float64_result
+def standard_gamma_grad(alpha, x, single=False):
+    """d x / d alpha for x ~ Gamma(alpha, 1) drawn by inverting its CDF (torch's _standard_gamma_grad)."""
+    alpha, x = np.broadcast_arrays(alpha, x)
+    # small x: a Taylor series of the incomplete gamma function
+    numer, denom = np.ones_like(x), alpha.copy()
+    series1, series2 = numer / denom, numer / (denom * denom)
+    for i in range(1, 6):
+        numer = numer * (-x / i)
+        denom = denom + 1
+        series1 = series1 + numer / denom
+        series2 = series2 + numer / (denom * denom)
+    pow_x_alpha = x ** alpha
+    gamma_pdf = x ** (alpha - 1) * np.exp(-x)
+    gamma_cdf = pow_x_alpha * series1
+    gamma_cdf_alpha = (np.log(x) - _digamma_one(alpha)) * gamma_cdf - pow_x_alpha * series2
+    small = -gamma_cdf_alpha / gamma_pdf
+    small = np.where(np.isnan(small), 0.0, small)
+    # large alpha: Rice's saddle point expansion (a polynomial near the mode)
+    near = (0.9 * alpha <= x) & (x <= 1.1 * alpha)
+    numer_1 = 1 + 24 * alpha * (1 + 12 * alpha)
+    numer_2 = 1440 * (alpha * alpha) + 6 * x * (53 - 120 * x) - 65 * x * x / alpha + alpha * (107 + 3600 * x)
+    mode_poly = numer_1 * numer_2 / (1244160 * (alpha * alpha) * (alpha * alpha))
+    denom = np.sqrt(8 * alpha)
+    term2 = denom / (alpha - x)
+    term3 = (x - alpha - alpha * np.log(x / alpha)) ** -1.5
+    term23 = np.where(x < alpha, term2 - term3, term2 + term3)
+    term1 = np.log(x / alpha) * term23 - np.sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x))
+    stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha))
+    saddle = np.where(near, mode_poly, -stirling * (x * term1) / denom)
+    # otherwise: a bivariate rational approximation in log(x / alpha) and log(alpha)
+    u, v = np.log(x / alpha), np.log(alpha)
+    c = [_GAMMA_GRAD_UV[0, i] + u * (_GAMMA_GRAD_UV[1, i] + u * _GAMMA_GRAD_UV[2, i]) for i in range(8)]
+    p = c[0] + v * (c[1] + v * (c[2] + v * c[3]))
+    q = c[4] + v * (c[5] + v * (c[6] + v * c[7]))
+    rational = np.exp(p / q)
+    return np.where(x < 0.8, small, np.where(alpha > 8.0, saddle, rational))
+
+
+_DIRICHLET_GRAD_C = np.array(T.DIRICHLET_GRAD_C).reshape(2, 3, 3, 4)
+
+
+def _beta_grad_alpha_small(x, alpha, beta):
+    factor = _digamma_one(alpha) - _digamma_one(alpha + beta) - np.log(x)
+    numer = np.ones_like(x)
+    series = numer / alpha * (factor + 1 / alpha)
+    for i in range(1, 11):
+        numer = numer * ((i - beta) * x / i)
+        denom = alpha + i
+        series = series + numer / denom * (factor + 1 / denom)
+    result = x * (1 - x) ** -beta * series
+    return np.where(np.isnan(result), 0.0, result)
+
+
+def _beta_grad_beta_small(x, alpha, beta):
+    factor = _digamma_one(alpha + beta) - _digamma_one(beta)
+    numer, betas, dbetas, series = np.ones_like(x), np.ones_like(x), np.zeros_like(x), factor / alpha
+    for i in range(1, 9):
+        numer = numer * (-x / i)
+        dbetas = dbetas * (beta - i) + betas
+        betas = betas * (beta - i)
+        series = series + numer / (alpha + i) * (dbetas + factor * betas)
+    result = -(1 - x) ** (1 - beta) * series
+    return np.where(np.isnan(result), 0.0, result)
+
+
+def _beta_grad_alpha_mid(x, alpha, beta):
+    total = alpha + beta
+    mean = alpha / total
+    std = np.sqrt(alpha * beta / (total + 1)) / total
+    poly = 47 * x * (beta * beta) * (beta * beta) + alpha * (
+        (43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta + alpha * (
+            3 * (59 + 180 * beta - 90 * x) * (beta * beta) + alpha * (
+                (453 + 1620 * beta * (1 - x) - 455 * x) * beta + alpha * (8 * (1 - x) * (135 * beta - 11)))))
+    prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+    prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total)
+    at_mean = prefactor_num / (1 - x) * poly / prefactor_den
+    prefactor = -x / np.sqrt(2 * alpha * beta / total)
+    stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha)) * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta))
+                / (1 + 1 / (12 * total) + 1 / (288 * total * total)))
+    term1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta)
+    axbx = alpha * (x - 1) + beta * x
+    term1 = term1_num / (np.sqrt(2 * alpha / beta) * total ** 1.5 * axbx * axbx)
+    term2 = 0.5 * np.log(alpha / (total * x))
+    term3 = np.sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1))
+    term4 = (beta * np.log(beta / (total * (1 - x))) + alpha * np.log(alpha / (total * x))) ** -1.5
+    term1234 = term1 + term2 * (term3 + np.where(x < mean, term4, -term4))
+    return np.where((mean - 0.1 * std <= x) & (x <= mean + 0.1 * std), at_mean, stirling * prefactor * term1234)
+
+
+@_float64_result
+def dirichlet_grad(x, alpha, total, single=False):
+    """d x / d alpha for x ~ Beta(alpha, total - alpha), scaled by 1 / (1 - x): the pieces of a
+    Dirichlet sample's reparameterised gradient (torch's _dirichlet_grad, dirichlet_grad_one)."""
+    x, alpha, total = np.broadcast_arrays(x, alpha, total)
+    beta = total - alpha
+    boundary = total * x * (1 - x)
+    c = _DIRICHLET_GRAD_C
+    u = np.log(x)
+    a = np.log(alpha) - u
+    b = np.log(total) - a
+    pow_u, pow_a = (1.0, u, u * u), (1.0, a, a * a)
+    p = q = 0.0
+    for i in range(3):
+        for j in range(3):
+            ua = pow_u[i] * pow_a[j]
+            p = p + ua * (c[0, i, j, 0] + b * (c[0, i, j, 1] + b * (c[0, i, j, 2] + b * c[0, i, j, 3])))
+            q = q + ua * (c[1, i, j, 0] + b * (c[1, i, j, 1] + b * (c[1, i, j, 2] + b * c[1, i, j, 3])))
+    rational = p / q * (x * (_digamma_one(total) - _digamma_one(alpha)) / beta)
+    r = np.where((alpha > 6) & (beta > 6), _beta_grad_alpha_mid(x, alpha, beta), rational)
+    r = np.where((x >= 0.5) & (boundary < 0.75), -_beta_grad_beta_small(1 - x, beta, alpha), r)
+    return np.where((x <= 0.5) & (boundary < 2.5), _beta_grad_alpha_small(x, alpha, beta), r)

@@ -52,6 +52,7 @@ from . import normalization  # noqa: F401
 from . import factorizations, solvers  # noqa: F401
 from . import spectral, norms, matrix_functions  # noqa: F401
 from . import special  # noqa: F401
+from . import random_dists  # noqa: F401
 from . import view_copies, shape_ops, einsum, aten, factories, windows  # noqa: F401
 from . import reductions_extra, numerical, scatter  # noqa: F401
 from . import resample  # noqa: F401

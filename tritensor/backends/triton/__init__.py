@@ -78,4 +78,4 @@ from ._copy import copy, fill  # noqa: E402,F401
 from ._reduce import arg_reduce, reduce  # noqa: E402,F401
 from ._softmax import softmax  # noqa: E402,F401
 from ._scan import scan, scan_index  # noqa: E402,F401
-from ._random import random  # noqa: E402,F401
+from ._random import random, sample  # noqa: E402,F401

@@ -58,6 +58,7 @@ GPU_SETTINGS = _Settings({
     "copy_block": 1024, "copy_warps": 4,
     "tile": 64, "tile_warps": 4,    # transposed operands: [64, 64] tiles (elementwise, copy)
     "random_block": 1024, "random_warps": 4,
+    "sample_block": 256,            # rejection samplers: a block loops until its last lane accepts
     "reduce_tile": 4096,            # elements of one [BLOCK_OUT, BLOCK_RED] tile
     "reduce_max_block_out": 256,    # kept-contiguous tiles are at least this wide in BLOCK_OUT
     "reduce_warps": 8,
@@ -75,6 +76,7 @@ INTERPRETER_SETTINGS = _Settings({
     "copy_block": 128, "copy_warps": 4,
     "tile": 8, "tile_warps": 4,
     "random_block": 128, "random_warps": 4,
+    "sample_block": 512,
     "reduce_tile": 64,
     "reduce_max_block_out": 16,
     "reduce_warps": 4,

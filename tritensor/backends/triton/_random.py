@@ -55,3 +55,27 @@ def random(out, kind, seed, offset, a, b):
                       start // 4, a_arg, b_arg, p_shape, p_strides[0], SHIFT=start % 4,
                       KIND=kinds[kind], COMPUTE=compute, RANK=len(p_shape), BLOCK=block,
                       num_warps=cfg["random_warps"])
+
+
+_SAMPLE_KINDS = {"gamma": 0, "poisson": 1, "binomial": 2}
+# a guard on each block's rejection rounds (kernels/random_sample.py): far past any real need
+_MAX_ROUNDS = 4096
+
+
+def sample(out, kind, params, seed, counter0):
+    """Fill contiguous ``out`` with draws of kernels/random_sample.py's samplers ("gamma": alpha;
+    "poisson": rate; "binomial": count, prob; ``params`` contiguous, of out's shape and dtype):
+    element i draws from Philox counter counter0 + i (the caller reserves numel counters)."""
+    if kind not in _SAMPLE_KINDS:
+        raise ValueError(f"sample: unknown kind {kind!r}")
+    n = out.numel()
+    if n == 0:
+        return
+    k = _kernels()
+    from tritensor.kernels import random_sample
+    compute = k.tl.float64 if out.dtype.name == "float64" else k.tl.float32
+    block = settings()["sample_block"]
+    p1 = params[1] if len(params) > 1 else params[0]
+    _backend._run(random_sample.sample_kernel, (_cdiv(n, block),), pointer(out, 0), pointer(params[0], 0),
+                  pointer(p1, 0), n, int(seed), int(counter0), KIND=_SAMPLE_KINDS[kind], COMPUTE=compute,
+                  MAX_ROUNDS=_MAX_ROUNDS, BLOCK=block, num_warps=settings()["random_warps"])

@@ -1,0 +1,56 @@
+"""tt.distributions: torch.distributions' probability distributions, transforms and KL
+divergences, written in tritensor ops (so each runs on cpu and cuda and differentiates).
+
+The modules follow torch's file by file (their classes, arguments, constraints, validation
+and error texts are torch's): a ``Distribution`` has ``batch_shape``/``event_shape``,
+``sample``/``rsample`` (the reparameterised, differentiable draw where the family has one),
+``log_prob``, ``cdf``/``icdf``, ``entropy``, ``mean``/``variance`` and ``expand``; parameters
+are checked against their ``constraints`` when ``validate_args`` is on (the default, as in
+torch: ``Distribution.set_default_validate_args``). ``kl_divergence(p, q)`` dispatches on the
+most specific registered pair (``register_kl``).
+
+Gamma, Beta, Dirichlet, Chi2 and StudentT draw from ``tt._standard_gamma`` (Marsaglia-Tsang)
+and differentiate through its implicit reparameterisation gradient (``tt._standard_gamma_grad``,
+``tt._dirichlet_grad``), as torch's.
+"""
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .independent import Independent
+from .kl import _add_kl_info, kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F403
+from .transforms import __all__ as _transforms_all
+from .uniform import Uniform
+
+_add_kl_info()
+del _add_kl_info
+
+__all__ = [
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Independent", "Laplace", "LogNormal",
+    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+    "biject_to", "kl_divergence", "register_kl", "transform_to",
+]
+__all__.extend(_transforms_all)
