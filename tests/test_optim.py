@@ -490,6 +490,9 @@ class Storage:
     def __init__(self, address):
         self._ptr = address
 
+    def data_ptr(self):
+        return self._ptr
+
 
 class Param:   # what the launchers read from a tensor
     def __init__(self, n, dtype, address=1 << 20):
@@ -519,6 +522,14 @@ to.rmsprop(f64, f64, f64, f64, f64, lr=0.1, alpha=0.99, eps=1e-8, weight_decay=0
 to.adagrad(f32, f32, f32, [1, 2], lr=0.1, weight_decay=0.1, lr_decay=0.01, eps=1e-10, maximize=True)
 assert "ld.global.v4.b32" in ptx[-1] and "sqrt.rn.f32" in ptx[-1] and "div.rn.f32" in ptx[-1]
 to.adagrad(b16, b16, b16, [1, 2], lr=0.1, weight_decay=0.0, lr_decay=0.0, eps=1e-10, maximize=False)
+# GradScaler's kernels (kernels/amp.py) share the table machinery
+from tritensor.backends.triton import amp as ta
+one = Param(1, tt.float32, 1 << 21)
+ta.unscale(f32, one, one)
+assert "ld.global.v4.b32" in ptx[-1]
+ta.unscale(b16, one, one)
+ta.unscale(f64, one, one)
+ta.update_scale(one, Param(1, tt.int32, 1 << 22), one, 2.0, 0.5, 2000)
 print("compiled", len(ptx))
 '''
 
@@ -526,7 +537,8 @@ print("compiled", len(ptx))
 @pytest.mark.skipif(os.environ.get("TRITENSOR_COMPILE_CHECK", "1") == "0", reason="TRITENSOR_COMPILE_CHECK=0")
 def test_optimizer_kernels_compile_for_sm90(tmp_path):
     """The interpreter accepts things the compiler refuses: compile the fused optimizer kernels
-    (each optimizer, every dtype, the aligned and unaligned variants) to sm_90 cubin in a fresh
+    (each optimizer, every dtype, the aligned and unaligned variants; GradScaler's unscale and
+    scale update) to sm_90 cubin in a fresh
     process, and check the aligned one loads 16-byte vectors with IEEE sqrt and division."""
     try:
         import triton.backends.nvidia as nvidia
@@ -540,7 +552,7 @@ def test_optimizer_kernels_compile_for_sm90(tmp_path):
     done = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "compiled 7" in done.stdout
+    assert "compiled 11" in done.stdout
 
 
 def test_empty_parameters_launch_nothing(device, monkeypatch):

@@ -31,6 +31,11 @@ NOT_OPS_TT = {
     "CharTensor", "ByteTensor", "BoolTensor",
     # grad mode (context managers and switches)
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+    # autocast (torch.amp's context manager and torch's autocast state functions)
+    "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
+    "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "is_autocast_available",
+    "is_autocast_cache_enabled", "is_autocast_cpu_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
+    "set_autocast_dtype", "set_autocast_enabled",
     # the random number state
     "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
     # settings and serialization (files, not tensors)

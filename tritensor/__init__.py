@@ -32,6 +32,19 @@ for _name, _cls in _CUDA_TYPES.items():
 del _name, _cls
 from . import linalg, optim, testing, utils  # noqa: F401  (the library layer: optimizers, test helpers, the data pipeline)
 from . import accelerator, onnx  # noqa: F401  (tt.accelerator; tt.onnx, importable, without an exporter)
+from . import amp  # noqa: F401,E402  (tt.amp: autocast and GradScaler)
+from .amp.autocast_mode import (  # noqa: F401,E402  (torch's autocast state functions)
+    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_cpu_dtype,
+    get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_available, is_autocast_cache_enabled,
+    is_autocast_cpu_enabled, is_autocast_enabled, set_autocast_cache_enabled, set_autocast_dtype,
+    set_autocast_enabled)
+from .amp._deprecated import cuda_amp as _cuda_amp, cpu_amp as _cpu_amp  # noqa: E402
+cuda.amp = _cuda_amp                    # tt.cuda.amp (deprecated spellings, as torch's)
+import types as _types  # noqa: E402
+cpu = _types.ModuleType("tritensor.cpu", "torch.cpu: the cpu device's namespace (its amp names)")
+cpu.amp = _cpu_amp
+del _types, _cuda_amp, _cpu_amp
+from .amp._scaling import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: F401,E402
 from .serialization import load, load_file, save, save_file  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
 

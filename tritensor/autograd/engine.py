@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 from heapq import heapify, heappop, heappush
 
+from .. import _autocast
 from . import anomaly as _anomaly
 from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, OpNode, gradient_edge
@@ -207,6 +208,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     accumulate=True (Tensor.backward): add into the ``.grad`` of leaves (only ``inputs`` if given).
     accumulate=False (autograd.grad): return the gradients of ``inputs`` and touch no ``.grad``.
     """
+    if _autocast.ACTIVE[0] and not _autocast.state.suspended:
+        # under autocast, backward ops run in the dtypes the forward chose (torch's rule)
+        with _autocast.suspended():
+            return run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, allow_unused,
+                                accumulate)
     roots = []   # (node, output_nr, grad)
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         node, nr = gradient_edge(t)

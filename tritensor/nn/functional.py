@@ -5,6 +5,7 @@ the op table (layer_norm and the class-index cross entropy have their own fused 
 ops/nn.py); the other losses are short compositions of table ops, so their gradients (and
 gradients of gradients) come from the ops they are made of.
 """
+from .._autocast import autocast_policy as _autocast_policy
 import warnings as _warnings
 
 from .. import dtypes as _dt
@@ -395,6 +396,7 @@ def _weighted(loss, weight, reduction, input):
     return loss.sum() / weight.sum()
 
 
+@_autocast_policy("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_target_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
@@ -413,6 +415,7 @@ def _mse(input, target, reduction):
     return _apply_reduction(diff * diff, reduction)
 
 
+@_autocast_policy("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_target_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
@@ -429,6 +432,7 @@ def _smooth_l1(diff, beta):
     return _ew.where(_ew.lt(a, beta), a * a * (0.5 / beta), a - 0.5 * beta)
 
 
+@_autocast_policy("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _check_target_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
@@ -446,6 +450,7 @@ def _smooth_l1_loss(input, target, reduction, beta):
     return _apply_reduction(_smooth_l1(x - y, beta), reduction)
 
 
+@_autocast_policy("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """delta * smooth_l1(beta=delta): 0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere."""
     _check_target_size(input, target)
@@ -477,6 +482,7 @@ def _huber_loss(input, target, reduction, delta):
     return _apply_reduction(_huber(x - y, delta), reduction)
 
 
+@_autocast_policy("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-w (t log(x) + (1 - t) log(1 - x)), each log clamped at -100 as torch does, so x = 0 or 1
     gives a finite loss (100) and a finite gradient."""
@@ -508,6 +514,7 @@ def _shape_of(target, weight):
     return broadcast_shapes(target.shape, weight.shape)
 
 
+@_autocast_policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """The stable form torch uses: (1 - t) x + (1 + (pw - 1) t) softplus(-x), with
@@ -539,6 +546,7 @@ def _bce_with_logits(input, target, weight, pos_weight, reduction):
     return _apply_reduction(loss, reduction)
 
 
+@_autocast_policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """-w[t] input[t] along the class dim (1, or 0 for an unbatched (C,) input); 'mean' divides
     by the sum of w[t] over the targets that are not ignore_index (nan when all are ignored)."""
@@ -546,6 +554,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _nn.nll_loss(input, target, weight, ignore_index, reduction)
 
 
+@_autocast_policy("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """log_softmax along the class dim then the negative log likelihood, fused (ops/nn.py).
@@ -876,6 +885,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 # ------------------------------------------------------------------ losses (ops/losses.py)
+@_autocast_policy("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise KL divergence with log-probability inputs: t (log t - x), or e^t (t - x) with
     log_target; 'batchmean' divides the sum by the batch size ('mean' by every element, with
@@ -892,18 +902,22 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _losses.kl_div(input, target, reduction, log_target)
 
 
+@_autocast_policy("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     return _losses.margin_ranking_loss(input1, input2, target, margin, _reduction(size_average, reduce, reduction))
 
 
+@_autocast_policy("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     return _losses.hinge_embedding_loss(input, target, margin, _reduction(size_average, reduce, reduction))
 
 
+@_autocast_policy("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _losses.multilabel_margin_loss(input, target, _reduction(size_average, reduce, reduction))
 
 
+@_autocast_policy("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _losses.soft_margin_loss(input, target, _reduction(size_average, reduce, reduction))
 
@@ -914,10 +928,12 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _losses.multilabel_soft_margin_loss(input, target, weight, reduction)
 
 
+@_autocast_policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     return _losses.cosine_embedding_loss(input1, input2, target, margin, _reduction(size_average, reduce, reduction))
 
 
+@_autocast_policy("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
@@ -927,6 +943,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _losses.multi_margin_loss(input, target, p, margin, weight, reduction)
 
 
+@_autocast_policy("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
@@ -941,6 +958,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                                      reduction)
 
 
+@_autocast_policy("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     return _losses.poisson_nll_loss(input, target, log_input, full, eps, _reduction(size_average, reduce, reduction))
@@ -957,6 +975,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                                         _reduction(None, None, reduction), ignore_index, label_smoothing, options)
 
 
+@_autocast_policy("ctc_loss")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """The connectionist temporal classification loss (ops/losses.py; Triton kernels over the
     alignment lattice): log_probs (T, N, C) or (T, C), targets padded (N, S) or concatenated."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..autograd import anomaly as _anomaly
+from .. import _autocast
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import (CopySlices, SavedTensor, grad_accumulator, gradient_edge, new_op_node,
@@ -115,8 +116,25 @@ def _is_cacheable(op) -> bool:
     ok = _op_cacheable.get(op)
     if ok is None:
         rule = op.rule
-        ok = _op_cacheable[op] = op.view is None and getattr(rule, "signature_only", False)
+        ok = op.view is None and getattr(rule, "signature_only", False)
+        # while autocast is active somewhere, its ops take the first-time path (where its
+        # policy is applied): the fast path never looks at autocast
+        ok = _op_cacheable[op] = ok and not (_autocast.ACTIVE[0] and op.name in _autocast.POLICY_NAMES)
     return ok
+
+
+def _autocast_changed(active):
+    for op in list(_op_cacheable):
+        if op.name in _autocast.POLICY_NAMES:
+            _op_cacheable.pop(op, None)
+
+
+_autocast.on_activate(_autocast_changed)
+
+
+def _dispatch_cast(op, *args, **attrs):
+    """dispatch() of an op whose arguments autocast has cast (autocast suspended)."""
+    return dispatch(op, *args, **attrs)
 
 
 def _key_of(v):
@@ -245,6 +263,8 @@ def dispatch(op: OpDef, *args, **attrs):
                             record(op, out, args, attrs)
                             break
                 return out
+        if _autocast.ACTIVE[0] and _autocast.policy_for(op.name, args, attrs) is not None:
+            return _autocast.call(op.name, _dispatch_cast, (op,) + args, attrs)
         if op.view is not None:          # one tensor operand: no device to agree on
             return _dispatch_view(op, args[0], attrs)
         tensors = [a for a in args if isinstance(a, Tensor)]

@@ -12,6 +12,8 @@ einsum contracts its operands left to right, as torch does when opt_einsum is ab
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import warnings
 
 from .. import dtypes as _dt
@@ -43,6 +45,7 @@ def _is_label(c):
 
 
 # --------------------------------------------------------------------------- einsum
+@_autocast_policy("einsum")
 def einsum(*args):
     """torch.einsum(equation, *operands) or einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]).
 
@@ -319,6 +322,7 @@ def _sumproduct_pair(left, right, sum_dims):
 
 
 # --------------------------------------------------------------------------- tensordot / inner
+@_autocast_policy("tensordot")
 def tensordot(a, b, dims=2):
     """torch.tensordot: sum over dims ``dims`` (a count of a's last / b's first dims, or two
     lists) of a and b; the other dims of a then of b remain. One mm over permuted, reshaped
@@ -413,6 +417,7 @@ def inner(input, other):
 _chain_warned = []
 
 
+@_autocast_policy("chain_matmul")
 def chain_matmul(*matrices):
     """torch.chain_matmul (deprecated in torch, with its warning once): the product of 2-D
     matrices, multiplied in the order that costs the fewest multiply-adds (linalg.multi_dot's
@@ -435,6 +440,7 @@ def chain_matmul(*matrices):
     return multi_dot(matrices)
 
 
+@_autocast_policy("linalg_multi_dot")
 def multi_dot(tensors):
     """linalg.multi_dot's computation (the first tensor may be 1-D: a row; the last: a column):
     the chain multiplied in the cheapest order (two: one mm; three: the cheaper of two orders;

@@ -27,6 +27,8 @@ integers get torch's texts for the op (its dtype check, or its kernel's "not imp
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import warnings
 
 from .. import dtypes as _dt
@@ -227,6 +229,7 @@ def linalg_cholesky(A, *, upper=False):
     return Lf
 
 
+@_autocast_policy("cholesky")
 def cholesky(input, upper=False):
     """torch.cholesky (deprecated): the same factor, CholeskyBackward0, torch's "cholesky"
     texts."""

@@ -30,6 +30,8 @@ The float32 precision on cuda is ``tt.backends.cuda.matmul.allow_tf32`` /
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -327,6 +329,7 @@ def _matmul_nd(x, y):
     return dispatch(MATMUL, x, y)
 
 
+@_autocast_policy("dot")
 def dot(input, tensor):
     _check_tensor("dot", input)
     _check_tensor("dot", tensor, "tensor", 2)
@@ -348,6 +351,7 @@ def _dot(x, y, node="DotBackward0"):
     return named_composite(node, lambda a, b: mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(()), x, y)
 
 
+@_autocast_policy("mv")
 def mv(input, vec):
     _check_tensor("mv", input)
     _check_tensor("mv", vec, "vec", 2)
@@ -604,6 +608,7 @@ def linear(input, weight, bias=None):
 
 
 # --------------------------------------------------------------------------- addmv, addr, addbmm, vdot
+@_autocast_policy("vdot")
 def vdot(input, other):
     """torch.vdot: the dot product, the first vector conjugated (real tensors: dot); one
     VdotBackward0 node."""
@@ -614,6 +619,7 @@ def vdot(input, other):
     return _dot(input, other, "VdotBackward0")
 
 
+@_autocast_policy("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """torch.addmv: beta * input + alpha * (mat @ vec), input broadcast to (rows,) (beta == 0
     ignores it, NaN included); one AddmvBackward0 node over addmm's kernel."""
@@ -655,6 +661,7 @@ def _addr_scalar(dtype, value, name):
     return bool(value) if dtype is _dt.bool_ else value
 
 
+@_autocast_policy("addr")
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """torch.addr: beta * input + alpha * outer(vec1, vec2), computed as torch's TensorIterator
     kernel does (the three operands promoted to one dtype; ``alpha * vec1 * vec2``; beta == 0
@@ -678,6 +685,7 @@ def _addr(input, vec1, vec2, beta, alpha, dtype):
     return add(mul(input.to(dtype), beta), prod)
 
 
+@_autocast_policy("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """torch.addbmm: beta * input + alpha * sum_b batch1[b] @ batch2[b]. The batch is folded into
     the contracted dim (batch1 as [n, B*k], batch2 as [B*k, m]): one addmm launch; an empty batch

@@ -14,6 +14,8 @@ reduction strings arrive checked (nn/functional.py reads the legacy size_average
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import math
 
 from .. import dtypes as _dt
@@ -66,6 +68,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return named_composite("NormBackward1", norm, diff, p, innermost, keepdim)
 
 
+@_autocast_policy("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """torch.cosine_similarity: sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim, the
     inputs broadcast; each norm clamped at eps without the clamp's gradient, as ATen."""
@@ -82,6 +85,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+@_autocast_policy("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     """torch.bilinear: y_o = sum_ij x1_i A_oij x2_j + b_o over the leading (batch) dims."""
     check_tensor("bilinear", input1)

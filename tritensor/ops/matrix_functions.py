@@ -20,6 +20,8 @@ for matrix_exp and cross, whose nodes carry torch's names:
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import math
 import warnings
 
@@ -332,6 +334,7 @@ def linalg_cross(input, other, *, dim=-1):
     return named_composite("LinalgCrossBackward0", _cross_values, a, b, d)
 
 
+@_autocast_policy("cross")
 def cross(input, other, dim=None):
     """torch.cross: linalg.cross along ``dim``; without it (deprecated, warned once) the first dim
     of size 3."""
@@ -357,6 +360,7 @@ declare("cross", cross, out="exact")
 
 
 # =========================================================================== vecdot
+@_autocast_policy("linalg_vecdot")
 def vecdot(x, y, *, dim=-1):
     """torch.linalg.vecdot: sum(x * y) along ``dim`` (broadcast); two vectors: their dot
     product."""

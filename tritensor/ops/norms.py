@@ -18,6 +18,8 @@ kernels on cuda), and is differentiated through svd's backward.
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import math
 
 from .. import dtypes as _dt
@@ -63,6 +65,7 @@ def _vector_dims(dim):
     return tuple(dim) if len(dim) else None
 
 
+@_autocast_policy("vector_norm")
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over ``dim`` (every element when None),
     ord any number (inf: max |x|, -inf: min |x|, 0: the number of nonzeros); computed in
@@ -127,6 +130,7 @@ def _over_singular_values(A, d0, d1, keepdim, dtype, reduce):
     return result
 
 
+@_autocast_policy("matrix_norm")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """torch.linalg.matrix_norm over the two dims ``dim``: 'fro', 'nuc', 2, -2 (largest /
     smallest singular value), 1, -1 (max / min column sum of |A|), inf, -inf (max / min row

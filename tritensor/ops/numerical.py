@@ -8,6 +8,8 @@ composite node. The argument checks and their texts are torch 2.13's.
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import numbers
 import warnings
 
@@ -40,6 +42,7 @@ def _dist_value(input, other, p):
     return _vector_norm(_ew.sub(input, other), p, None, False, None)
 
 
+@_autocast_policy("dist")
 def dist(input, other, p=2):
     """torch.dist: the p-norm of input - other (broadcast), one DistBackward0 node."""
     check_tensor("dist", input)
@@ -54,6 +57,7 @@ def dist(input, other, p=2):
     return named_composite("DistBackward0", _dist_value, input, other, float(p))
 
 
+@_autocast_policy("trace")
 def trace(input):
     """torch.trace: the sum of a matrix's main diagonal (integers sum to int64), TraceBackward0."""
     check_tensor("trace", input)

@@ -17,6 +17,8 @@ on every path: the Gram tiles recompute entries that cancellation could have spo
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 from .. import dtypes as _dt
 from ..backends import numpy_pdist
 from ..backends.triton import pdist as triton_pdist
@@ -142,6 +144,7 @@ CDIST_BACKWARD = op("cdist_backward", ("grad", "x1", "x2", "dist"), rule=_cdist_
                     backward=_no_derivative("_cdist_backward"), grad_name="CdistBackwardBackward0")
 
 
+@_autocast_policy("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """torch.cdist: out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p, batch dims broadcast.
     compute_mode as torch: p = 2 uses the matrix-multiply (Gram) formulation when

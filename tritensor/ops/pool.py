@@ -24,6 +24,8 @@ keeps channels_last (channels_last_3d) when the input suggests it, as torch.
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 from .. import dtypes as _dt
 from .. import memory_formats as _memory_formats
 from ..autograd.composite import named_composite as _named_composite
@@ -282,6 +284,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _result(_max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode), return_indices)
 
 
+@_autocast_policy("max_pool3d")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """torch.nn.functional.max_pool3d (see max_pool2d)."""
     check_tensor("max_pool3d", input)
@@ -422,6 +425,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
+@_autocast_policy("avg_pool3d")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """torch.nn.functional.avg_pool3d (see avg_pool2d)."""
@@ -513,6 +517,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg(2, input, _adaptive_sizes("adaptive_avg_pool2d", input, output_size, 2))
 
 
+@_autocast_policy("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
     """torch.nn.functional.adaptive_avg_pool3d (see adaptive_avg_pool2d)."""
     check_tensor("adaptive_avg_pool3d", input)
@@ -558,6 +563,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
                    return_indices)
 
 
+@_autocast_policy("adaptive_max_pool3d")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """torch.nn.functional.adaptive_max_pool3d (see adaptive_max_pool2d)."""
     check_tensor("adaptive_max_pool3d", input)

@@ -3,6 +3,8 @@ prod, amax/amin, argmax/argmin, max/min, var/std, norms, logsumexp, all/any/coun
 Scans live in scan.py, the softmax family in softmax.py (as in kernels/)."""
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import builtins as _builtins
 import math as _math
 import warnings
@@ -544,6 +546,7 @@ def _norm(input, p, dim, keepdim, dtype):
     return out.to(input.dtype) if out.dtype is not input.dtype else out
 
 
+@_autocast_policy("logsumexp")
 def logsumexp(input, dim, keepdim=False):
     check_tensor("logsumexp", input)
     return named_composite("LogsumexpBackward0", _logsumexp, input, dim, keepdim)

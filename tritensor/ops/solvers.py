@@ -19,6 +19,8 @@ CholeskyInverseBackward0, LinalgLstsqBackward0 ...) with torch's formula in trit
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 import math
 import warnings
 
@@ -189,6 +191,7 @@ def inv(A):
     return X
 
 
+@_autocast_policy("inverse")
 def inverse(input):
     """torch.inverse / Tensor.inverse: linalg.inv."""
     X, info = _inv(input, "inverse")

@@ -20,6 +20,8 @@ NaN: see backends/numpy_spectral.py for the codes), naming the batch element.
 """
 from __future__ import annotations
 
+from .._autocast import autocast_policy as _autocast_policy
+
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..backends import numpy_spectral
@@ -361,6 +363,7 @@ def _pinv(A, atol, rtol, hermitian):
     return L.record_formula("LinalgPinvBackward0", _pinv_backward, (A,), (X,), save={"pinv": X, "A": A})[0]
 
 
+@_autocast_policy("pinverse")
 def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """torch.linalg.pinv: the Moore-Penrose pseudo-inverse through the SVD (eigh with
     ``hermitian``), singular values at most max(atol, rtol * s_max) dropped; the deprecated

@@ -66,12 +66,13 @@ def _addresses(tensors):
     return out
 
 
-def _launch(kernel, header, numels, columns, words, like, **flags):
+def _launch(kernel, header, numels, columns, words, like, extra=(), **flags):
     """Build the table for the tensors of one launch and launch ``kernel`` once over every
     (tensor, chunk) pair. ``numels``: each tensor's element count; ``columns``: up to five
     lists (param, grad, state0..2), one entry per tensor (None where unused); ``words``: up to
     two lists of per-tensor int64 words. ``like``: a tensor giving the device and dtype of the
-    launch. Returns the number of launches (0 when nothing to update)."""
+    launch; ``extra``: further kernel arguments after the table's. Returns the number of launches
+    (0 when nothing to update)."""
     k = _kernels()
     cfg = settings()
     chunk = cfg["block"] * cfg["iters"]
@@ -99,7 +100,7 @@ def _launch(kernel, header, numels, columns, words, like, **flags):
     firsts = np.arange(n_chunks, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
     pairs[:, 1] = firsts * chunk
     device_table = upload(like, table)
-    tb._run(kernel, (n_chunks,), tb.pointer(device_table), chunk_base,
+    tb._run(kernel, (n_chunks,), tb.pointer(device_table), chunk_base, *extra,
             DTYPE=_element_type(like.dtype), COMPUTE=_compute(like.dtype), BLOCK=cfg["block"],
             ITERS=cfg["iters"], ALIGNED=aligned, num_warps=cfg["warps"], **flags)
     return 1
