@@ -7,6 +7,7 @@ import gc
 import warnings
 import weakref
 
+import numpy as np
 import pytest
 
 import tritensor as tt
@@ -296,3 +297,26 @@ def test_non_reentrant_input_modified_in_place_is_caught_by_the_version_check():
                                            r"modified by an inplace operation: \[.*\], which is output 0 of \w+, "
                                            r"is at version 1; expected version 0 instead."):
         out.backward()
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_the_recomputation_replays_the_forwards_autocast_state(reentrant):
+    """torch records autocast's state in the forward and recomputes under it: the recomputed
+    matmul is bfloat16 again, so the gradients equal the uncheckpointed autocast ones."""
+    w = tt.randn(4, 4, requires_grad=True)
+    x = tt.randn(3, 4, requires_grad=True)
+
+    def block(v):
+        return (v @ w).tanh()
+
+    with tt.autocast("cpu"):
+        plain = block(x)
+    plain.float().sum().backward()
+    expected = (x.grad.clone(), w.grad.clone())
+    x.grad = w.grad = None
+    with tt.autocast("cpu"):
+        out = checkpoint(block, x, use_reentrant=reentrant)
+    assert out.dtype is tt.bfloat16
+    out.float().sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), expected[0].numpy())
+    np.testing.assert_array_equal(w.grad.numpy(), expected[1].numpy())

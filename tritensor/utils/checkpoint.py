@@ -183,6 +183,21 @@ def _is_checkpoint_valid():
     return True
 
 
+def _autocast_state():
+    """The autocast state of cuda and cpu now, to replay in the recomputation (torch's
+    _get_autocast_kwargs): the recomputed forward casts as the original one did."""
+    from ..amp import autocast_mode as m
+    return {d: {"enabled": m.is_autocast_enabled(d), "dtype": m.get_autocast_dtype(d),
+                "cache_enabled": m.is_autocast_cache_enabled()} for d in ("cuda", "cpu")}
+
+
+@contextlib.contextmanager
+def _autocast_replayed(state):
+    from ..amp.autocast_mode import autocast
+    with autocast("cuda", **state["cuda"]), autocast("cpu", **state["cpu"]):
+        yield
+
+
 class CheckpointFunction(Function):
     """The reentrant checkpoint: forward under no_grad, backward recomputes and backpropagates."""
 
@@ -193,6 +208,7 @@ class CheckpointFunction(Function):
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
             ctx.rng = _RngStash(args)
+        ctx.autocast = _autocast_state()
         ctx.inputs, ctx.tensor_indices, tensor_inputs = [], [], []
         for i, arg in enumerate(args):
             if isinstance(arg, Tensor):
@@ -219,7 +235,7 @@ class CheckpointFunction(Function):
         stash = ctx.rng if ctx.preserve_rng_state else None
         with (stash.restored() if stash else contextlib.nullcontext()):
             detached_inputs = detach_variable(tuple(inputs))
-            with enable_grad():
+            with enable_grad(), _autocast_replayed(ctx.autocast):
                 outputs = ctx.run_function(*detached_inputs)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
@@ -384,9 +400,11 @@ def _checkpoint_without_reentrant_generator(fn, preserve_rng_state=True, context
     metadata_fn = _allowed_determinism_checks_to_fns[determinism_check]
     forward_context, recompute_context = context_fn()
     stash = _RngStash(args) if preserve_rng_state else None
+    autocast_state = _autocast_state()
 
     def recompute_fn(*inputs):
-        with (stash.restored() if stash else contextlib.nullcontext()), recompute_context:
+        with (stash.restored() if stash else contextlib.nullcontext()), _autocast_replayed(autocast_state), \
+                recompute_context:
             fn(*inputs, **kwargs)
 
     if not is_grad_enabled():
