@@ -492,3 +492,26 @@ def test_torch_parity_when_available():
         tp = torch.distributions.StudentT(torch.tensor([3.0]), torch.tensor([0.5]), torch.tensor([2.0]))
     up = D.StudentT(tt.tensor([3.0]), tt.tensor([0.5]), tt.tensor([2.0]))
     np.testing.assert_allclose(_np(up.log_prob(tt.tensor([1.0]))), tp.log_prob(torch.tensor([1.0])).numpy(), rtol=1e-6)
+
+
+def test_families_on_cuda():
+    """The same tritensor ops on the cuda device (the emulated kernels): densities, entropies and
+    a KL against SciPy, samples on the device."""
+    if not tt.cuda.is_available():
+        pytest.skip("no cuda device")
+    def c(x):
+        return tt.tensor(np.asarray(x, dtype=np.float64), dtype=tt.float64, device="cuda")
+    _close(D.Normal(c(LOC), c(SCALE)).log_prob(c(X)), stats.norm(LOC, SCALE).logpdf(X), rtol=1e-9)
+    _close(D.Gamma(c(A), c(B)).log_prob(c(POS)), stats.gamma(A, scale=1 / np.array(B)).logpdf(POS), rtol=1e-9)
+    alpha = np.array([0.7, 2.0, 3.5])
+    d = D.Dirichlet(c(alpha))
+    _close(d.log_prob(c([0.2, 0.3, 0.5])), stats.dirichlet(alpha).logpdf([0.2, 0.3, 0.5]), rtol=1e-9)
+    _close(d.entropy(), stats.dirichlet(alpha).entropy(), rtol=1e-9)
+    m = np.array([[2.0, 0.3], [0.3, 1.0]])
+    mvn = D.MultivariateNormal(c([0.5, -1.0]), c(m))
+    _close(mvn.log_prob(c([1.0, 0.0])), stats.multivariate_normal([0.5, -1.0], m).logpdf([1.0, 0.0]), rtol=1e-9)
+    assert mvn.rsample((2,)).device.type == "cuda"
+    p, q = D.Beta(c(2.0), c(3.0)), D.Beta(c(1.5), c(0.8))
+    _close(D.kl_divergence(p, q), _kl_quad(stats.beta(2.0, 3.0), stats.beta(1.5, 0.8), 0, 1), rtol=1e-6)
+    s = D.Categorical(c([[0.2, 0.3, 0.5]])).sample((4,))
+    assert s.device.type == "cuda" and tuple(s.shape) == (4, 1)

@@ -31,7 +31,6 @@ class Beta(ExponentialFamily):
             (often referred to as beta)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "concentration1": constraints.positive,
         "concentration0": constraints.positive,
@@ -114,6 +113,5 @@ class Beta(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor, Tensor]:
         return (self.concentration1, self.concentration0)
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x, y):
         return tt.lgamma(x) + tt.lgamma(y) - tt.lgamma(x + y)

@@ -51,7 +51,6 @@ class Categorical(Distribution):
         logits (Tensor): event log probabilities (unnormalized)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     has_enumerate_support = True
 
@@ -68,7 +67,6 @@ class Categorical(Distribution):
         if probs is not None:
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")
-            # pyrefly: ignore [read-only]
             self.probs = probs / probs.sum(-1, keepdim=True)
         else:
             if logits is None:
@@ -76,14 +74,12 @@ class Categorical(Distribution):
             if logits.dim() < 1:
                 raise ValueError("`logits` parameter must be at least one-dimensional.")
             # Normalize
-            # pyrefly: ignore [read-only]
             self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
         self._param = self.probs if probs is not None else self.logits
         self._num_events = self._param.size()[-1]
         batch_shape = (
             self._param.size()[:-1] if self._param.ndimension() > 1 else tt.Size()
         )
-        # pyrefly: ignore [bad-argument-type]
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -105,7 +101,6 @@ class Categorical(Distribution):
         return self._param.new_tensor(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
-    # pyrefly: ignore [bad-override]
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
 

@@ -32,7 +32,6 @@ class Cauchy(Distribution):
         scale (float or Tensor): half width at half maximum.
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -128,13 +128,13 @@ class _Dependent(Constraint):
         super().__init__()
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:
         if self._is_discrete is NotImplemented:
             raise NotImplementedError(".is_discrete cannot be determined statically")
         return self._is_discrete
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:
         if self._event_dim is NotImplemented:
             raise NotImplementedError(".event_dim cannot be determined statically")
         return self._event_dim
@@ -218,7 +218,7 @@ class _DependentProperty(property, _Dependent):
         self._is_discrete = is_discrete
         self._event_dim = event_dim
 
-    def __call__(self, fn: Callable[..., Any]) -> "_DependentProperty":  # type: ignore[override]
+    def __call__(self, fn: Callable[..., Any]) -> "_DependentProperty":
         """
         Support for syntax to customize static attributes::
 
@@ -255,11 +255,11 @@ class _IndependentConstraint(Constraint):
         super().__init__()
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:
         return self.base_constraint.is_discrete
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:
         return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
 
     def check(self, value):
@@ -301,11 +301,11 @@ class MixtureSameFamilyConstraint(Constraint):
         super().__init__()
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:
         return self.base_constraint.is_discrete
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:
         return self.base_constraint.event_dim
 
     def check(self, value):
@@ -674,11 +674,11 @@ class _Cat(Constraint):
         super().__init__()
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:
         return any(c.is_discrete for c in self.cseq)
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:
         return max(c.event_dim for c in self.cseq)
 
     def check(self, value):
@@ -691,7 +691,7 @@ class _Cat(Constraint):
         for constr, length in zip(self.cseq, self.lengths):
             v = value.narrow(self.dim, start, length)
             checks.append(constr.check(v))
-            start = start + length  # avoid += for jit compat
+            start = start + length
         return tt.cat(checks, self.dim)
 
 
@@ -710,11 +710,11 @@ class _Stack(Constraint):
         super().__init__()
 
     @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
+    def is_discrete(self) -> bool:
         return any(c.is_discrete for c in self.cseq)
 
     @property
-    def event_dim(self) -> int:  # type: ignore[override]
+    def event_dim(self) -> int:
         dim = max(c.event_dim for c in self.cseq)
         if self.dim + dim < 0:
             dim += 1

@@ -22,7 +22,6 @@ def _Dirichlet_backward(x, concentration, grad_output):
 
 class _Dirichlet(Function):
     @staticmethod
-    # pyrefly: ignore [bad-override]
     def forward(ctx, concentration):
         x = tt._sample_dirichlet(concentration)
         ctx.save_for_backward(x, concentration)
@@ -30,7 +29,6 @@ class _Dirichlet(Function):
 
     @staticmethod
     @once_differentiable
-    # pyrefly: ignore [bad-override]
     def backward(ctx, grad_output):
         x, concentration = ctx.saved_tensors
         return _Dirichlet_backward(x, concentration, grad_output)
@@ -52,7 +50,6 @@ class Dirichlet(ExponentialFamily):
             (often referred to as alpha)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "concentration": constraints.independent(constraints.positive, 1)
     }
@@ -70,7 +67,6 @@ class Dirichlet(ExponentialFamily):
             )
         self.concentration = concentration
         batch_shape, event_shape = concentration.shape[:-1], concentration.shape[-1:]
-        # pyrefly: ignore [bad-argument-type]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -134,6 +130,5 @@ class Dirichlet(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor]:
         return (self.concentration,)
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x):
         return x.lgamma().sum(-1) - tt.lgamma(x.sum(-1))

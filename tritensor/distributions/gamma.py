@@ -34,7 +34,6 @@ class Gamma(ExponentialFamily):
             (often referred to as beta), rate = 1 / scale
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {
         "concentration": constraints.positive,
         "rate": constraints.positive,
@@ -111,7 +110,6 @@ class Gamma(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor, Tensor]:
         return (self.concentration - 1, -self.rate)
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x, y):
         return tt.lgamma(x + 1) + (x + 1) * tt.log(-y.reciprocal())
 

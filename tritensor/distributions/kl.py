@@ -117,8 +117,8 @@ def _dispatch_kl(type_p, type_q):
     # Check that the left- and right- lexicographic orders agree.
     # mypy isn't smart enough to know that _Match implements __lt__
     # see: https://github.com/python/typing/issues/760#issuecomment-710670503
-    left_p, left_q = min(_Match(*m) for m in matches).types  # type: ignore[type-var]
-    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types  # type: ignore[type-var]
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
     left_fun = _KL_REGISTRY[left_p, left_q]
     right_fun = _KL_REGISTRY[right_p, right_q]
     if left_fun is not right_fun:
@@ -629,5 +629,4 @@ def _add_kl_info():
         )
     kl_info = "\n\t".join(rows)
     if kl_divergence.__doc__:
-        # pyrefly: ignore [missing-attribute]
         kl_divergence.__doc__ += kl_info

@@ -31,7 +31,6 @@ class Normal(ExponentialFamily):
             (often referred to as sigma)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -118,6 +117,5 @@ class Normal(ExponentialFamily):
     def _natural_params(self) -> tuple[Tensor, Tensor]:
         return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
 
-    # pyrefly: ignore [bad-override]
     def _log_normalizer(self, x, y):
         return -0.25 * x.pow(2) / y + 0.5 * tt.log(-math.pi / y)

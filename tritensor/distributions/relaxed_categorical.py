@@ -38,7 +38,6 @@ class ExpRelaxedCategorical(Distribution):
     (Jang et al., 2017)
     """
 
-    # pyrefly: ignore [bad-override]
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = (
         constraints.real_vector
@@ -56,7 +55,6 @@ class ExpRelaxedCategorical(Distribution):
         self.temperature = temperature
         batch_shape = self._categorical.batch_shape
         event_shape = self._categorical.param_shape[-1:]
-        # pyrefly: ignore [bad-argument-type]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -129,10 +127,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    # pyrefly: ignore [bad-override]
     support = constraints.simplex
     has_rsample = True
-    # pyrefly: ignore [bad-override]
     base_dist: ExpRelaxedCategorical
 
     def __init__(

@@ -126,7 +126,6 @@ class TransformedDistribution(Distribution):
         return new
 
     @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
     def support(self):
         if not self.transforms:
             return self.base_dist.support
@@ -138,7 +137,7 @@ class TransformedDistribution(Distribution):
         return support
 
     @property
-    def has_rsample(self) -> bool:  # type: ignore[override]
+    def has_rsample(self) -> bool:
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape=tt.Size()):

@@ -157,7 +157,7 @@ class lazy_property(Generic[T, R]):
 
     def __init__(self, wrapped: Callable[[T], R]) -> None:
         self.wrapped: Callable[[T], R] = wrapped
-        update_wrapper(self, wrapped)  # type:ignore[arg-type]
+        update_wrapper(self, wrapped)
 
     @overload
     def __get__(

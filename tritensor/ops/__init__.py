@@ -25,6 +25,7 @@ checks that there is no import cycle):
     spectral, norms, matrix_functions    (eigh, svd and what is built on them; the vector and
                matrix norms and cond; matrix_exp, matrix_power, multi_dot, cross, vecdot, vander)
     special    lgamma, digamma, erfc, i0, igamma ... and torch.special's functions
+    random_dists  the samplers and gradients of tt.distributions (_standard_gamma, poisson, binomial ...)
     view_copies  the view ops' copies (*_copy) and in-place forms (t_ ...), T/mT/H/mH
     shape_ops    shape and construction composites (tile, kron, block_diag, meshgrid ...)
     einsum       contractions through the matmul kernels (einsum, tensordot, inner, chain_matmul)

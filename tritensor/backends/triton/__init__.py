@@ -12,7 +12,7 @@ Layout (the private modules are re-exported here; the op layer uses only the pub
     _reduce.py       reduce, arg_reduce                             kernels/reduce.py
     _softmax.py      softmax family                                 kernels/softmax.py
     _scan.py         cumsum / cumprod / logcumsumexp, cummax/cummin kernels/scan.py
-    _random.py       Philox fills                                   kernels/random.py
+    _random.py       Philox fills, rejection samplers               kernels/random.py, random_sample.py
     index.py         gather/scatter/compaction + the indexing ops' launches   kernels/index.py
     join.py          cat, stack, flip, tril/triu                    kernels/join.py
     matmul.py        matmul (configs, autotuning cache)             kernels/matmul.py
