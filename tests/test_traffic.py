@@ -31,12 +31,14 @@ def _copy(x, y, n, STRIDE: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _tile(x, y, N: tl.constexpr, ALONG_COLUMNS: tl.constexpr):
+def _tile(x, y, N: tl.constexpr, MODE: tl.constexpr):
     r = tl.arange(0, N)
-    if ALONG_COLUMNS:       # lane (i, j) reads x[j, i]: consecutive lanes N elements apart
-        v = tl.load(x + r[None, :] * N + r[:, None])
-    else:
+    if MODE == 0:           # lane (i, j) reads x[i, j]
         v = tl.load(x + r[:, None] * N + r[None, :])
+    elif MODE == 1:         # lane (i, j) reads x[j, i]: contiguous along axis 0
+        v = tl.load(x + r[None, :] * N + r[:, None])
+    else:                   # lane (i, j) reads x[2j, 2i] of a [2N, 2N] matrix: no contiguous axis
+        v = tl.load(x + r[None, :] * (4 * N) + r[:, None] * 2)
     tl.store(y + r[:, None] * N + r[None, :], v)
 
 
@@ -102,17 +104,32 @@ def test_stride_two_load_is_half_coalesced():
     np.testing.assert_array_equal(y.cpu().numpy(), np.arange(0, 512, 2))
 
 
-@pytest.mark.parametrize("along_columns, efficiency", [(False, 1.0), (True, 4 / 32)])
-def test_a_tile_read_along_its_noncontiguous_axis_scores_low(along_columns, efficiency):
-    x = _cuda(np.arange(64 * 64, dtype=np.float32).reshape(64, 64))
+@pytest.mark.parametrize("mode, efficiency", [(0, 1.0), (1, 1.0), (2, 4 / 32)])
+def test_a_tile_is_grouped_along_its_contiguous_axis(mode, efficiency):
+    # Triton's coalescing pass orders a block's threads along the axis its pointers are contiguous
+    # on: a tile of a transposed matrix (mode 1) is read along axis 0, fully coalesced; a tile
+    # strided on both axes (mode 2) touches a sector per lane
+    x = _cuda(np.arange(128 * 128, dtype=np.float32).reshape(128, 128))
     y = tt.empty(64, 64, device="cuda")
     with tt.profiler.traffic() as c:
-        launch.launch_kernel(_tile, (1,), launch.pointer(x), launch.pointer(y), N=64, ALONG_COLUMNS=along_columns)
+        launch.launch_kernel(_tile, (1,), launch.pointer(x), launch.pointer(y), N=64, MODE=mode)
     r = _one_launch(c)
     assert r.load_bytes == 64 * 64 * 4
     assert r.load_used / (32 * r.load_sectors) == efficiency
-    expect = np.arange(64 * 64).reshape(64, 64)
-    np.testing.assert_array_equal(y.cpu().numpy(), expect.T if along_columns else expect)
+    full = np.arange(128 * 128).reshape(128, 128)
+    first = np.arange(64 * 64).reshape(64, 64)          # modes 0 and 1 address x as a [64, 64] matrix
+    expect = [first, first.T, full[::2, ::2].T][mode]
+    np.testing.assert_array_equal(y.cpu().numpy(), expect)
+
+
+def test_a_column_read_touches_a_sector_per_lane():
+    x = _cuda(np.arange(128 * 64, dtype=np.float32))
+    y = tt.empty(128, device="cuda")
+    with tt.profiler.traffic() as c:
+        launch.launch_kernel(_copy, (1,), launch.pointer(x), launch.pointer(y), 128, STRIDE=64, BLOCK=128)
+    r = _one_launch(c)
+    assert (r.load_bytes, r.load_sectors, r.load_used) == (512, 128, 512)
+    np.testing.assert_array_equal(y.cpu().numpy(), np.arange(0, 128 * 64, 64))
 
 
 def test_access_stats_by_hand():

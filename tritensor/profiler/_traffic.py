@@ -16,13 +16,15 @@ What a launch records (``LaunchRecord``):
   launch, the traffic of a perfect cache);
 - ``load_sectors`` / ``store_sectors``: 32-byte sectors touched per *warp group*, and
   ``load_used`` / ``store_used`` the distinct bytes those groups asked for: coalescing =
-  used / (32 x sectors). The warp group is 32 consecutive lanes of the block flattened in
-  row-major order (the last axis fastest, as the block is written). That scores a contiguous
-  float32 load 100 %, a stride-2 load 50 %, a [64, 64] tile read along its non-contiguous axis
-  12.5 %. (Triton's coalescing pass may order threads along another axis when it can prove that
-  axis contiguous, e.g. a stride specialised to 1; the measure is then pessimistic, never
-  flattering.) A group whose active lanes all read one address (a scalar, a broadcast row
-  element) is a broadcast, not a coalescing question: it counts as fully used;
+  used / (32 x sectors). The warp group is 32 consecutive lanes in the order Triton gives a
+  block's threads: its coalescing pass puts the axis along which the pointers are contiguous
+  fastest (``coalescing_axis``: what Triton's axis analysis proves from ``tl.arange`` and unit
+  strides, which it specialises to the constant 1), the last axis when none is. That scores a
+  contiguous float32 load 100 %, a stride-2 load 50 %, a column of a row-major matrix (or a
+  tile whose lanes are strided on every axis) 12.5 %; a [64, 64] tile of a transposed matrix
+  scores 100 % (Triton reads it along its contiguous axis and converts the layout in shared
+  memory). A group whose active lanes all read one address (a scalar, a broadcast row element)
+  is a broadcast, not a coalescing question: it counts as fully used;
 - ``atomics`` / ``atomic_bytes``: active lanes of atomic read-modify-writes and compare-and-swaps;
 - ``dot_flops``: 2*M*N*K per ``tl.dot`` of [M, K] x [K, N] blocks (per dot input kind: "fp16"
   for 16-bit floats, "tf32" / "fp32" for float32 by the dot's input precision, "fp64", "int8");
@@ -173,13 +175,42 @@ def _distinct_per_group(g):
     return distinct - (g[:, -1] == _SENTINEL)
 
 
+def coalescing_axis(addresses, itemsize):
+    """The axis Triton's coalescing pass orders a block's threads along: the axis on which
+    consecutive lanes' addresses are ``itemsize`` apart for the most lanes (Triton's axis analysis
+    proves that contiguity from ``tl.arange`` and unit strides, which it specialises to the
+    constant 1); the last axis when none is contiguous or several tie."""
+    ndim = addresses.ndim
+    best, best_count = ndim - 1, -1
+    if ndim < 2:
+        return best
+    signed = addresses.view(np.int64) if addresses.dtype == np.uint64 else addresses.astype(np.int64)
+    for axis in range(ndim - 1, -1, -1):
+        if addresses.shape[axis] < 2:
+            continue
+        count = int(np.count_nonzero(np.diff(signed, axis=axis) == itemsize))
+        if count > best_count:
+            best, best_count = axis, count
+    return best if best_count > 0 else ndim - 1
+
+
 def access_stats(addresses, mask, itemsize):
     """(active lanes, sectors touched, bytes used) of one block access: ``addresses`` the byte
-    addresses of the block's lanes, ``mask`` its active lanes (None: all). Public for the tests."""
-    addr = np.ascontiguousarray(addresses, dtype=np.uint64).reshape(-1)
+    addresses of the block's lanes, ``mask`` its active lanes (None: all). The lanes are grouped
+    by 32 in the order Triton's coalescing pass gives the threads (``coalescing_axis`` fastest,
+    then the others row-major). Public for the tests."""
+    addresses = np.asarray(addresses, dtype=np.uint64)
+    if mask is not None:
+        mask = np.broadcast_to(np.asarray(mask, dtype=bool), addresses.shape)
+    axis = coalescing_axis(addresses, itemsize)
+    if axis != addresses.ndim - 1:
+        addresses = np.moveaxis(addresses, axis, -1)
+        if mask is not None:
+            mask = np.moveaxis(mask, axis, -1)
+    addr = np.ascontiguousarray(addresses).reshape(-1)
     active = None
     if mask is not None:
-        active = np.broadcast_to(np.asarray(mask, dtype=bool), np.shape(addresses)).reshape(-1)
+        active = np.ascontiguousarray(mask).reshape(-1)
         lanes = int(np.count_nonzero(active))
         if lanes == addr.size:
             active = None
