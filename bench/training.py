@@ -53,9 +53,10 @@ def _load(lib, model, weights):
             m.bias.copy_(lib.from_numpy(b))
 
 
-def make_step(lib, workload, device, small=False):
+def make_step(lib, workload, device, small=False, mixed=False):
     """A thunk running one training step of ``workload`` with library ``lib`` (tritensor or
-    torch) on ``device``; both libraries get the same weights and batch."""
+    torch) on ``device``; both libraries get the same weights and batch. ``mixed``: the forward
+    under autocast (bfloat16 on cpu; float16 on cuda, with a GradScaler), as torch's AMP recipe."""
     nn = lib.nn
     batch, dims = WORKLOADS[workload]
     if small:
@@ -82,6 +83,24 @@ def make_step(lib, workload, device, small=False):
     x = x.to(device)
     y = y.to(device) if y is not None else None
     optimizer = opt_cls(model.parameters(), **opt_kw)
+
+    if mixed:
+        device_type = "cuda" if str(device).startswith("cuda") else "cpu"
+        low = lib.float16 if device_type == "cuda" else lib.bfloat16
+        scaler = lib.amp.GradScaler(device_type, enabled=device_type == "cuda")
+
+        def step():
+            with lib.autocast(device_type, dtype=low):
+                if y is not None:
+                    loss = loss_fn(model(x), y)
+                else:
+                    loss = (x + model(x)).float().pow(2).mean()
+            optimizer.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            return loss
+        return step
 
     def step():
         if y is not None:
