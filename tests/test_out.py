@@ -329,6 +329,21 @@ def test_resize_errors():
         tt.ones(2).resize_(-1)
 
 
+def test_resize_to_a_memory_format_gives_torchs_strides():
+    # torch 2.13: x.resize_(2, 3, 2, 2, memory_format=torch.channels_last).stride() == (12, 1, 6, 3)
+    x = tt.arange(24.0)
+    assert x.resize_(2, 3, 2, 2, memory_format=tt.channels_last).stride() == (12, 1, 6, 3)
+    assert x.is_contiguous(memory_format=tt.channels_last) and x.sum().item() == 276.0
+    assert tt.zeros(24).resize_(2, 3, 2, 2, 2, memory_format=tt.channels_last_3d).stride() == (24, 1, 12, 6, 3)
+    assert tt.zeros(24).resize_(4, 6, memory_format=tt.contiguous_format).stride() == (6, 1)
+    with pytest.raises(RuntimeError, match="^Unsupported memory formatPreserve$"):
+        tt.zeros(24).resize_(4, 6, memory_format=tt.preserve_format)
+    with pytest.raises(RuntimeError, match="^required rank 4 tensor to use channels_last format$"):
+        tt.zeros(24).resize_(4, 6, memory_format=tt.channels_last)
+    with pytest.raises(RuntimeError, match="^required rank 5 tensor to use channels_last_3d format$"):
+        tt.zeros(24).resize_(4, 6, memory_format=tt.channels_last_3d)
+
+
 # --------------------------------------------------------------------------- factories
 def test_factories_write_into_out_in_its_dtype():
     out = tt.empty(0, dtype=tt.float64)

@@ -458,6 +458,7 @@ def resize_(self, *sizes, memory_format=None):
             raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {list(shape)}")
     if self.requires_grad and is_grad_enabled():
         raise RuntimeError("cannot resize variables that require grad")
+    strides = _resize_strides(shape, memory_format)
     numel = 1
     for d in shape:
         numel *= d
@@ -470,6 +471,29 @@ def resize_(self, *sizes, memory_format=None):
                     copy_into(narrow(new, 0, 0, old.numel()), old)
         self._storage = new._storage
     self._shape = Size(shape)
-    self._stride = tuple(contiguous_strides(shape))
+    self._stride = strides
     self._host_array = None
     return self
+
+
+def _resize_strides(shape, memory_format):
+    """The strides resize_ gives ``shape`` in ``memory_format`` (torch's resize_ then
+    restride: channels_last(_3d) need rank 4 (5); preserve_format is refused, in torch's words)."""
+    from ..memory_formats import channels_last, channels_last_3d, preserve_format
+    from ._layout import channels_last_strides
+    if memory_format is None or memory_format is _contiguous_format():
+        return tuple(contiguous_strides(shape))
+    if memory_format is preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    for fmt, rank, name in ((channels_last, 4, "channels_last"), (channels_last_3d, 5, "channels_last_3d")):
+        if memory_format is fmt:
+            if len(shape) != rank:
+                raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+            return channels_last_strides(shape)
+    raise TypeError(f"resize_(): argument 'memory_format' must be torch.memory_format, not "
+                    f"{type(memory_format).__name__}")
+
+
+def _contiguous_format():
+    from ..memory_formats import contiguous_format
+    return contiguous_format
