@@ -277,3 +277,21 @@ def test_samplers_on_cuda():
     x = D.Gamma(a, 1.0).rsample((4,))
     x.sum().backward()
     np.testing.assert_allclose(_np(a.grad), _gamma_cdf_inversion_grad(2.0, _np(x)).sum(), rtol=5e-3)
+
+
+def test_cuda_draws_do_not_depend_on_the_launch_configuration(monkeypatch):
+    """Element i draws from Philox counter counter0 + i, its rounds in the counter's third word:
+    other block sizes (other programs, other rounds per block) give the same numbers."""
+    if not tt.cuda.is_available() or not tt.cuda.is_emulated():
+        pytest.skip("the emulated device's launch settings")
+    from tritensor.backends import triton as tb
+    alpha = tt.tensor(np.linspace(0.2, 12.0, 96), device="cuda")
+    draws = []
+    for block in (512, 32):
+        monkeypatch.setitem(tb.INTERPRETER_SETTINGS, "sample_block", block)
+        monkeypatch.setitem(tb.INTERPRETER_FAST_SETTINGS, "sample_block", block)
+        tt.cuda.manual_seed(9)
+        draws.append((_np(tt._standard_gamma(alpha)), _np(tt.poisson(alpha * 2)),
+                      _np(tt.binomial(alpha.floor() + 5, alpha / 13))))
+    for a, b in zip(*draws):
+        np.testing.assert_array_equal(a, b)
