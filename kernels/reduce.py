@@ -16,14 +16,11 @@ from .elementwise import minimum as combine_min
 from .strided import convert, store_cast, strided_offset
 
 
-@triton.jit
-def combine_sum(a, b):
-    return a + b
-
-
-@triton.jit
-def combine_prod(a, b):
-    return a * b
+# Triton's own a + b and a * b: compiled they are what any combine function would be, but the
+# interpreter recognises them and runs a tl.reduce / tl.associative_scan with them as one NumPy
+# call (np.sum, np.cumsum, np.cumprod) instead of one Python call per element of the block.
+combine_sum = tl.standard._sum_combine
+combine_prod = tl.standard._prod_combine
 
 
 @triton.jit
@@ -43,16 +40,23 @@ def combine(a, b, OP: tl.constexpr):
 @triton.jit
 def reduce_rows(acc, OP: tl.constexpr):
     """OP over axis 1 of the 2-D block ``acc`` (a tree in a fixed order: deterministic).
-    tl.reduce needs the combine function itself, not a constexpr holding it, hence the branches;
-    tl.max / tl.min would drop NaN."""
+    tl.reduce needs the combine function itself, not a constexpr holding it, hence the branches.
+    amax/amin: tl.max / tl.min (which the interpreter runs as one NumPy call) over the row with
+    its NaNs set aside, then NaN wherever the row holds one (tl.max alone would drop it)."""
     if OP == "sum":
         r = tl.reduce(acc, 1, combine_sum)
     elif OP == "prod":
         r = tl.reduce(acc, 1, combine_prod)
-    elif OP == "amax":
-        r = tl.reduce(acc, 1, combine_max)
     else:
-        r = tl.reduce(acc, 1, combine_min)
+        nan = acc != acc
+        clean = tl.where(nan, 0, acc)
+        if OP == "amax":
+            r = tl.max(clean, 1)
+        else:
+            r = tl.min(clean, 1)
+        if acc.dtype.is_floating():
+            has_nan = tl.max(nan.to(tl.int32), 1) > 0
+            r = tl.where(has_nan, tl.reduce(tl.where(nan, acc, 0), 1, combine_sum), r)   # a sum of NaNs
     return r
 
 
@@ -158,10 +162,19 @@ def arg_reduce_kernel(x_ptr, idx_ptr, out_val_ptr, out_idx_ptr, n_out, R, CHUNK,
             best_v, best_i = _better_max(best_v, best_i, v, i)
         else:
             best_v, best_i = _better_min(best_v, best_i, v, i)
+    # The winner of each row among its lanes, in fast reductions (a tl.reduce with _better_max
+    # would cost the interpreter a Python call per lane): a NaN if any (the first NaN's index),
+    # else the best value, the smallest index among the lanes holding it.
+    nan = best_v != best_v
+    clean = tl.where(nan, IDENTITY, best_v)
     if IS_MAX:
-        val, idx = tl.reduce((best_v, best_i), 1, _better_max)
+        val = tl.max(clean, 1)
     else:
-        val, idx = tl.reduce((best_v, best_i), 1, _better_min)
+        val = tl.min(clean, 1)
+    has_nan = tl.max(nan.to(tl.int32), 1) > 0
+    hit = tl.where(has_nan[:, None], nan, clean == val[:, None])
+    idx = tl.min(tl.where(hit, best_i, NONE), 1)
+    val = tl.where(has_nan, tl.reduce(tl.where(nan, best_v, 0), 1, combine_sum), val)
     dest = kidx * out_kstride + chunk * out_cstride
     tl.store(out_idx_ptr + dest, idx, mask=kmask)
     if STORE_VAL:

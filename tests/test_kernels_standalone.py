@@ -539,7 +539,8 @@ def test_reduce_ops_and_dtypes(op, name, rng):
         x = (x.astype(np.float64) / 4 + 1).astype(x.dtype)   # keep products finite
     for dims in [(1,), (0, 2), (0, 1, 2)]:
         out, expected, out_name = run_reduce(op, x, dims)
-        assert_same(out, expected, out_name, rtol={"float16": 4e-3, "bfloat16": 2e-2}.get(out_name))
+        # float32: the kernel and NumPy add 210 values in different orders (a few ulps apart)
+        assert_same(out, expected, out_name, rtol={"float16": 4e-3, "bfloat16": 2e-2, "float32": 1e-5}.get(out_name))
 
 
 @pytest.mark.parametrize("op", ["amax", "amin", "sum"])

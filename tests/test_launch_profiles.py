@@ -25,7 +25,9 @@ from tritensor.backends.triton import pdist as tpdist
 from tritensor.backends.triton import pool as tpool
 from tritensor.backends.triton import sort as tsort
 
-pytestmark = pytest.mark.skipif(not tt.cuda.is_emulated(), reason="the profiles of the emulated device")
+# every test starts from the small profile, whatever TRITENSOR_EMULATED_BLOCKS says
+pytestmark = [pytest.mark.skipif(not tt.cuda.is_emulated(), reason="the profiles of the emulated device"),
+              pytest.mark.emulated_blocks("small")]
 
 # every family's settings function -> its (gpu, fast, small) settings
 FAMILIES = {
@@ -66,7 +68,7 @@ def recorder(monkeypatch):
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_family_resolves_to_the_profile_in_force(family):
     settings, gpu, fast, small = FAMILIES[family]
-    assert tb.current_profile() == "small"          # the suite's default (tests/conftest.py)
+    assert tb.current_profile() == "small"          # (pytestmark)
     assert settings() is small
     with tb.gpu_launch_configs():
         assert tb.current_profile() == "gpu" and settings() is gpu
@@ -103,6 +105,62 @@ def test_gpu_launch_configs_launch_the_gpu_blocks(recorder):
     recorder.launches.clear()
     c = a + b                                                      # the plans made for the GPU are gone
     assert recorder.launches[0][2]["BLOCK"] == tb.INTERPRETER_SETTINGS["elementwise_block"]
+
+
+def test_the_fast_profile_launches_few_programs(recorder):
+    """The emulated default: a + b of 16k elements and the sum of 65k in one program each, a
+    softmax over 4k-wide rows and the main job's products in one or two."""
+    with tb.emulated_blocks("fast"):
+        a, b = tt.randn(128, 128, device="cuda"), tt.randn(128, 128, device="cuda")
+        w = tt.randn(256, 256, device="cuda")
+        x, m = tt.randn(64, 256, device="cuda"), tt.randn(8, 4096, device="cuda")
+        recorder.launches.clear()
+        c = a + b
+        assert recorder.programs() == 1
+        for dims in ((), (0,), (1,)):
+            recorder.launches.clear()
+            s = w.sum(dims)
+            assert recorder.programs() == 1, (dims, recorder.launches)
+            np.testing.assert_allclose(to_numpy(s), to_numpy(w).astype(np.float64).sum(dims or None),
+                                       rtol=1e-5, atol=1e-4)
+        recorder.launches.clear()
+        p = tt.softmax(m, 1)
+        y = x @ w
+        assert recorder.programs() <= 2, recorder.launches
+    np.testing.assert_allclose(to_numpy(c), to_numpy(a) + to_numpy(b))
+    e = np.exp(to_numpy(m) - to_numpy(m).max(1, keepdims=True))
+    np.testing.assert_allclose(to_numpy(p), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(to_numpy(y), to_numpy(x) @ to_numpy(w), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["amax", "amin", "argmax", "argmin", "prod"])
+def test_fast_reductions_keep_nan_and_first_index_rules(op):
+    """amax/amin and argmax/argmin finish their rows with tl.max/tl.min (one NumPy call under the
+    interpreter): NaN still wins, the first index still wins ties, in every profile."""
+    x_np = np.tile(np.array([1.0, 3.0, -2.0, 3.0, 0.5], np.float32), (6, 40))    # (6, 200), ties
+    x_np[2, 150] = np.nan
+    x_np[4, 7] = x_np[4, 120] = np.nan
+    x_np[5] = -np.inf
+    if op == "prod":
+        x_np = np.where(np.isfinite(x_np), 1.0 + np.abs(x_np) / 512, x_np).astype(np.float32)
+    x = tt.tensor(x_np, device="cuda")
+    expected = {"amax": lambda: np.max(x_np, 1), "amin": lambda: np.min(x_np, 1),
+                "argmax": lambda: [int(np.nanargmax(r)) if not np.isnan(r).any() else int(np.argmax(np.isnan(r)))
+                                   for r in x_np],
+                "argmin": lambda: [int(np.nanargmin(r)) if not np.isnan(r).any() else int(np.argmax(np.isnan(r)))
+                                   for r in x_np],
+                "prod": lambda: np.prod(x_np.astype(np.float64), 1)}[op]()
+    if op == "argmax":
+        assert list(expected[:2]) == [1, 1]          # the first of the tied maxima
+    for name in ("fast", "small"):
+        with tb.emulated_blocks(name):
+            got = to_numpy(getattr(x, op)(1))
+            whole = to_numpy(getattr(x, op)())
+        np.testing.assert_allclose(got, expected, rtol=1e-5, equal_nan=True, err_msg=name)
+        if op in ("argmax", "argmin"):
+            assert int(whole) == 2 * 200 + 150, name        # the first NaN in row-major order
+        else:
+            assert np.isnan(whole), name
 
 
 def test_the_small_profile_crosses_block_edges(recorder):
@@ -168,4 +226,4 @@ def test_unknown_profiles_are_refused(monkeypatch):
 
 @pytest.mark.emulated_blocks("fast")
 def test_the_marker_selects_the_profile():
-    assert tb.current_profile() == "fast"
+    assert tb.current_profile() == "fast"     # the closest marker wins over the module's

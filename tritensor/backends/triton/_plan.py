@@ -60,6 +60,7 @@ GPU_SETTINGS = _Settings({
     "random_block": 1024, "random_warps": 4,
     "sample_block": 256,            # rejection samplers: a block loops until its last lane accepts
     "reduce_tile": 4096,            # elements of one [BLOCK_OUT, BLOCK_RED] tile
+    "reduce_tile_prod": 4096,       # ... of prod's (see INTERPRETER_FAST_SETTINGS)
     "reduce_max_block_out": 256,    # kept-contiguous tiles are at least this wide in BLOCK_OUT
     "reduce_warps": 8,
     "reduce_target_programs": 528,  # split the reduced range when fewer programs than this ...
@@ -78,6 +79,7 @@ INTERPRETER_SETTINGS = _Settings({
     "random_block": 128, "random_warps": 4,
     "sample_block": 512,
     "reduce_tile": 64,
+    "reduce_tile_prod": 64,
     "reduce_max_block_out": 16,
     "reduce_warps": 4,
     "reduce_target_programs": 4,
@@ -89,7 +91,27 @@ INTERPRETER_SETTINGS = _Settings({
     "scan_max_block_n": 16,
     "row_warps": 4,
 })
-INTERPRETER_FAST_SETTINGS = _Settings(INTERPRETER_SETTINGS)   # see "launch profiles" below
+# The emulated device's default (see "launch profiles" below): a block of 16k elements costs the
+# interpreter little more than one of 128, so small tensors, whole rows and whole reductions of up
+# to 64k elements take one program.
+INTERPRETER_FAST_SETTINGS = _Settings({
+    "elementwise_block": 16384, "elementwise_warps": 4,
+    "copy_block": 16384, "copy_warps": 4,
+    "tile": 128, "tile_warps": 4,
+    "random_block": 16384, "random_warps": 4,
+    "reduce_tile": 65536,
+    "reduce_tile_prod": 1024,       # prod's last row reduction costs the interpreter a call per lane
+    "reduce_max_block_out": 256,
+    "reduce_warps": 4,
+    "reduce_target_programs": 1,    # never split the reduced range in two passes
+    "reduce_min_iters": 1,
+    "row_tile": 65536,
+    "row_max_block_n": 16384,
+    "row_resident_bytes": 65536,
+    "row_resident_warps": 4,
+    "scan_max_block_n": 4096,
+    "row_warps": 4,
+})
 
 
 def interpreting() -> bool:

@@ -35,7 +35,7 @@ from ._plan import _cdiv, _next_pow2, _prod
 
 MAX_GRID_Y = 65535
 INTERPRETER_CONFIG = tmm.Config(32, 32, 16, 4, 4, 1)
-INTERPRETER_FAST_CONFIG = INTERPRETER_CONFIG     # the emulated device's default profile (_plan.py)
+INTERPRETER_FAST_CONFIG = tmm.INTERPRETER_FAST_CONFIG     # the emulated device's default profile (_plan.py)
 
 _C = tmm.Config
 CONFIGS = {   # by what the tiles become inside tl.dot (matmul.family)
@@ -294,9 +294,9 @@ def input_grad(gx, gy, w, bias, stride, padding, dilation, groups, compute, conf
 def splits_for(tiles, pixels, block_k):
     """How many slices the weight gradient cuts its K = ``pixels`` range into, for ``tiles``
     output tiles (a function of the shape only: the summation order never changes)."""
-    min_steps = tb.pick(GPU_MIN_K_STEPS, INTERPRETER_MIN_K_STEPS, INTERPRETER_MIN_K_STEPS)
+    min_steps = tb.pick(GPU_MIN_K_STEPS, 1, INTERPRETER_MIN_K_STEPS)
     steps = _cdiv(max(pixels, 1), block_k)
-    want = tb.pick(_cdiv(GPU_PROGRAMS, max(tiles, 1)), 2, 2)
+    want = tb.pick(_cdiv(GPU_PROGRAMS, max(tiles, 1)), 1, 2)
     return max(1, min(want, steps // min_steps))
 
 

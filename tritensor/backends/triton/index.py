@@ -30,7 +30,8 @@ GPU_SETTINGS = {"gather_block": 1024, "scatter_block": 128, "compact_block": 102
                 "segment_block": 256, "warps": 4}
 INTERPRETER_SETTINGS = {"gather_block": 128, "scatter_block": 64, "compact_block": 128, "check_block": 256,
                         "segment_block": 64, "warps": 4}
-INTERPRETER_FAST_SETTINGS = dict(INTERPRETER_SETTINGS)   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST_SETTINGS = {"gather_block": 16384, "scatter_block": 1024, "compact_block": 16384,   # emulated
+                             "check_block": 16384, "segment_block": 1024, "warps": 4}                # default
 
 
 def settings():

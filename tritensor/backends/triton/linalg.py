@@ -37,7 +37,7 @@ from . import matmul as tmm
 
 GPU = {"small_n": 64, "panel": 32, "rhs_block": 32, "row_block": 64, "col_block": 64, "warps": 4}
 INTERPRETER = {"small_n": 32, "panel": 16, "rhs_block": 16, "row_block": 16, "col_block": 16, "warps": 4}
-INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST = dict(GPU)   # the emulated device's default profile (_plan.py): the GPU's larger tiles
 
 _K = None
 

@@ -41,7 +41,7 @@ from .linalg import _batches, _mat, _mT, _pow2, _view
 
 GPU = {"small_n": 32, "max_sweeps": 30, "block_sweeps": 20, "tile": 64, "row_block": 64, "warps": 4}
 INTERPRETER = {"small_n": 32, "max_sweeps": 30, "block_sweeps": 20, "tile": 32, "row_block": 32, "warps": 4}
-INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST = dict(GPU)   # the emulated device's default profile (_plan.py): the GPU's larger tiles
 
 _K = None
 

@@ -33,7 +33,11 @@ GPU_SETTINGS = {"row_tile": 4096, "max_row_bytes": 32768, "stream_block_n": 2048
 INTERPRETER_SETTINGS = {"row_tile": 64, "max_row_bytes": 128, "stream_block_n": 16, "warps": 4,
                         "backward_programs": 4, "stat_tile": 64, "stat_wide": 8, "stat_programs": 4,
                         "stat_min_units": 2, "stat_warps": 4}
-INTERPRETER_FAST_SETTINGS = dict(INTERPRETER_SETTINGS)   # the emulated device's default profile (_plan.py): few, large programs
+# The emulated device's default profile (_plan.py): whole rows of up to 16k float32 values in one
+# tile, few programs.
+INTERPRETER_FAST_SETTINGS = {"row_tile": 65536, "max_row_bytes": 65536, "stream_block_n": 8192, "warps": 4,
+                             "backward_programs": 2, "stat_tile": 65536, "stat_wide": 256, "stat_programs": 1,
+                             "stat_min_units": 1, "stat_warps": 4}
 
 
 def settings():
@@ -298,7 +302,7 @@ def _moments(x, S, S_inner, s_outer, s_inner, red, mean, rstd, running_mean, run
             s_outer, s_inner, sp, Q, sq, units, per, COMPUTE=k.compute[compute], BLOCK_S=block_s, BLOCK_Q=block_q,
             num_warps=cfg["stat_warps"])
     update = running_mean is not None
-    block_f = min(tb._next_pow2(S), tb.pick(1024, 16, 16))
+    block_f = min(tb._next_pow2(S), tb.pick(1024, 1024, 16))
     tb._run(_kernels().norm.moments_finalize_kernel, (tb._cdiv(S, block_f),), pointer(part), pointer(mean),
             pointer(rstd), pointer(running_mean) if update else pointer(mean),
             pointer(running_var) if update else pointer(rstd), S, splits, tb._float_bits(eps),
@@ -397,7 +401,7 @@ def batch_norm_backward(outs, grad, x, weight, mean, invstd, training, compute):
         sums = _grad_sums(grad, x, mean, C, C, (0, gs[1]), (0, xs[1]), P, (xp, gp), Q, (xq, gq), 0, 1, compute)
         splits = sums.shape[1]
         coef = tb._scratch(x, (2, C), tb._dtype(compute)) if training else None
-        block_f = min(tb._next_pow2(C), tb.pick(1024, 16, 16))
+        block_f = min(tb._next_pow2(C), tb.pick(1024, 1024, 16))
         tb._run(_kernels().norm.batch_norm_bwd_finalize_kernel, (tb._cdiv(C, block_f),), pointer(sums),
                 pointer(invstd), pointer(weight) if weight is not None else pointer(invstd),
                 pointer(dw) if dw is not None else pointer(invstd), pointer(db) if db is not None else pointer(invstd),
@@ -476,8 +480,8 @@ def group_norm_backward(outs, grad, x, mean, rstd, weight, groups, compute):
     if splits > 1:
         tb.reduce("sum", tb._View((2, N * C), (N * C, 1), 0, sums._storage, sums.dtype), part, (1,), compute)
     if dw is not None or db is not None:
-        block_c = min(tb._next_pow2(C), tb.pick(64, 8, 8))
-        block_n = min(tb._next_pow2(N), tb.pick(64, 4, 4))
+        block_c = min(tb._next_pow2(C), tb.pick(64, 64, 8))
+        block_n = min(tb._next_pow2(N), tb.pick(64, 64, 4))
         tb._run(_kernels().norm.group_norm_param_grad_kernel, (tb._cdiv(C, block_c),), pointer(sums), pointer(rstd),
                 pointer(dw) if dw is not None else pointer(rstd), pointer(db) if db is not None else pointer(rstd),
                 N, C, groups, cpg, NEED_DW=dw is not None, NEED_DB=db is not None, COMPUTE=k.compute[compute],
@@ -485,8 +489,8 @@ def group_norm_backward(outs, grad, x, mean, rstd, weight, groups, compute):
     if dx is not None:
         NG = N * groups
         coef = tb._scratch(x, (2, NG), tb._dtype(compute))
-        block_j = min(tb._next_pow2(cpg), tb.pick(64, 4, 4))
-        block_r = min(tb._next_pow2(NG), max(1, (tb.pick(1024, 16, 16)) // block_j))
+        block_j = min(tb._next_pow2(cpg), tb.pick(64, 64, 4))
+        block_r = min(tb._next_pow2(NG), max(1, (tb.pick(1024, 1024, 16)) // block_j))
         tb._run(_kernels().norm.group_norm_bwd_coef_kernel, (tb._cdiv(NG, block_r),), pointer(sums), pointer(rstd),
                 pointer(weight) if weight is not None else pointer(rstd), pointer(coef), NG, C, groups, cpg, cpg * L,
                 HAS_W=weight is not None, COMPUTE=k.compute[compute], BLOCK_R=block_r, BLOCK_J=block_j, num_warps=4)
@@ -496,7 +500,7 @@ def group_norm_backward(outs, grad, x, mean, rstd, weight, groups, compute):
 # --------------------------------------------------------------------------- CTC
 def _ctc_blocks(L, C):
     block_s = tb._next_pow2(max(L, 2))
-    block_c = max(1, min(tb._next_pow2(C), tb.pick(8192, 64, 64) // block_s))
+    block_c = max(1, min(tb._next_pow2(C), tb.pick(8192, 8192, 64) // block_s))
     return block_s, block_c
 
 

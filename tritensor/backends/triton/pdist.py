@@ -34,7 +34,7 @@ GPU = {"direct_block": 32, "direct_k": 8, "gram_block": 64, "gram_k": 32, "warps
 INTERPRETER = {"direct_block": 8, "direct_k": 4, "gram_block": 16, "gram_k": 16, "warps": 4,
                "bwd_block_i": 8, "bwd_block_j": 8, "bwd_block_d": 8,
                "bwd_gram_block_i": 16, "bwd_gram_block_j": 16, "bwd_gram_block_d": 16}
-INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST = dict(GPU)   # the emulated device's default profile (_plan.py): the GPU's larger tiles
 
 _K = None
 

@@ -17,7 +17,7 @@ from .. import triton as tb
 
 GPU_SETTINGS = {"block": 256, "warps": 4}
 INTERPRETER_SETTINGS = {"block": 64, "warps": 4}
-INTERPRETER_FAST_SETTINGS = dict(INTERPRETER_SETTINGS)   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST_SETTINGS = {"block": 16384, "warps": 4}   # the emulated device's default profile (_plan.py): few, large programs
 _TABLE_LIMIT = 256
 _TABLES: dict = {}
 _K = None

@@ -11,7 +11,7 @@ from .. import triton as tb
 
 GPU = {"block": 128, "warps": 4}
 INTERPRETER = {"block": 32, "warps": 4}     # few programs under the interpreter
-INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST = {"block": 4096, "warps": 4}   # the emulated device's default profile (_plan.py): few, large programs
 
 _K = None
 

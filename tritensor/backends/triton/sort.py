@@ -25,7 +25,7 @@ _K = None
 # of 150 takes two merge passes), 128-output merges.
 GPU_SETTINGS = {"tile_n": 512, "tile": 1024, "merge_block": 512, "search_block": 1024, "warps": 4}
 INTERPRETER_SETTINGS = {"tile_n": 64, "tile": 256, "merge_block": 128, "search_block": 128, "warps": 4}
-INTERPRETER_FAST_SETTINGS = dict(INTERPRETER_SETTINGS)   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST_SETTINGS = dict(GPU_SETTINGS)   # the emulated default (_plan.py): the GPU tiles (fewer programs)
 
 _INT32_MAX = 2 ** 31 - 1
 

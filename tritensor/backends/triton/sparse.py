@@ -14,7 +14,7 @@ from .. import triton as tb
 
 GPU = {"block_rows": 16, "block_n": 64, "warps": 4}
 INTERPRETER = {"block_rows": 8, "block_n": 16, "warps": 4}    # few programs: each costs ~0.35 ms there
-INTERPRETER_FAST = dict(INTERPRETER)   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST = dict(GPU)   # the emulated device's default profile (_plan.py): the GPU's larger tiles
 
 _K = None
 
