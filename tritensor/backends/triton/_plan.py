@@ -99,6 +99,7 @@ INTERPRETER_FAST_SETTINGS = _Settings({
     "copy_block": 16384, "copy_warps": 4,
     "tile": 128, "tile_warps": 4,
     "random_block": 16384, "random_warps": 4,
+    "sample_block": 4096,           # (a block's rejection rounds run until its last lane accepts)
     "reduce_tile": 65536,
     "reduce_tile_prod": 1024,       # prod's last row reduction costs the interpreter a call per lane
     "reduce_max_block_out": 256,
