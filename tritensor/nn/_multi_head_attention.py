@@ -16,27 +16,16 @@ from .. import dtypes as _dt
 from ..ops import creation as _creation
 from ..ops import joining as _joining
 from ..ops import linalg as _linalg
+from ..ops.attention import scaled_dot_product_attention as _sdpa
 from ..ops.linalg import linear
-
-
-def _softmax(x, dim):
-    from .functional import softmax
-    return softmax(x, dim=dim)
+from ..ops.padding import pad as _pad
+from ..ops.softmax import softmax as _softmax
 
 
 def _dropout(x, p):
+    # nn.functional imports this module (it re-exports the functions below): imported on use
     from .functional import dropout
     return dropout(x, p=p)
-
-
-def _pad(x, pad):
-    from .functional import pad as pad_
-    return pad_(x, pad)
-
-
-def _sdpa(q, k, v, attn_mask, dropout_p, is_causal):
-    from .functional import scaled_dot_product_attention
-    return scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
 
 
 def _size(shape):
