@@ -51,6 +51,12 @@ MOMENTS = {
                                                        tt.tensor([[1.0, 0.5], [0.5, 2.0]])),
     "Categorical": lambda: D.OneHotCategorical(tt.tensor([0.2, 0.3, 0.5])),
     "RelaxedBernoulli": lambda: D.RelaxedBernoulli(tt.tensor(0.01), probs=tt.tensor([0.3, 0.9])),
+    "Gumbel": lambda: D.Gumbel(tt.tensor([0.3, -2.0]), tt.tensor([0.5, 3.0])),
+    "Weibull": lambda: D.Weibull(tt.tensor([0.5, 3.0]), tt.tensor([1.5, 4.0])),
+    "Pareto": lambda: D.Pareto(tt.tensor([0.5, 3.0]), tt.tensor([5.0, 6.0])),
+    "NegativeBinomial": lambda: D.NegativeBinomial(tt.tensor([3.0, 20.0]), tt.tensor([0.3, 0.6])),
+    "HalfNormal": lambda: D.HalfNormal(tt.tensor([0.5, 3.0])),
+    "InverseGamma": lambda: D.InverseGamma(tt.tensor([5.0, 9.0]), tt.tensor([0.5, 3.0])),
 }
 # independent moments: SciPy's
 SCIPY = {
@@ -71,6 +77,12 @@ SCIPY = {
     "MultivariateNormal": None,
     "Categorical": None,
     "RelaxedBernoulli": None,    # at a low temperature (0.01): close to Bernoulli(p)
+    "Gumbel": stats.gumbel_r([0.3, -2.0], [0.5, 3.0]),
+    "Weibull": stats.weibull_min([1.5, 4.0], scale=[0.5, 3.0]),
+    "Pareto": stats.pareto([5.0, 6.0], scale=[0.5, 3.0]),
+    "NegativeBinomial": stats.nbinom([3.0, 20.0], [0.7, 0.4]),
+    "HalfNormal": stats.halfnorm(scale=[0.5, 3.0]),
+    "InverseGamma": stats.invgamma([5.0, 9.0], scale=[0.5, 3.0]),
 }
 
 
@@ -96,6 +108,26 @@ def test_sample_moments(name):
     else:
         p = np.array([0.3, 0.9])
         assert np.all(np.abs(s.mean(0) - p) <= 6 * np.sqrt(p * (1 - p) / N) + 0.02)
+
+
+def test_circular_and_matrix_samples():
+    tt.manual_seed(8)
+    kappa = np.array([0.5, 4.0])
+    v = _np(D.VonMises(tt.tensor([0.3, -2.0], dtype=tt.float64), tt.tensor(kappa, dtype=tt.float64)).sample((N,)))
+    assert np.all(np.abs(v) <= np.pi)
+    # the mean resultant length is I1(kappa) / I0(kappa), the mean direction the location
+    r = np.hypot(np.cos(v).mean(0), np.sin(v).mean(0))
+    np.testing.assert_allclose(r, special.i1(kappa) / special.i0(kappa), atol=6 / np.sqrt(N))
+    np.testing.assert_allclose(np.arctan2(np.sin(v).mean(0), np.cos(v).mean(0))[1], -2.0, atol=0.05)
+    s = np.array([[2.0, 0.5], [0.5, 1.0]])
+    with pytest.warns(UserWarning, match="Singular sample detected"):
+        # torch 2.13 warns so for every sample (its check reads support.check's True as singular)
+        w = _np(D.Wishart(tt.tensor(6.0, dtype=tt.float64), tt.tensor(s, dtype=tt.float64)).sample((4000,)))
+    var = 6.0 * (s ** 2 + np.outer(np.diag(s), np.diag(s)))
+    assert np.all(np.abs(w.mean(0) - 6.0 * s) <= 6 * np.sqrt(var / 4000))
+    m = _np(D.Multinomial(10, tt.tensor([0.2, 0.3, 0.5])).sample((4000,)))
+    assert np.all(m.sum(-1) == 10)
+    _check_moments(m, 10 * np.array([0.2, 0.3, 0.5]), 10 * np.array([0.16, 0.21, 0.25]), n=4000)
 
 
 def test_samples_are_reproducible_with_the_seed():
