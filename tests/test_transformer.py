@@ -116,6 +116,9 @@ def test_parameters_as_torch():
         "multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias", "multihead_attn.out_proj.weight",
         "multihead_attn.out_proj.bias", "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias",
         "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias", "norm3.weight", "norm3.bias"]
+    from tritensor.nn.modules import activation, linear
+    assert activation.MultiheadAttention is nn.MultiheadAttention      # torch's module homes
+    assert type(m.out_proj) is linear.NonDynamicallyQuantizableLinear and isinstance(m.out_proj, nn.Linear)
     assert set(_fixture("transformer", "sd")) == set(
         nn.Transformer(8, 2, 2, 2, 16, batch_first=True).state_dict())
 

@@ -331,3 +331,9 @@ class Softmax2d(Module):
 
 __all__ += ["ELU", "SELU", "CELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "Mish", "PReLU",
             "RReLU", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold", "Softmax2d"]
+
+
+# torch defines MultiheadAttention in torch.nn.modules.activation: importable from here too
+from .multihead_attention import MultiheadAttention  # noqa: E402,F401
+
+__all__ += ["MultiheadAttention"]

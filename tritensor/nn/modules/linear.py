@@ -9,7 +9,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
