@@ -237,3 +237,20 @@ def test_enable_nested_tensor_warning_as_torch():
         full = enc(x, src_key_padding_mask=kpm)
         short = enc(x[1:, :3])
     np.testing.assert_allclose(full[1, :3].numpy(), short[0].numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_backends_mha_fastpath_flag():
+    """torch.backends.mha's switch is kept (tritensor has no fast path: outputs do not change)."""
+    assert tt.backends.mha.get_fastpath_enabled() is True
+    tt.manual_seed(2)
+    m = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    x = tt.randn(2, 3, 8)
+    with tt.no_grad():
+        a = m(x, x, x)[0]
+        tt.backends.mha.set_fastpath_enabled(False)
+        try:
+            assert tt.backends.mha.get_fastpath_enabled() is False
+            b = m(x, x, x)[0]
+        finally:
+            tt.backends.mha.set_fastpath_enabled(True)
+    assert np.array_equal(a.numpy(), b.numpy())
