@@ -72,7 +72,7 @@ def sample(out, kind, params, seed, counter0):
     if n == 0:
         return
     k = _kernels()
-    from tritensor.kernels import random_sample
+    from tritensor.kernels import random_sample   # (kernel modules load on first use: package docstring)
     compute = k.tl.float64 if out.dtype.name == "float64" else k.tl.float32
     block = settings()["sample_block"]
     p1 = params[1] if len(params) > 1 else params[0]
