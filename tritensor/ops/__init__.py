@@ -29,6 +29,7 @@ checks that there is no import cycle):
     view_copies  the view ops' copies (*_copy) and in-place forms (t_ ...), T/mT/H/mH
     shape_ops    shape and construction composites (tile, kron, block_diag, meshgrid ...)
     einsum       contractions through the matmul kernels (einsum, tensordot, inner, chain_matmul)
+    rnn          the fused recurrent cell steps (LSTM, GRU, tanh/relu RNN) and their backward
     aten         tt.ops.aten: ATen operators with no public function (aten.slice.Tensor)
     factories    empty_strided, empty_permuted, logspace, scalar_tensor
     windows      hann_window ... kaiser_window and torch.signal.windows' functions (tt.signal.windows)
@@ -54,6 +55,7 @@ from . import factorizations, solvers  # noqa: F401
 from . import spectral, norms, matrix_functions  # noqa: F401
 from . import special  # noqa: F401
 from . import random_dists  # noqa: F401
+from . import rnn  # noqa: F401
 from . import view_copies, shape_ops, einsum, aten, factories, windows  # noqa: F401
 from . import reductions_extra, numerical, scatter  # noqa: F401
 from . import resample  # noqa: F401

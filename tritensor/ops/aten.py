@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from .nn import native_dropout_backward as _native_dropout_backward
 from .pool import max_pool2d_with_indices_backward as _max_pool2d_with_indices_backward
+from .rnn import fused_gru_cell as _fused_gru_cell
+from .rnn import fused_lstm_cell as _fused_lstm_cell
 from .softmax import safe_softmax as _safe_softmax_fn
 from .view_copies import slice_tensor
 
@@ -35,3 +37,5 @@ _safe_softmax = _Packet("_safe_softmax", default=_safe_softmax_fn)
 native_dropout_backward = _Packet("native_dropout_backward", default=_native_dropout_backward)
 max_pool2d_with_indices_backward = _Packet("max_pool2d_with_indices_backward",
                                            default=_max_pool2d_with_indices_backward)
+_thnn_fused_lstm_cell = _Packet("_thnn_fused_lstm_cell", default=_fused_lstm_cell)
+_thnn_fused_gru_cell = _Packet("_thnn_fused_gru_cell", default=_fused_gru_cell)

@@ -3,6 +3,7 @@ calls (functional_call), parametrizations (parametrize, parametrizations) and th
 hook-based weight_norm / spectral_norm, conv/linear + batch norm fusion, weight memory formats,
 skip_init and pruning (prune)."""
 from . import clip_grad, convert_parameters  # noqa: F401
+from . import rnn  # noqa: F401  (packed and padded sequences)
 from .clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
