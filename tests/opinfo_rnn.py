@@ -1,6 +1,6 @@
 """OpInfo records of the fused recurrent cell steps (tritensor/ops/rnn.py, kernels/rnn.py):
 torch's _thnn_fused_lstm_cell / _thnn_fused_gru_cell, the tanh/relu step, and their fused
-backwards. References are written here in float64 from the textbook formulas (sigmoid through
+backwards; and of embedding_bag (ops/embedding_bag.py: op_db's nn.functional.embedding_bag). References are written here in float64 from the textbook formulas (sigmoid through
 tanh: s(x) = (1 + tanh(x / 2)) / 2), not the table's NumPy reference. Samples cross the
 emulated kernels' 64-element block, read row-sliced and transposed operands, and include an
 empty batch; gradient cases check every order (the create_graph path is table ops)."""
@@ -168,3 +168,66 @@ GRAD_CASES.update({
 })
 # the second derivative is the same table-op composite on every device: 20-30 s interpreted
 CPU_ONLY_GRADGRAD.update({"_thnn_fused_lstm_cell", "_thnn_fused_gru_cell"})
+
+
+# ------------------------------------------------------------------ embedding_bag
+def _bag_ref(input, weight, offsets=None, per_sample_weights=None, mode="mean", padding_idx=None,
+             include_last_offset=False):
+    weight = np.asarray(weight, np.float64)
+    input = np.asarray(input)
+    if input.ndim == 2:
+        offsets = np.arange(0, input.size, input.shape[1])
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = np.asarray(per_sample_weights).reshape(-1)
+    starts = list(offsets[:-1] if include_last_offset else offsets)
+    bounds = starts + [input.size]
+    out = np.zeros((len(starts), weight.shape[1]))
+    for b in range(len(starts)):
+        pos = [p for p in range(bounds[b], bounds[b + 1])
+               if padding_idx is None or input[p] != padding_idx % weight.shape[0]]
+        if not pos:
+            continue
+        rows = weight[input[pos]]
+        if per_sample_weights is not None:
+            rows = rows * np.asarray(per_sample_weights, np.float64)[pos][:, None]
+        out[b] = {"sum": rows.sum(0), "mean": rows.mean(0), "max": rows.max(0)}[mode]
+    return out
+
+
+def _bag_op(input, weight, offsets=None, per_sample_weights=None, **kwargs):
+    """(per_sample_weights positional: the parity harness hands tensor arguments to the reference
+    as arrays, keyword arguments as they are)"""
+    return tt.nn.functional.embedding_bag(input, weight, offsets, per_sample_weights=per_sample_weights, **kwargs)
+
+
+def _bag_samples(device, dtype):
+    make = _maker(device, dtype, ("embedding_bag", dtype))
+    rng = rng_for("embedding_bag-idx", dtype)
+    idx = tt.tensor(rng.integers(0, 13, 23), device=device)
+    offsets = tt.tensor([0, 4, 4, 11, 20], device=device)
+    w = make((13, 21))
+    yield SampleInput((idx, w, offsets, make((23,))), {"mode": "sum"}, desc="sum-psw")
+    yield SampleInput((idx.to(tt.int32), make((21, 13)).t(), offsets.to(tt.int32)), {"mode": "mean", "padding_idx": 3},
+                      desc="mean-padding-transposed-int32")
+    yield SampleInput((idx, w, offsets), {"mode": "max", "include_last_offset": True}, desc="max-last-offset")
+    yield SampleInput((idx[:20].reshape(4, 5), w), {"mode": "max", "padding_idx": -2}, desc="2d-max-padding")
+
+
+record("_embedding_bag", _bag_op, FLOATS, _bag_samples, _bag_ref, op_db=("nn.functional.embedding_bag",))
+
+
+def _bag_grad_case(d):
+    """sum with per-sample weights and a padding index, and max, over an empty bag too (mean's
+    gradients: the recorded torch fixtures, tests/test_embedding_bag.py). Small: each backward
+    is a few interpreted index_add launches on the emulated device."""
+    idx = tt.tensor([1, 2, 4, 4, 3, 0], device=d)
+    offsets = tt.tensor([0, 3, 3], device=d)
+    return (lambda w, p: (tt.nn.functional.embedding_bag(idx, w, offsets, mode="sum", per_sample_weights=p,
+                                                         padding_idx=4)
+                          + tt.nn.functional.embedding_bag(idx, w, offsets, mode="max")),
+            (_randn((5, 2), d), _randn((6,), d)), {})
+
+
+GRAD_CASES["_embedding_bag"] = _bag_grad_case
+CPU_ONLY_GRADGRAD.add("_embedding_bag")     # (its second derivative: index_add / index_select, table ops)

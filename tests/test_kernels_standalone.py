@@ -793,6 +793,35 @@ for name, c in [("float32", "float32"), ("bfloat16", "float32"), ("float16", "fl
     tnn.rms_norm_backward(T((64, 1000), name), T((64, 1000), name), T((64, 1000), name), None, T((64,), c), None, c)
 '''
 
+# issue 24 (helper "rnn"): the fused recurrent cell steps (kernels/rnn.py), forward and backward,
+# in every storage dtype (16-bit ones compute in float32), the LSTM backward with one incoming
+# gradient absent, relu and tanh steps; embedding_bag (kernels/embedding_bag.py) in its three
+# modes, int32/int64 indices, a transposed weight; a list of its own, spliced in after the transformer's
+_RNN_LAUNCHES = r'''
+from tritensor.backends.triton import rnn as trnn
+for name in ("float32", "float64", "bfloat16", "float16"):
+    c = compute_of(name)
+    trnn.lstm_cell((T((20, 200), name), T((20, 200), name), T((20, 800), name)), T((20, 800), name),
+                   T((20, 800), name), T((20, 200), name), c)
+    trnn.lstm_cell_backward((T((20, 800), name), T((20, 200), name)), T((20, 200), name), None, T((20, 200), name),
+                            T((20, 200), name), T((20, 800), name), c)
+    trnn.gru_cell((T((20, 200), name), T((20, 800), name)), T((20, 600), name), T((20, 600), name),
+                  T((20, 200), name), c)
+    trnn.gru_cell_backward((T((20, 600), name), T((20, 600), name), T((20, 200), name)), T((20, 200), name),
+                           T((20, 200), name), T((20, 800), name), c)
+    for relu in (False, True):
+        trnn.rnn_cell(T((20, 200), name), T((20, 200), name), T((20, 200), name), relu, c)
+        trnn.rnn_cell_backward(T((20, 200), name), T((20, 200), name), T((20, 200), name), relu, c)
+trnn.lstm_cell_backward((T((20, 800), "float32"), T((20, 200), "float32")), None, T((20, 200), "float32"),
+                        T((20, 200), "float32"), T((20, 200), "float32"), T((20, 800), "float32"), "float32")
+from tritensor.backends.triton import embedding_bag as teb   # embedding_bag: sum (+ per-sample weights), mean, max
+for name, idx in (("float32", "int64"), ("bfloat16", "int32"), ("float64", "int64"), ("float16", "int64")):
+    for mode, psw in ((0, True), (1, False), (2, False)):
+        teb.embedding_bag((T((16, 300), name), T((16, 300), "int64")), T((1000, 300), name, name == "float32"),
+                          T((64,), idx), T((16,), "int64"), T((16,), "int64"), T((64,), name) if psw else None, mode,
+                          3 if mode == 1 else None, compute_of(name))
+'''
+
 _COMPILE_SCRIPT = r'''
 import json, os, re, sys
 import numpy as np
@@ -1276,7 +1305,7 @@ trs.upsample_taps(T((2, 3, 7, 9), "float32"), T((2, 3, 4, 5), "float32", True), 
 trs.upsample_taps(T((1, 2, 3, 4, 5), "bfloat16"), T((1, 2, 2, 2, 2), "bfloat16"), T((2, 3), "int64"),
                   T((2, 3), "float32"), T((2, 4), "int64"), T((2, 4), "float32"), T((2, 5), "int64"),
                   T((2, 5), "float32"), "float32")                         # trilinear, 16-bit
-''' + _TRANSFORMER_LAUNCHES + r'''
+''' + _TRANSFORMER_LAUNCHES + _RNN_LAUNCHES + r'''
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

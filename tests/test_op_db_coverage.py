@@ -38,7 +38,6 @@ def _names(prefix=""):
 
 ELSEWHERE = {
     **dict.fromkeys([
-        "nn.functional.embedding_bag",
         "torch.ops.aten._flash_attention_forward", "torch.ops.aten._efficient_attention_forward"], _SEQ),
     **dict.fromkeys([
         "angle", "cdouble", "cfloat", "chalf", "complex", "conj", "conj_physical", "imag", "real", "polar",

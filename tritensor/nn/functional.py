@@ -589,6 +589,59 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return _named_composite("EmbeddingBackward0", _nn.embedding, input, weight, padding_idx, scale_grad_by_freq)
 
 
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of weight's rows without materialising them: input 1-D
+    with offsets (each bag's first position; include_last_offset: the last one closes the last
+    bag) or 2-D (rows of equal bags). per_sample_weights scales each row (sum mode only);
+    padding_idx's entries are left out (not counted by mean); an empty bag gives zeros. One
+    EmbeddingBagBackward0 node (ops/embedding_bag.py)."""
+    from ..ops.embedding_bag import MODES, embedding_bag_forward
+    if weight.dtype is _dt.int64 and input.dtype.is_floating_point:
+        _warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
+                       stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                             f"length sequences. However, found offsets of type {type(offsets)}")
+        offsets = _creation.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    if sparse:
+        raise NotImplementedError("embedding_bag(sparse=True): tritensor has no sparse gradients")
+    if max_norm is not None:
+        _nn.embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    return embedding_bag_forward(weight, input, offsets, scale_grad_by_freq, MODES[mode], per_sample_weights,
+                                 include_last_offset, padding_idx)[0]
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); the mask comes
     from tt.rand on input's device (tt.manual_seed reproduces it). Identity when not training."""

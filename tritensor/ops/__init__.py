@@ -30,6 +30,7 @@ checks that there is no import cycle):
     shape_ops    shape and construction composites (tile, kron, block_diag, meshgrid ...)
     einsum       contractions through the matmul kernels (einsum, tensordot, inner, chain_matmul)
     rnn          the fused recurrent cell steps (LSTM, GRU, tanh/relu RNN) and their backward
+    embedding_bag  bags of embedding rows reduced (sum, mean, max) by one kernel
     aten         tt.ops.aten: ATen operators with no public function (aten.slice.Tensor)
     factories    empty_strided, empty_permuted, logspace, scalar_tensor
     windows      hann_window ... kaiser_window and torch.signal.windows' functions (tt.signal.windows)
@@ -55,7 +56,7 @@ from . import factorizations, solvers  # noqa: F401
 from . import spectral, norms, matrix_functions  # noqa: F401
 from . import special  # noqa: F401
 from . import random_dists  # noqa: F401
-from . import rnn  # noqa: F401
+from . import rnn, embedding_bag  # noqa: F401
 from . import view_copies, shape_ops, einsum, aten, factories, windows  # noqa: F401
 from . import reductions_extra, numerical, scatter  # noqa: F401
 from . import resample  # noqa: F401

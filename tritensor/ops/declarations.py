@@ -290,7 +290,7 @@ declare("broadcast_shapes", broadcast_shapes, method=False)
 # surface test knows every public name of tt.nn.functional.
 for _name in ("leaky_relu", "layer_norm", "normalize", "mse_loss", "l1_loss", "smooth_l1_loss",
               "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
-              "cross_entropy", "embedding", "dropout", "one_hot", "alpha_dropout", "feature_alpha_dropout",
+              "cross_entropy", "embedding", "embedding_bag", "dropout", "one_hot", "alpha_dropout", "feature_alpha_dropout",
               "dropout1d", "dropout2d", "dropout3d", "fold", "interpolate", "upsample", "upsample_nearest",
               "upsample_bilinear", "grid_sample", "affine_grid"):
     declare(_name, method=False, functional="own")
