@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..backends import numpy_embedding_bag
+from ..backends.base import backend_for
 from ..backends.triton import embedding_bag as teb
 from . import elementwise as _ew
 from .creation import arange, tensor, zeros
@@ -84,7 +85,7 @@ def _check_indices(input, offsets):
 
 
 def _type_name(t):
-    prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
+    prefix = backend_for(t.device).torch_name("torch.", "torch.cuda.")
     return prefix + _dt.type_name(t.dtype) + "Tensor"
 
 
