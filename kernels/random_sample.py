@@ -17,7 +17,8 @@ fill of the same counters would read, the other rounds are no fill's).
 
 The rounds of a block run while any of its elements still rejects (``more``), up to MAX_ROUNDS
 (a guard: the chance that a lane needs more is below 1e-30 for every parameter); lanes already
-accepted keep their value. Compute in COMPUTE (float32 or float64, as torch's CUDA accscalar).
+accepted keep their value. Compute in COMPUTE (float32 or float64, as torch's CUDA accscalar;
+16-bit floats in float32).
 """
 import triton
 import triton.language as tl
@@ -59,7 +60,7 @@ def _stirling_tail(k):
 
 
 @triton.jit
-def _gamma(seed, counter, alpha, live, COMPUTE: tl.constexpr, MAX_ROUNDS: tl.constexpr):
+def _gamma(seed, counter, alpha, live, COMPUTE: tl.constexpr, MAX_ROUNDS: tl.constexpr, TINY: tl.constexpr):
     inside = live & (alpha > 0.0) & (alpha < float("inf"))
     boost = alpha < 1.0
     a = tl.where(inside, tl.where(boost, alpha + 1.0, alpha), 1.0)
@@ -87,11 +88,7 @@ def _gamma(seed, counter, alpha, live, COMPUTE: tl.constexpr, MAX_ROUNDS: tl.con
         todo = todo & ~accept
         k += 1
         more = _any(todo) & (k < MAX_ROUNDS)
-    if COMPUTE == tl.float64:
-        result = tl.where(result > 0.0, result, 2.2250738585072014e-308)
-    else:
-        result = tl.where(result > 0.0, result, 1.1754943508222875e-38)
-    return result
+    return tl.where(result > TINY, result, TINY)
 
 
 @triton.jit
@@ -201,15 +198,16 @@ def _binomial(seed, counter, n, prob, live, COMPUTE: tl.constexpr, MAX_ROUNDS: t
 
 @triton.jit(do_not_specialize=["seed", "counter0"])
 def sample_kernel(out_ptr, p0_ptr, p1_ptr, n, seed, counter0, KIND: tl.constexpr, COMPUTE: tl.constexpr,
-                  MAX_ROUNDS: tl.constexpr, BLOCK: tl.constexpr):
-    """out[i] = a draw with parameters p0[i] (and p1[i]); every operand contiguous."""
+                  MAX_ROUNDS: tl.constexpr, TINY: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i] = a draw with parameters p0[i] (and p1[i]); every operand contiguous. TINY: the
+    smallest normal number of out's dtype (gamma draws are at least that, as torch's)."""
     pid = tl.program_id(0).to(tl.int64)
     i = pid * BLOCK + tl.arange(0, BLOCK)
     live = i < n
     counter = counter0.to(tl.int64) + i
     p0 = tl.load(p0_ptr + i, mask=live, other=1.0).to(COMPUTE)
     if KIND == 0:
-        v = _gamma(seed, counter, p0, live, COMPUTE, MAX_ROUNDS)
+        v = _gamma(seed, counter, p0, live, COMPUTE, MAX_ROUNDS, TINY)
     elif KIND == 1:
         v = _poisson(seed, counter, p0, live, COMPUTE, MAX_ROUNDS)
     else:

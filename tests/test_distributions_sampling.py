@@ -304,6 +304,17 @@ def test_samplers_on_cuda():
     tiny = np.finfo(np.float32).tiny
     np.testing.assert_array_equal(_np(tt._standard_gamma(tt.tensor([-1.0, 0.0, float("inf")], device="cuda"))),
                                   [tiny, tiny, np.inf])
+    # the 16-bit floats, which torch's cuda kernels draw too (in float32; at least the dtype's tiny)
+    h = _np(tt._standard_gamma(tt.tensor([-1.0, 2.5], device="cuda", dtype=tt.float16)).float())
+    assert h[0] == np.float32(6.103515625e-05) and 0 < h[1] < 60
+    assert tt._sample_dirichlet(tt.ones(3, device="cuda", dtype=tt.bfloat16)).dtype is tt.bfloat16
+    assert tt.binomial(tt.tensor([5.0], device="cuda", dtype=tt.float16),
+                       tt.tensor([1.0], device="cuda", dtype=tt.float16)).tolist() == [5.0]
+    g16 = tt._standard_gamma_grad(tt.tensor([1.5], device="cuda", dtype=tt.float16),
+                                  tt.tensor([0.7], device="cuda", dtype=tt.float16))
+    np.testing.assert_allclose(_np(g16.float()), _gamma_cdf_inversion_grad(1.5, 0.7), rtol=5e-3)
+    with pytest.raises(NotImplementedError, match="^\"_dirichlet_grad_cuda\" not implemented for 'Half'$"):
+        tt._dirichlet_grad(*(tt.tensor([0.5], device="cuda", dtype=tt.float16),) * 3)
     # float64 and a rate-1 Gamma's rsample through the kernel
     a = tt.tensor([2.0], dtype=tt.float64, device="cuda", requires_grad=True)
     x = D.Gamma(a, 1.0).rsample((4,))

@@ -963,6 +963,7 @@ for name in ("float32", "float64"):   # the rejection samplers (kernels/random_s
     tb.sample(T((300,), name), "gamma", [T((300,), name)], 123, 2 ** 33 + 1)
     tb.sample(T((300,), name), "poisson", [T((300,), name)], 123, 2 ** 33 + 1)
     tb.sample(T((300,), name), "binomial", [T((300,), name), T((300,), name)], 123, 2 ** 33 + 1)
+tb.sample(T((300,), "float16"), "gamma", [T((300,), "float16")], 123, 5)      # 16-bit: in float32
 for op, name, c in [("argmax", "float32", "float32"), ("argmin", "bfloat16", "float32"),
                     ("argmax", "int64", "int64"), ("argmin", "float64", "float64")]:
     tb.arg_reduce(op, T((7,), "int64"), T((7, 5000), name), 1, c)          # along rows

@@ -67,6 +67,9 @@ class Backend:
     torch_kind = None      # "cpu" or "cuda": the device whose torch error texts are quoted
     rng_state_words = 0    # 64-bit words of generator state besides (seed, offset)
     fused_kernels = frozenset()    # multi-output kernels ops may call directly ("mul_backward")
+    # the dtypes of sample()'s draws and of the implicit-gradient ops, as torch's kernels of the
+    # device dispatch them (its cpu kernels: float32 and float64; cuda: the 16-bit floats too)
+    sampler_dtypes = frozenset({"float32", "float64"})
 
     # ---------------------------------------------------------------- computing ops
     def run(self, op, out, args, attrs, compute):

@@ -21,6 +21,7 @@ class TritonBackend(Backend):
     torch_kind = "cuda"
     rng_state_words = 0
     fused_kernels = frozenset({"mul_backward"})     # tb.elementwise("mul_backward", (gx, gy), ...)
+    sampler_dtypes = frozenset({"float16", "bfloat16", "float32", "float64"})   # computed in float32
 
     # ---------------------------------------------------------------- computing ops
     def run(self, op, out, args, attrs, compute):

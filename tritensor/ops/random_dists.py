@@ -40,14 +40,22 @@ def _no_derivative(name):
     return backward
 
 
-def _same_dtype_rule(kernel):
+def _supports(dtype, device, halves=True):
+    """Whether torch's kernel of the device has a case for ``dtype``: float32/float64, and the
+    16-bit floats where the device's backend draws them (cuda; ``halves``: the op has them there)."""
+    if dtype in _FLOATS:
+        return True
+    return halves and dtype.name in backend_for(device).sampler_dtypes
+
+
+def _same_dtype_rule(kernel, halves=True):
     """torch's TensorIterator with a common dtype check: every operand in the first one's dtype
-    ("Found dtype Double but expected Float"), float32/float64 only, shapes broadcast."""
+    ("Found dtype Double but expected Float"), the dtypes of torch's kernel, shapes broadcast."""
     def rule(first, *others, **_):
         for t in others:
             if t.dtype is not first.dtype:
                 raise RuntimeError(f"Found dtype {_dt.type_name(t.dtype)} but expected {_dt.type_name(first.dtype)}")
-        if first.dtype not in _FLOATS:
+        if not _supports(first.dtype, first.device, halves):
             raise _not_implemented(kernel, first.dtype, _device_of(first))
         return _ew.same_type_rule(first, *others)
     return rule
@@ -56,7 +64,7 @@ def _same_dtype_rule(kernel):
 STANDARD_GAMMA_GRAD = _elementwise("_standard_gamma_grad", ("alpha", "x"), _same_dtype_rule("_standard_gamma_grad"),
                                    _no_derivative("_standard_gamma_grad"), fn="standard_gamma_grad",
                                    grad_name="StandardGammaGradBackward0")
-DIRICHLET_GRAD = _elementwise("_dirichlet_grad", ("x", "alpha", "total"), _same_dtype_rule("_dirichlet_grad"),
+DIRICHLET_GRAD = _elementwise("_dirichlet_grad", ("x", "alpha", "total"), _same_dtype_rule("_dirichlet_grad", False),
                               _no_derivative("_dirichlet_grad"), fn="dirichlet_grad",
                               grad_name="DirichletGradBackward0")
 
@@ -83,7 +91,7 @@ def _dirichlet_grad(x, alpha, total):
 def _draw(kind, params, generator, torch_kernel):
     """A tensor of params[0]'s shape and dtype drawn by the backend from the device's generator."""
     first = params[0]
-    if first.dtype not in _FLOATS:
+    if not _supports(first.dtype, first.device):
         raise _not_implemented(torch_kernel, first.dtype, first.device)
     out = _empty(tuple(first.shape), first.dtype, first.device)
     if out.numel():
@@ -125,7 +133,7 @@ def _standard_gamma(input, generator=None):
 def _sample_dirichlet(input, generator=None):
     """torch._sample_dirichlet(alpha): gamma draws normalised along the last dimension."""
     check_tensor("_sample_dirichlet", input)
-    if input.dtype not in _FLOATS:
+    if not _supports(input.dtype, input.device):
         raise NotImplementedError(f"\"dirichlet\" not implemented for '{_dt.type_name(input.dtype)}'")
     with no_grad():
         gammas = _draw("gamma", [input], generator, "gamma")

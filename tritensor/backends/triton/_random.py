@@ -60,6 +60,9 @@ def random(out, kind, seed, offset, a, b):
 _SAMPLE_KINDS = {"gamma": 0, "poisson": 1, "binomial": 2}
 # a guard on each block's rejection rounds (kernels/random_sample.py): far past any real need
 _MAX_ROUNDS = 4096
+# the smallest normal number of each dtype (torch's numeric_limits<scalar_t>::min())
+_TINY = {"float16": 6.103515625e-05, "bfloat16": 1.1754943508222875e-38, "float32": 1.1754943508222875e-38,
+         "float64": 2.2250738585072014e-308}
 
 
 def sample(out, kind, params, seed, counter0):
@@ -74,8 +77,9 @@ def sample(out, kind, params, seed, counter0):
     k = _kernels()
     from tritensor.kernels import random_sample   # (kernel modules load on first use: package docstring)
     compute = k.tl.float64 if out.dtype.name == "float64" else k.tl.float32
+    tiny = _TINY[out.dtype.name]
     block = settings()["sample_block"]
     p1 = params[1] if len(params) > 1 else params[0]
     _backend._run(random_sample.sample_kernel, (_cdiv(n, block),), pointer(out, 0), pointer(params[0], 0),
                   pointer(p1, 0), n, int(seed), int(counter0), KIND=_SAMPLE_KINDS[kind], COMPUTE=compute,
-                  MAX_ROUNDS=_MAX_ROUNDS, BLOCK=block, num_warps=settings()["random_warps"])
+                  MAX_ROUNDS=_MAX_ROUNDS, TINY=tiny, BLOCK=block, num_warps=settings()["random_warps"])
