@@ -127,7 +127,8 @@ def _standard_gamma(input, generator=None):
     dtype's smallest normal number (alpha <= 0 and NaN give that too); alpha = inf gives inf."""
     check_tensor("_standard_gamma", input)
     out = _draw("gamma", [input], generator, "gamma")
-    return _attach("StandardGammaBackward0", lambda g: mul(g, _standard_gamma_grad(input, out.detach())), input, out)
+    sample = out.detach()      # (the node keeps the draw, not its own output: no reference cycle)
+    return _attach("StandardGammaBackward0", lambda g: mul(g, _standard_gamma_grad(input, sample)), input, out)
 
 
 def _sample_dirichlet(input, generator=None):
