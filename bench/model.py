@@ -26,8 +26,9 @@ max(minimum bytes / bandwidth, FLOPs / peak) with no launch cost; "of roofline" 
 / projected time. ``--device H200`` uses 4.8 TB/s HBM3e and the same peaks.
 
 ``--compare REPORT`` reads the text ``python -m bench.report`` printed on a GPU (GB/s and TFLOP/s
-tables) and puts the measured time next to the projected one, with the model's error
-(projected / measured - 1). ``--write-results`` appends the dated table to bench/RESULTS.md in a
+tables, at its default shapes) and puts the measured time next to the projected one, with the
+model's error (projected / measured - 1); ``python -m bench.report --model`` does the same at the
+end of its own run. ``--write-results`` appends the dated table to bench/RESULTS.md in a
 section of its own (projected figures are never mixed with measured ones); ``--plot PATH``
 draws the roofline (needs matplotlib: ``pip install tritensor[plot]``).
 """

@@ -4,7 +4,8 @@ Each case counts the fewest bytes the op must move (inputs read once, output wri
 divides by the median event-timed duration. The floor is the device-to-device copy bandwidth
 measured first in the same run (CuPy's copy where present, else tritensor's own copy kernel).
 Peers (torch eager, CuPy) run the same op on the same shapes when importable; tritensor never
-needs them.
+needs them. ``--model`` then puts bench.model's projected time (from traffic counted on the
+emulated device) next to each measured one, with the model's error.
 """
 from __future__ import annotations
 
@@ -193,6 +194,29 @@ def matmul_report(peers, rep, sync, emulated):
     return rows
 
 
+def compare_with_model(rows, matmul_rows, device_name, model_args=()):
+    """Measured next to projected: the GB/s and TFLOP/s rows go to ``python -m bench.model
+    --compare`` (run in a process of its own: the model counts traffic on the emulated device)."""
+    import os
+    import subprocess
+    import tempfile
+    lines = ["case | tritensor GB/s"] + [f"{r['case']} | {r['tritensor GB/s']}" for r in rows]
+    lines += ["", "case | tritensor TFLOP/s"] + [f"{r['case']} | {r['tritensor TFLOP/s']}" for r in matmul_rows]
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write(f"device: {device_name}\n" + "\n".join(lines) + "\n")
+    model_device = "H200" if "H200" in device_name else "H100 SXM"
+    try:
+        env = dict(os.environ, TRITENSOR_EMULATE_CUDA="1")
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        done = subprocess.run([sys.executable, "-m", "bench.model", "--device", model_device, "--compare", f.name,
+                               *model_args], env=env, capture_output=True, text=True, cwd=root)
+        print(f"\nmodel ({model_device}) vs measured:")
+        print(done.stdout if done.returncode == 0 else done.stderr[-2000:])
+        return done.returncode == 0
+    finally:
+        os.unlink(f.name)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--numel", type=int, default=1 << 26, help="elements of the 1-D cases")
@@ -202,6 +226,8 @@ def main(argv=None):
     p.add_argument("--reduce-side", type=int, default=16384, help="side of the row/column sums")
     p.add_argument("--skip-matmul", action="store_true", help="leave out the matmul TFLOP/s section")
     p.add_argument("--skip-pdist", action="store_true", help="leave out the pdist section (bench/pdist_report.py)")
+    p.add_argument("--model", action="store_true",
+                   help="then put bench.model's projected times next to the measured ones, with the model's error")
     args = p.parse_args(argv)
     from tritensor.selfcheck import _pick_device
     _pick_device()            # a real GPU if CuPy sees one, else the emulated device
@@ -235,8 +261,11 @@ def main(argv=None):
     for r in rows:
         r["of copy BW"] = r["tritensor GB/s"] / floor
         print(" | ".join(f"{r[c]:.3g}" if isinstance(r.get(c), float) else str(r.get(c, "")) for c in cols))
+    matmul_rows = []
     if not args.skip_matmul:
-        matmul_report(peers, args.rep, sync, emulated)
+        matmul_rows = matmul_report(peers, args.rep, sync, emulated)
+    if args.model:
+        compare_with_model(rows, matmul_rows, tt.cuda.get_device_name())
     if not args.skip_pdist:
         from .pdist_report import pdist_report
         pdist_report(rep=args.rep, emulated=emulated)

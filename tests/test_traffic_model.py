@@ -123,3 +123,15 @@ def test_gpu_first_run_dry_run_appends_a_dated_section(tmp_path):
     for name in ("device.txt", "tests.txt", "report.txt", "model.txt"):
         assert (tmp_path / "out" / name).exists()
     assert open(os.path.join(ROOT, "bench", "RESULTS.md")).read() == before
+
+
+@needs_counter
+def test_bench_report_puts_the_projection_next_to_its_measurements(capsys):
+    from bench import report
+    rows = [{"case": "copy (contiguous)", "tritensor GB/s": 3000.0}]
+    assert report.compare_with_model(rows, [], "NVIDIA H100 80GB HBM3", ("--quick", "--only", "copy"))
+    out = capsys.readouterr().out
+    assert "model (H100 SXM) vs measured:" in out
+    row = next(line for line in out.splitlines() if line.startswith("| copy (contiguous)"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert float(cells[10]) == pytest.approx(2 * (1 << 26) * 4 / 3000e3, rel=1e-3)     # us
