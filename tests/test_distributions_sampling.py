@@ -157,6 +157,11 @@ def test_sampler_edge_values_as_torch():
     g = _np(tt._standard_gamma(tt.tensor([0.0], dtype=tt.float64)))
     np.testing.assert_array_equal(g, [np.finfo(np.float64).tiny])
     np.testing.assert_array_equal(_np(tt._sample_dirichlet(tt.tensor([[0.0, 0.0]]))), [[0.5, 0.5]])
+    # torch's cpu kernel: float64 gammas (small concentrations keep their spread), the result in
+    # [smallest normal, the float below 1]
+    d = _np(tt._sample_dirichlet(tt.tensor([[0.01, 0.01]]).expand(200, 2)))
+    assert d.min() >= tiny and d.max() <= np.nextafter(np.float32(1), np.float32(0))
+    assert np.any((d > 1e-30) & (d < 1e-3))       # float32 gammas would have underflowed to ties
     np.testing.assert_array_equal(_np(tt.poisson(tt.tensor([0.0, float("inf")]))), [0.0, -2.0 ** 63])
     b = _np(tt.binomial(tt.tensor([5.0, 2.0, 0.0, -1.0, 3.0]), tt.tensor([1.5, -0.2, 0.5, 0.5, float("nan")])))
     np.testing.assert_array_equal(b, [5.0, 0.0, 0.0, 0.0, np.nan])

@@ -132,13 +132,18 @@ def _standard_gamma(input, generator=None):
 
 
 def _sample_dirichlet(input, generator=None):
-    """torch._sample_dirichlet(alpha): gamma draws normalised along the last dimension."""
+    """torch._sample_dirichlet(alpha): gamma draws normalised along the last dimension. As torch's
+    cpu kernel: the gammas drawn and normalised in float64 (small concentrations would underflow
+    float32), the result clamped to [the dtype's smallest normal, the float below 1]."""
     check_tensor("_sample_dirichlet", input)
     if not _supports(input.dtype, input.device):
         raise NotImplementedError(f"\"dirichlet\" not implemented for '{_dt.type_name(input.dtype)}'")
     with no_grad():
-        gammas = _draw("gamma", [input], generator, "gamma")
-        out = _ew.div(gammas, gammas.sum(-1, keepdim=True)) if gammas.dim() else _ew.div(gammas, gammas)
+        gammas = _draw("gamma", [input.detach().to(_dt.float64)], generator, "gamma")
+        total = gammas.sum(-1, keepdim=True) if gammas.dim() else gammas
+        out = _ew.div(gammas, total).to(input.dtype)
+        info = _dt.finfo(input.dtype)
+        out = out.clamp(min=float(info.tiny), max=1.0 - float(info.eps) / 2)
     not_implemented_node("aten::_sample_dirichlet", (input,), (out,))
     return out
 
