@@ -272,6 +272,16 @@ def test_rms_norm_past_2_31(big):
     np.testing.assert_allclose(to_numpy(w.grad), (v * r).sum(0), rtol=1e-2, atol=1e-2)
 
 
+
+def test_embedding_bag_past_2_31(big):
+    """embedding_bag's bag loop reads rows of a weight whose row 32 lies past 2**31 elements."""
+    f = np.random.default_rng(4).standard_normal((33, 2)).astype(np.float16)
+    w = _put(_view(big, tt.float16, (33, 2), (S, 1), offset=17), f)
+    idx = tt.tensor([32, 0, 32, 5], device="cuda")
+    out = F.embedding_bag(idx, w, tt.tensor([0, 2], device="cuda"), mode="sum")
+    v = f.astype(np.float64)
+    np.testing.assert_allclose(to_numpy(out), [v[32] + v[0], v[32] + v[5]], rtol=1e-2, atol=1e-2)
+
 def test_batch_norm_and_group_norm_past_2_31(big):
     """(N, C, L) = (2, 3, 11) with the spatial stride S and the sample stride 22 S: the moments'
     and the backward sums' unit loops step past 2**31, forward and backward."""
