@@ -80,6 +80,9 @@ CASES = {
     "cat": ("join", lambda: (lambda a, b: lambda: tt.cat([a, b], 1))(_r(128, 64), _r(128, 64)), 4 * 128 * 64 * F32),
     "zeros": ("copy", lambda: lambda: tt.zeros(8192, device=D), 8192 * F32),
     "randn": ("random", lambda: lambda: tt.randn(8192, device=D), 8192 * F32),
+    # the rejection samplers (kernels/random_sample.py): a parameter read and a draw written each
+    "_standard_gamma": ("random_sample", lambda: (lambda a: lambda: tt._standard_gamma(a))(_r(2048).abs() + 0.3),
+                        2 * 2048 * F32),
     # 2**15 values: the GPU plan splits the sum into partial sums and a second pass
     "sum (all)": ("reduce", lambda: (lambda a: lambda: a.sum())(_r(32768)), 32768 * F32 + F32),
     "row sums": ("reduce", lambda: (lambda a: lambda: a.sum(1))(_r(8, 512)), (8 * 512 + 8) * F32),
