@@ -33,7 +33,6 @@ class ContinuousBernoulli(ExponentialFamily):
 
     Example::
 
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
         >>> m = ContinuousBernoulli(tt.tensor([0.3]))
         >>> m.sample()
         tensor([ 0.2538])

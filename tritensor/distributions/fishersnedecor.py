@@ -20,7 +20,6 @@ class FisherSnedecor(Distribution):
 
     Example::
 
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
         >>> m = FisherSnedecor(tt.tensor([1.0]), tt.tensor([2.0]))
         >>> m.sample()  # Fisher-Snedecor-distributed with df1=1 and df2=2
         tensor([ 0.2453])

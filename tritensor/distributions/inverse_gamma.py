@@ -24,7 +24,6 @@ class InverseGamma(TransformedDistribution):
 
     Example::
 
-        >>> # xdoctest: +IGNORE_WANT("non-deterinistic")
         >>> m = InverseGamma(tt.tensor([2.0]), tt.tensor([3.0]))
         >>> m.sample()
         tensor([ 1.2953])

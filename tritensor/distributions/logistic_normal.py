@@ -28,7 +28,6 @@ class LogisticNormal(TransformedDistribution):
 
         >>> # logistic-normal distributed with mean=(0, 0, 0) and stddev=(1, 1, 1)
         >>> # of the base Normal distribution
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
         >>> m = LogisticNormal(tt.tensor([0.0] * 3), tt.tensor([1.0] * 3))
         >>> m.sample()
         tensor([ 0.7653,  0.0341,  0.0579,  0.1427])

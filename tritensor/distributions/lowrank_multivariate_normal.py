@@ -60,8 +60,6 @@ class LowRankMultivariateNormal(Distribution):
         covariance_matrix = cov_factor @ cov_factor.T + cov_diag
 
     Example:
-        >>> # xdoctest: +REQUIRES(env:TORCH_DOCTEST_LAPACK)
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
         >>> m = LowRankMultivariateNormal(
         ...     tt.zeros(2), tt.tensor([[1.0], [0.0]]), tt.ones(2)
         ... )

@@ -101,8 +101,6 @@ class MultivariateNormal(Distribution):
 
     Example:
 
-        >>> # xdoctest: +REQUIRES(env:TORCH_DOCTEST_LAPACK)
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
         >>> m = MultivariateNormal(tt.zeros(2), tt.eye(2))
         >>> m.sample()  # normally distributed with mean=`[0,0]` and covariance_matrix=`I`
         tensor([-0.2102, -0.5429])

@@ -23,7 +23,6 @@ class Poisson(ExponentialFamily):
 
     Example::
 
-        >>> # xdoctest: +SKIP("poisson_cpu not implemented for 'Long'")
         >>> m = Poisson(tt.tensor([4]))
         >>> m.sample()
         tensor([ 3.])

@@ -126,7 +126,6 @@ class RelaxedBernoulli(TransformedDistribution):
 
     Example::
 
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
         >>> m = RelaxedBernoulli(tt.tensor([2.2]),
         ...                      tt.tensor([0.1, 0.2, 0.3, 0.99]))
         >>> m.sample()

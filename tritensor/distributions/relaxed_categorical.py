@@ -114,7 +114,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     Example::
 
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
         >>> m = RelaxedOneHotCategorical(tt.tensor([2.2]),
         ...                              tt.tensor([0.1, 0.2, 0.3, 0.4]))
         >>> m.sample()

@@ -1072,7 +1072,7 @@ class CatTransform(Transform):
 
     Example::
 
-       x0 = tt.cat([tt.range(1, 10), tt.range(1, 10)], dim=0)
+       x0 = tt.cat([tt.arange(1.0, 11.0), tt.arange(1.0, 11.0)], dim=0)
        x = tt.cat([x0, x0], dim=0)
        t0 = CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[10, 10])
        t = CatTransform([t0, t0], dim=0, lengths=[20, 20])
@@ -1212,7 +1212,7 @@ class StackTransform(Transform):
 
     Example::
 
-       x = tt.stack([tt.range(1, 10), tt.range(1, 10)], dim=1)
+       x = tt.stack([tt.arange(1.0, 11.0), tt.arange(1.0, 11.0)], dim=1)
        t = StackTransform([ExpTransform(), identity_transform], dim=1)
        y = t(x)
     """

@@ -20,7 +20,6 @@ class Weibull(TransformedDistribution):
 
     Example:
 
-        >>> # xdoctest: +IGNORE_WANT("non-deterministic")
         >>> m = Weibull(tt.tensor([1.0]), tt.tensor([1.0]))
         >>> m.sample()  # sample from a Weibull distribution with scale=1, concentration=1
         tensor([ 0.4784])
