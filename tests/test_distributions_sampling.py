@@ -343,3 +343,14 @@ def test_cuda_draws_do_not_depend_on_the_launch_configuration(monkeypatch):
                       _np(tt.binomial(alpha.floor() + 5, alpha / 13))))
     for a, b in zip(*draws):
         np.testing.assert_array_equal(a, b)
+
+
+def test_dirichlet_rsample_gradient_on_cuda():
+    if not tt.cuda.is_available():
+        pytest.skip("no cuda device")
+    conc = tt.tensor([0.8, 3.0, 1.5], dtype=tt.float64, device="cuda", requires_grad=True)
+    tt.cuda.manual_seed(13)
+    s = D.Dirichlet(conc).rsample()
+    s[0].backward()
+    np.testing.assert_allclose(_np(conc.grad)[0], _beta_cdf_inversion_grad(_np(s)[0], 0.8, 4.5), rtol=1e-2)
+    np.testing.assert_allclose(_np(s).sum(), 1.0, rtol=1e-12)
