@@ -11,6 +11,7 @@ from operator import attrgetter as _attrgetter
 import numpy as np
 
 from . import dtypes as _dt
+from . import _dual
 from .layouts import strided as _strided
 from .memory_formats import contiguous_format as _contiguous_format, preserve_format as _preserve_format
 from .runtime.device import device as _device
@@ -118,6 +119,9 @@ class Tensor:
     # NumPy works faster on an array it has seen than on a new one. Only the ``data`` setter
     # changes a tensor's storage/shape/strides/offset/dtype, and it drops the view.
     _host_array = None
+    # Forward AD's tangent at the open dual level (autograd/forward_ad.py); None for all while
+    # no level is open (level exit drops every one)
+    _fw_tangent = None
 
     # ---------------------------------------------------------------- construction
     def __new__(cls, *args, **kwargs):
@@ -586,6 +590,9 @@ class Tensor:
         t = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype, self._version_counter)
         t._grad_fn = node        # the setter, inlined (every saved output unpacked comes here)
         t._output_nr = output_nr
+        if _dual.ACTIVE[0]:      # the alias keeps the dual tensor's tangent (a composite's stand-in)
+            from .autograd.forward_ad import carry
+            carry(self, t)
         return t
 
 

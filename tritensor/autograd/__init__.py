@@ -108,3 +108,4 @@ from . import function  # noqa: E402
 from .function import Function, once_differentiable  # noqa: E402  (Function needs backward/grad defined above)
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 from . import functional  # noqa: E402  (tt.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp)
+from . import forward_ad  # noqa: E402  (tt.autograd.forward_ad: dual tensors)

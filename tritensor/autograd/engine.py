@@ -143,7 +143,9 @@ _OPS: list = []
 def _collect(roots, stop_at=frozenset()):
     """Count the incoming edges of every node reachable from ``roots``."""
     deps = {}
-    stack = list(roots)       # (never None: every root has a node)
+    # (never None: every root has a node; each once: two outputs of one node, grad([a, b]) of
+    # std_mean's, are one root, else its inputs would count two edges and never be ready)
+    stack = list(dict.fromkeys(roots))
     seen = set(stack)
     while stack:
         node = stack.pop()

@@ -13,8 +13,8 @@ double-backward trick, as torch does: the vector-Jacobian product is linear in i
 
 ``vectorize=True`` asks torch to batch the rows of the Jacobian with vmap; tritensor computes the
 same rows one backward pass at a time (the results are identical, only torch's speed-up is
-absent). ``strategy="forward-mode"`` needs forward-mode AD (``tt.autograd.forward_ad``), which
-tritensor does not have yet: it raises ``NotImplementedError``.
+absent). ``strategy="forward-mode"`` (torch asks for ``vectorize=True`` with it) runs one forward
+pass with dual tensors (``tt.autograd.forward_ad``) per input element, the column's tangents.
 """
 from __future__ import annotations
 
@@ -216,13 +216,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                 "torch.autograd.functional.jacobian: `create_graph=True` and `strategy=\"forward-mode\"` "
                 "are not supported together (yet). Please either set `create_graph=False` or "
                 "`strategy=\"reverse-mode\"`.")
-        if strict:
-            raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` are not "
-                "supported together (yet). Please either set `strict=False` or `strategy=\"reverse-mode\"`.")
-        raise NotImplementedError(
-            "tt.autograd.functional.jacobian: strategy=\"forward-mode\" needs forward-mode AD "
-            "(tt.autograd.forward_ad), which tritensor does not implement yet; use strategy=\"reverse-mode\".")
+        return _jacfwd(func, inputs, strict, vectorize)
     from ..ops.creation import zeros_like
     from ..ops.joining import stack
     with enable_grad():
@@ -254,6 +248,60 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                 _stack_rows(rows, out, inp, stack, zeros_like) for rows, inp in zip(per_input, inputs)))
         jacobian_rows = _finish(tuple(jacobian_rows), create_graph)
         return _unpack(jacobian_rows, (outputs_tuple, inputs_tuple))
+
+
+def _jacfwd(func, inputs, strict, vectorize):
+    """jacobian(strategy="forward-mode"): one forward pass with dual inputs per input element
+    (tt.autograd.forward_ad), the tangents of the outputs being the Jacobian's columns. torch
+    batches the passes with vmap (so asks for vectorize=True, as here); tritensor runs them one
+    after another, with the same results."""
+    from ..ops.creation import zeros, zeros_like
+    from ..ops.joining import stack
+    from . import forward_ad as fwAD
+    if strict:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` are not "
+            "supported together (yet). Please either set `strict=False` or `strategy=\"reverse-mode\"`.")
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    if not vectorize:
+        raise NotImplementedError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+            "only implemented for `vectorize=True`.")
+    columns = None            # per output: per input: its columns (one per input element)
+    outputs = outputs_tuple = None
+    for j, inp in enumerate(inputs):
+        for k in range(inp.numel()):
+            with fwAD.dual_level():
+                duals = []
+                for i, x in enumerate(inputs):
+                    t = zeros(x.shape, dtype=x.dtype, device=x.device)
+                    if i == j:
+                        t.view(-1)[k] = 1
+                    duals.append(fwAD.make_dual(x, t))
+                outputs_tuple, outs = _as_tuple(func(*duals), "outputs", "jacobian")
+                outputs, tangents = [], []
+                for o in outs:
+                    primal, tangent = fwAD.unpack_dual(o)
+                    outputs.append(primal)
+                    tangents.append(tangent if tangent is not None else zeros_like(primal))
+            if columns is None:
+                columns = [[[] for _ in inputs] for _ in outputs]
+            for i, t in enumerate(tangents):
+                columns[i][j].append(t.reshape(-1))
+    if columns is None:              # every input is empty: one pass for the outputs' shapes
+        with fwAD.dual_level():
+            outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs", "jacobian")
+        columns = [[[] for _ in inputs] for _ in outputs]
+    result = []
+    for i, out in enumerate(outputs):
+        row = []
+        for j, inp in enumerate(inputs):
+            shape = tuple(out.shape) + tuple(inp.shape)
+            cols = columns[i][j]
+            row.append(stack(cols, dim=-1).reshape(shape) if cols else
+                       zeros(shape, dtype=out.dtype, device=out.device))
+        result.append(tuple(row))
+    return _unpack(tuple(result), (outputs_tuple, inputs_tuple))
 
 
 def _stack_rows(rows, out, inp, stack, zeros_like):

@@ -5,6 +5,7 @@ import itertools
 import weakref
 from typing import NamedTuple
 
+from .. import _dual
 from .grad_mode import _state as _grad_state
 from .grad_mode import is_grad_enabled, no_grad  # noqa: F401  (is_grad_enabled: graph's users)
 from .hooks import NodeHooks, _saved_hooks_stack, add_hook
@@ -62,6 +63,9 @@ class SavedTensor:
             return
         self._unpack_hook = None
         self._tensor = tensor._alias_detached() if is_output else tensor
+        if is_output and _dual.ACTIVE[0]:   # a saved output keeps its forward-AD tangent, as torch's
+            from .forward_ad import carry
+            carry(tensor, self._tensor)
 
     def _pack(self, tensor, pack_hook, unpack_hook):
         self._tensor = None

@@ -11,6 +11,8 @@ backward written in tritensor ops, so that create_graph differentiates it again.
 """
 from __future__ import annotations
 
+from .. import _dual
+from ..autograd import forward_ad as _forward_ad
 from .. import dtypes as _dt
 from ..autograd import anomaly as _anomaly
 from ..autograd.grad_mode import _state as _grad_state
@@ -198,7 +200,11 @@ def record_formula(name, backward, inputs, outputs, save=None, *, frozen=(), **a
     ``inputs``: the differentiable inputs in the order backward returns their gradients (None
     for a missing one); ``save``: name -> tensor (an output is saved as an output); ``attrs``
     are read as ``node.attrs[...]``. Integer outputs (pivots, info) and the positions in
-    ``frozen`` (linalg.lu's P) get no history. Returns ``outputs``."""
+    ``frozen`` (linalg.lu's P) get no history. Returns ``outputs``.
+    While a forward-AD level is open the outputs also get their tangents, from this backward
+    transposed (autograd/forward_ad.formula)."""
+    if _dual.ACTIVE[0]:
+        _forward_ad.formula(FormulaNode, backward, inputs, outputs, save, frozen, attrs)
     if not _grad_state.enabled:
         return outputs
     needs = tuple(isinstance(t, Tensor) and t.requires_grad for t in inputs)

@@ -38,7 +38,7 @@ from .elementwise import (
 from .elementwise import dispatch_inplace
 from .pointwise import _and, _float_input_rule
 from .surface import declare
-from .table import Meta, op, signature_rule
+from .table import DIAGONAL, FROM_BACKWARD, Meta, op, signature_rule
 
 
 # --------------------------------------------------------------------------- entries
@@ -53,6 +53,7 @@ def _entry(name, args, rule, backward, saves=("x",), scalars=(), fn=None, refere
     """A pointwise activation entry: FN ``fn`` (default: the name) of kernels/elementwise.py on
     the operands ``args`` then the attributes ``scalars``; TensorIterator's output layout."""
     fn = fn or name
+    fields.setdefault("jvp", DIAGONAL)      # pointwise: a diagonal Jacobian (autograd/forward_ad.py)
     return op(name, args, rule=rule, layout="iterator", reference=reference or numpy_ref.elementwise(fn),
               kernel=_launcher(fn, scalars), backward=backward, saves=saves, **fields)
 
@@ -175,7 +176,7 @@ def _softplus_second(ctx, gg):
     return where(lt(xb, ctx.threshold), mul(mul(mul(gg, ctx.grad), mul(s, sub(1, s))), ctx.beta), 0.0)
 
 
-SOFTPLUS_BACKWARD = op("softplus_backward", ("grad", "x"), rule=_torch_kernel_rule("softplus_backward"),
+SOFTPLUS_BACKWARD = op("softplus_backward", ("grad", "x"), jvp=DIAGONAL, rule=_torch_kernel_rule("softplus_backward"),
                        layout="iterator", reference=numpy_act.softplus_backward, kernel=_softplus_backward_launch,
                        backward=lambda ctx, gg: _needed(ctx, lambda: _softplus_backward(gg, ctx),
                                                         lambda: _softplus_second(ctx, gg)),
@@ -313,9 +314,9 @@ def _glu_backward_backward(ctx, gg):
     return d_grad, d_x
 
 
-GLU_BACKWARD = op("glu_backward", ("grad", "x"), rule=_glu_backward_rule, reference=numpy_act.glu_backward,
+GLU_BACKWARD = op("glu_backward", ("grad", "x"), jvp=FROM_BACKWARD, rule=_glu_backward_rule, reference=numpy_act.glu_backward,
                   kernel=_glu_backward_launch, backward=_glu_backward_backward, saves=("grad", "x"))
-GLU = op("glu", ("x",), rule=_glu_rule, reference=numpy_act.glu, kernel=_glu_launch,
+GLU = op("glu", ("x",), jvp=FROM_BACKWARD, rule=_glu_rule, reference=numpy_act.glu, kernel=_glu_launch,
          backward=lambda ctx, g: dispatch(GLU_BACKWARD, g, ctx.x, dim=ctx.dim), saves=("x",))
 
 

@@ -43,7 +43,7 @@ from . import padding as _padding
 from . import reduce as _reduce
 from . import views as _views
 from .dispatch import dispatch
-from .table import Meta, op, signature_rule
+from .table import FROM_BACKWARD, Meta, op, signature_rule
 
 
 # --------------------------------------------------------------------------- sizes
@@ -131,7 +131,7 @@ def _convolution_backward(ctx, g):
     return gx, gw, gb
 
 
-CONVOLUTION = op("convolution", ("x", "weight", "bias"), rule=_convolution_rule, reference=numpy_conv.convolution,
+CONVOLUTION = op("convolution", ("x", "weight", "bias"), jvp=FROM_BACKWARD, rule=_convolution_rule, reference=numpy_conv.convolution,
                  kernel=_convolution_launch, backward=_convolution_backward, saves=("x", "weight"),
                  saves_for={"x": (1,), "weight": (0,)}, grad_name="ConvolutionBackward0", layout="memory_format")
 
@@ -155,7 +155,7 @@ def _weight_grad_backward(ctx, gg):
     return d_grad, d_x
 
 
-CONVOLUTION_WEIGHT_GRAD = op("convolution_weight_grad", ("grad", "x"), rule=_weight_grad_rule,
+CONVOLUTION_WEIGHT_GRAD = op("convolution_weight_grad", ("grad", "x"), jvp=FROM_BACKWARD, rule=_weight_grad_rule,
                              reference=numpy_conv.convolution_weight_grad, kernel=_weight_grad_launch,
                              backward=_weight_grad_backward, saves=("grad", "x"),
                              grad_name="ConvolutionBackwardBackward0")

@@ -20,7 +20,9 @@ from . import _layout
 from ._overlap import assert_no_internal_overlap, assert_no_partial_overlap
 from ._shapes import broadcast_shapes
 from .dispatch import check_inplace, common_device, dispatch, record, _rebase_inplace
-from .table import Meta, op, signature_rule
+from .. import _dual
+from ..autograd import forward_ad as _forward_ad
+from .table import LINEAR, Meta, op, signature_rule
 
 
 def _copy_launch(out, x, *, compute, **_):
@@ -34,10 +36,10 @@ def _same_layout_rule(x, dtype=None, memory_format=None):
 
 
 CLONE = op("clone", ("x",), rule=_same_layout_rule, layout="preserve", reference=numpy_ref.identity, kernel=_copy_launch,
-           backward=lambda ctx, g: g)
+           backward=lambda ctx, g: g, jvp=LINEAR)
 # A dtype cast; the engine casts the gradient back to the input's dtype.
 TO_COPY = op("to_copy", ("x",), rule=_same_layout_rule, layout="preserve", reference=numpy_ref.identity, kernel=_copy_launch,
-             backward=lambda ctx, g: g)
+             backward=lambda ctx, g: g, jvp=LINEAR)
 
 
 # The recorded forms of copy_/fill_/zero_ (torch's CopyBackwards, FillBackward2/3, ZeroBackward0):
@@ -63,9 +65,13 @@ def _overwrite_backward(ctx, g):
     return (zeros_like(g) if need_x else None), grad_src
 
 
+def _overwrite_jvp(ctx, tx, tsrc):
+    return None if tsrc is None else tsrc.expand(ctx.out.shape)     # (None: a zero tangent)
+
+
 OVERWRITE = op("overwrite", ("x", "src"), rule=_overwrite_rule,
                reference=numpy_ref.overwrite,
-               kernel=_overwrite_launch, backward=_overwrite_backward,
+               kernel=_overwrite_launch, backward=_overwrite_backward, jvp=_overwrite_jvp,
                grad_name=lambda args, attrs: {"copy": "CopyBackwards", "zero": "ZeroBackward0",
                                               "fill_tensor": "FillBackward3"}.get(
                    attrs["node"], "FillBackward3" if isinstance(args[1], Tensor) else "FillBackward2"))
@@ -75,7 +81,8 @@ def _device_copy_backward(ctx, g):
     return to_device(g, ctx.source)
 
 
-DEVICE_COPY = op("device_copy", ("x",), backward=_device_copy_backward, grad_name="ToCopyBackward0")
+DEVICE_COPY = op("device_copy", ("x",), backward=_device_copy_backward, grad_name="ToCopyBackward0",
+                 jvp=lambda ctx, t: to_device(t, ctx.out.device))
 
 
 def clone(x, *, memory_format=None):
@@ -121,6 +128,8 @@ def to_device(x, device, non_blocking=False):
                src.numel() * src.dtype.itemsize, non_blocking)
     out = Tensor._make(flat._storage, src._shape, src._stride, 0, src.dtype)
     record(DEVICE_COPY, out, (x,), {"source": x.device})
+    if _dual.ACTIVE[0]:
+        _forward_ad.apply_rule(DEVICE_COPY, out, (x,), {"source": x.device})
     return out
 
 
@@ -148,6 +157,8 @@ def pin_memory(x, device=None):
     copy_bytes(flat._storage, 0, src._storage, src._offset * src.dtype.itemsize, src.numel() * src.dtype.itemsize)
     out = Tensor._make(flat._storage, src._shape, src._stride, 0, src.dtype)
     record(DEVICE_COPY, out, (x,), {"source": x.device})
+    if _dual.ACTIVE[0]:
+        _forward_ad.apply_rule(DEVICE_COPY, out, (x,), {"source": x.device})
     return out
 
 
@@ -276,6 +287,8 @@ def check_scalar_fits(value, dtype):
 
 # --------------------------------------------------------------------------- in-place API
 def copy_(dst: Tensor, src, non_blocking=False):
+    if _dual.ACTIVE[0] and not _dual.state.suspended:    # forward AD: dst's tangent becomes src's
+        return _forward_ad.copy_tangent(dst, src, lambda: copy_(dst, src, non_blocking))
     check_inplace(dst)
     if isinstance(src, Tensor):
         same_data = src is dst or (
@@ -300,6 +313,8 @@ def copy_(dst: Tensor, src, non_blocking=False):
 
 
 def fill_(dst: Tensor, value, *, _node="fill"):
+    if _dual.ACTIVE[0] and not _dual.state.suspended:    # forward AD: a constant's tangent is zero
+        return _forward_ad.copy_tangent(dst, value, lambda: fill_(dst, value, _node=_node))
     check_inplace(dst)
     if isinstance(value, Tensor):
         if value.dim() != 0:

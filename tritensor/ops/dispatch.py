@@ -9,6 +9,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..autograd import anomaly as _anomaly
 from .. import _autocast
+from .. import _dual
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import (CopySlices, SavedTensor, grad_accumulator, gradient_edge, new_op_node,
@@ -20,6 +21,7 @@ from . import _layout
 from ._overlap import check_view_geometry, geometry
 from ._sparse import SparseOperand, sparse_fallback
 from .table import OpDef
+from ..autograd import forward_ad as _forward_ad
 
 
 def common_device(tensors):
@@ -119,7 +121,10 @@ def _is_cacheable(op) -> bool:
         ok = op.view is None and getattr(rule, "signature_only", False)
         # while autocast is active somewhere, its ops take the first-time path (where its
         # policy is applied): the fast path never looks at autocast
-        ok = _op_cacheable[op] = ok and not (_autocast.ACTIVE[0] and op.name in _autocast.POLICY_NAMES)
+        ok = ok and not (_autocast.ACTIVE[0] and op.name in _autocast.POLICY_NAMES)
+        # while a forward-AD level is open every op takes the first-time path (where its forward
+        # rule runs): the fast path never looks at tangents
+        ok = _op_cacheable[op] = ok and not _dual.ACTIVE[0]
     return ok
 
 
@@ -130,6 +135,7 @@ def _autocast_changed(active):
 
 
 _autocast.on_activate(_autocast_changed)
+_dual.on_activate(lambda active: _op_cacheable.clear())
 
 
 def _dispatch_cast(op, *args, **attrs):
@@ -278,6 +284,8 @@ def dispatch(op: OpDef, *args, **attrs):
         args = _cpu_scalars_to_values(args, dev)
         out = empty(meta.shape, meta.dtype, dev, strides)
         run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
+        if _dual.ACTIVE[0]:             # forward AD: out's tangent from its operands' (before
+            _forward_ad.apply_rule(op, out, args, attrs)    # record: a saved out keeps it)
         if _grad_state.enabled:         # record() would return at once otherwise
             record(op, out, args, attrs)
         return out
@@ -295,6 +303,8 @@ def _dispatch_outputs(op, args, attrs, dev):
     if any(0 not in o._shape for o in outs):
         meta = metas[0]
         backend_for(dev).run(op, outs, args, attrs, meta.compute or meta.dtype)
+    if _dual.ACTIVE[0]:
+        _forward_ad.apply_rule(op, outs, args, attrs)
     if _grad_state.enabled:
         record(op, outs, args, attrs)
     return outs
@@ -342,6 +352,8 @@ def _dispatch_view(op, x, attrs):
         # record nothing)
         out._view_version = out._version_counter.value
         record(op, out, (x,), attrs)
+    if _dual.ACTIVE[0]:       # the same view of x's tangent
+        _forward_ad.view_tangent(out, x)
     return out
 
 
@@ -450,6 +462,8 @@ def check_inplace(t: Tensor):
 
 def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     """self = op(self, *others), written into self's memory (views see it)."""
+    if _dual.ACTIVE[0] and not _dual.state.suspended:   # forward AD: the tangent too, in place
+        return _forward_ad.inplace(op, self, others, attrs, dispatch_inplace)
     if _grad_state.enabled:       # check_inplace returns at once otherwise
         check_inplace(self)
     key = signature(op, (self,) + others, attrs)

@@ -20,7 +20,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import _state as _grad_state
 from .dispatch import dispatch, empty
 from .dispatch import dispatch_inplace as _dispatch_inplace
-from .table import Meta, op, signature_rule
+from .table import DIAGONAL, Meta, op, signature_rule
 from ._checks import check_tensor, not_tensor_error
 from ._overlap import check_inplace_overlap
 from ._scalars import as_number
@@ -83,6 +83,8 @@ def _elementwise(name, args, rule, backward=None, saves=(), differentiable=True,
     the FN's NumPy reference, TensorIterator's output layout."""
     fn = fn or name
     fields.setdefault("layout", "iterator")
+    if backward is not None:
+        fields.setdefault("jvp", DIAGONAL)      # a diagonal Jacobian: the backward is its own transpose
     return op(name, args, rule=rule, reference=numpy_ref.elementwise(fn),
               kernel=launcher(fn), backward=backward, saves=saves,
               differentiable=differentiable, grad_name=grad_name, **fields)
@@ -303,7 +305,7 @@ def logical_and_eq0_ge0(x, y):
     return mul(eq(x, 0), ge(y, 0)) if isinstance(x, Tensor) else mul(ge(y, 0), x == 0)
 
 
-POW = op("pow", ("x", "y"), rule=_pow_rule, layout="iterator", numbers_are_operands=False, reference=numpy_ref.pow, kernel=launcher("pow"),
+POW = op("pow", ("x", "y"), jvp=DIAGONAL, rule=_pow_rule, layout="iterator", numbers_are_operands=False, reference=numpy_ref.pow, kernel=launcher("pow"),
          backward=_pow_backward, saves=("x", "y", "out"), grad_name=_by_scalar_position("PowBackward"))
 
 
@@ -334,7 +336,7 @@ def _where_rule(cond, a, b):
     return Meta(broadcast_shapes(*_shapes((cond, a, b))), dtype, _dt.compute_dtype(dtype))
 
 
-WHERE = op("where", ("condition", "x", "y"), rule=_where_rule, layout="iterator", reference=numpy_ref.where,
+WHERE = op("where", ("condition", "x", "y"), jvp=DIAGONAL, rule=_where_rule, layout="iterator", reference=numpy_ref.where,
            kernel=launcher("where"),
            backward=lambda ctx, g: (None, where(ctx.condition, g, 0.0), where(ctx.condition, 0.0, g)),
            saves=("condition",))

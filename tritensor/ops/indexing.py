@@ -23,6 +23,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.graph import SavedTensor, rename_node
+from .. import _dual
+from ..autograd import forward_ad as _forward_ad
 from ..backends import numpy_ref
 from ..backends.base import backend_for
 from ..backends.triton import index as ti
@@ -35,7 +37,7 @@ from ._checks import check_tensor
 from ._shapes import broadcast_shapes, wrap_dim as _wrap
 from .creation import arange, full, ones_like, tensor, zeros, zeros_like
 from .dispatch import common_device, dispatch, dispatch_inplace, record
-from .table import Meta, op, signature_rule
+from .table import FROM_BACKWARD, LINEAR, Meta, op, signature_rule
 from .reduce import sum_to_size
 from .views import _basic_index_layout
 
@@ -249,9 +251,9 @@ def _index_backward(ctx, g):
     return dispatch(INDEX_PUT, base, g, key=ctx.key, accumulate=True)
 
 
-INDEX = op("index", ("x",), rule=_index_rule, reference=numpy_ref.advanced_index, kernel=_index_launch,
+INDEX = op("index", ("x",), jvp=LINEAR, rule=_index_rule, reference=numpy_ref.advanced_index, kernel=_index_launch,
            backward=_index_backward, grad_name="IndexBackward0")
-INDEX_SELECT = op("index_select", ("x",), rule=_index_rule, reference=numpy_ref.advanced_index,
+INDEX_SELECT = op("index_select", ("x",), jvp=LINEAR, rule=_index_rule, reference=numpy_ref.advanced_index,
                   kernel=_index_launch, backward=_index_backward)
 
 
@@ -280,7 +282,7 @@ def _index_put_backward(ctx, g):
 
 
 # index_put's output is allocated like its input (preserve_format), as torch's clone
-INDEX_PUT = op("index_put", ("x", "values"), rule=_index_put_rule, layout="preserve", reference=numpy_ref.index_put,
+INDEX_PUT = op("index_put", ("x", "values"), jvp=LINEAR, rule=_index_put_rule, layout="preserve", reference=numpy_ref.index_put,
                kernel=_index_put_launch, backward=_index_put_backward)
 
 
@@ -491,7 +493,7 @@ def _gather_backward(ctx, g):
     return dispatch(SCATTER_ADD, base, g, dim=ctx.dim, value_form=False, **_index_attrs(index))
 
 
-GATHER = op("gather", ("x",), rule=_gather_rule, reference=numpy_ref.gather, kernel=_gather_launch,
+GATHER = op("gather", ("x",), jvp=LINEAR, rule=_gather_rule, reference=numpy_ref.gather, kernel=_gather_launch,
             backward=_gather_backward)
 
 
@@ -529,10 +531,10 @@ def _scatter_add_backward(ctx, g):
     return (g if need_x else None), (_gather_grad(ctx, g, index) if need_src else None)
 
 
-SCATTER = op("scatter", ("x", "src"), rule=_scatter_rule, reference=numpy_ref.scatter(False),
+SCATTER = op("scatter", ("x", "src"), jvp=FROM_BACKWARD, rule=_scatter_rule, reference=numpy_ref.scatter(False),
              kernel=_scatter_launcher(False), backward=_scatter_backward,
              grad_name=lambda args, attrs: "ScatterBackward1" if attrs.get("value_form") else "ScatterBackward0")
-SCATTER_ADD = op("scatter_add", ("x", "src"), rule=_scatter_rule, reference=numpy_ref.scatter(True),
+SCATTER_ADD = op("scatter_add", ("x", "src"), jvp=FROM_BACKWARD, rule=_scatter_rule, reference=numpy_ref.scatter(True),
                  kernel=_scatter_launcher(True), backward=_scatter_add_backward)
 
 
@@ -685,7 +687,7 @@ def _scatter_reduce_backward(ctx, g):
     return grad_x, _pad_to(grad_src, ctx.input_meta[1][0])
 
 
-SCATTER_REDUCE = op("scatter_reduce", ("x", "src"), rule=_scatter_rule, reference=numpy_ref.scatter_reduce,
+SCATTER_REDUCE = op("scatter_reduce", ("x", "src"), jvp=FROM_BACKWARD, rule=_scatter_rule, reference=numpy_ref.scatter_reduce,
                     kernel=_scatter_reduce_launch, backward=_scatter_reduce_backward, saves=("x", "src", "out"),
                     grad_name=lambda args, attrs: "ScatterBackward0" if attrs.get("legacy") else "ScatterReduceBackward0")
 
@@ -768,7 +770,8 @@ def _masked_select_backward(ctx, g):
 
 
 # the forward is a compaction recorded by hand (its output size is data-dependent)
-MASKED_SELECT = op("masked_select", ("x", "mask"), backward=_masked_select_backward, saves=("mask",))
+MASKED_SELECT = op("masked_select", ("x", "mask"), backward=_masked_select_backward, saves=("mask",),
+                   jvp=lambda ctx, t, _: masked_select(t, ctx.mask))
 
 
 def masked_select(input, mask):
@@ -779,6 +782,8 @@ def masked_select(input, mask):
     m = mask if mask.device == dev else _copy.to_device(mask, dev)     # a 0-d cpu mask
     out = backend_for(dev).compact(m, shape, input.dtype, values=input)
     record(MASKED_SELECT, out, (input, mask), {"shape": shape})
+    if _dual.ACTIVE[0]:
+        _forward_ad.apply_rule(MASKED_SELECT, out, (input, mask), {"shape": shape})
     return out
 
 

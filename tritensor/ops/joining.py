@@ -14,7 +14,7 @@ from ..backends.triton import join as triton_join
 from ..tensor import Tensor
 from . import views as _views
 from .dispatch import dispatch, dispatch_inplace
-from .table import Meta, op
+from .table import LINEAR, Meta, op
 
 
 def _wrap(dim, ndim):
@@ -90,7 +90,7 @@ def _cat_backward(ctx, g):
     return tuple(grads)
 
 
-CAT = op("cat", ("tensors",), rule=_cat_rule, reference=numpy_ref.cat, kernel=_cat_launch,
+CAT = op("cat", ("tensors",), jvp=LINEAR, rule=_cat_rule, reference=numpy_ref.cat, kernel=_cat_launch,
          backward=_cat_backward)
 
 
@@ -125,7 +125,7 @@ def _stack_backward(ctx, g):
                  for i, need in enumerate(ctx.needs_input_grad))
 
 
-STACK = op("stack", ("tensors",), rule=_stack_rule, reference=numpy_ref.stack, kernel=_stack_launch,
+STACK = op("stack", ("tensors",), jvp=LINEAR, rule=_stack_rule, reference=numpy_ref.stack, kernel=_stack_launch,
            backward=_stack_backward)
 
 
@@ -270,7 +270,7 @@ def _flip_launch(out, x, *, compute, dims):
 
 
 # torch allocates flip's output like its input (preserve_format)
-FLIP = op("flip", ("x",), rule=_flip_rule, layout="preserve", reference=numpy_ref.flip, kernel=_flip_launch,
+FLIP = op("flip", ("x",), jvp=LINEAR, rule=_flip_rule, layout="preserve", reference=numpy_ref.flip, kernel=_flip_launch,
           backward=lambda ctx, g: flip(g, ctx.dims))
 
 
@@ -318,9 +318,9 @@ def _tri_launch(upper):
     return launch
 
 
-TRIL = op("tril", ("x",), rule=_tri_rule, reference=numpy_ref.tril, kernel=_tri_launch(False),
+TRIL = op("tril", ("x",), jvp=LINEAR, rule=_tri_rule, reference=numpy_ref.tril, kernel=_tri_launch(False),
           backward=lambda ctx, g: tril(g, ctx.diagonal))
-TRIU = op("triu", ("x",), rule=_tri_rule, reference=numpy_ref.triu, kernel=_tri_launch(True),
+TRIU = op("triu", ("x",), jvp=LINEAR, rule=_tri_rule, reference=numpy_ref.triu, kernel=_tri_launch(True),
           backward=lambda ctx, g: triu(g, ctx.diagonal))
 
 

@@ -46,7 +46,7 @@ from .copy import copy_into, to_device
 from .dispatch import _rebase_inplace, check_inplace, dispatch, dispatch_inplace
 from .elementwise import _needed, add, broadcast_shapes, mul
 from .reduce import sum_to_size
-from .table import Meta, op, signature_rule
+from .table import BILINEAR, Meta, op, signature_rule
 from .views import TRANSPOSE, _expand_layout, unsafe_view, view_strides
 
 # torch's C++ type names (caffe2 TypeMeta), as its dtype-mismatch messages print them
@@ -259,17 +259,36 @@ def _baddbmm_backward(ctx, g):
                    lambda: _scaled(bmm(_mT(ctx.x), g), ctx.alpha))
 
 
+def _addmm_jvp(product):
+    """Forward rule of beta * input + alpha * (x @ y): beta * t_input + alpha * (tx @ y + x @ ty)
+    (beta == 0 ignores input and its tangent, as the forward does)."""
+    def jvp(ctx, t_input, tx, ty):
+        out = None
+        if tx is not None:
+            out = product(tx, ctx.y)
+        if ty is not None:
+            term = product(ctx.x, ty)
+            out = term if out is None else add(out, term)
+        if out is not None:
+            out = _scaled(out, ctx.alpha)
+        if t_input is not None and ctx.beta != 0:
+            term = _scaled(t_input, ctx.beta).expand(ctx.out.shape)
+            out = term if out is None else add(out, term)
+        return out          # (None: a zero tangent)
+    return jvp
+
+
 # --------------------------------------------------------------------------- entries
 MM = op("mm", ("x", "y"), rule=_mm_rule, reference=numpy_ref.matmul, kernel=_launch,
-        backward=_mm_backward, saves=("x", "y"))
+        backward=_mm_backward, saves=("x", "y"), jvp=BILINEAR)
 BMM = op("bmm", ("x", "y"), rule=_bmm_rule, reference=numpy_ref.matmul, kernel=_launch,
-         backward=_bmm_backward, saves=("x", "y"))
+         backward=_bmm_backward, saves=("x", "y"), jvp=BILINEAR)
 MATMUL = op("matmul", ("x", "y"), rule=_matmul_rule, reference=numpy_ref.matmul, kernel=_launch,
-            backward=_matmul_backward, saves=("x", "y"))
+            backward=_matmul_backward, saves=("x", "y"), jvp=BILINEAR)
 ADDMM = op("addmm", ("input", "x", "y"), rule=_addmm_rule, reference=numpy_ref.matmul, kernel=_launch,
-           backward=_addmm_backward, saves=("x", "y"))
+           backward=_addmm_backward, saves=("x", "y"), jvp=_addmm_jvp(lambda a, b: dispatch(MM, a, b)))
 BADDBMM = op("baddbmm", ("input", "x", "y"), rule=_baddbmm_rule, reference=numpy_ref.matmul, kernel=_launch,
-             backward=_baddbmm_backward, saves=("x", "y"))
+             backward=_baddbmm_backward, saves=("x", "y"), jvp=_addmm_jvp(lambda a, b: bmm(a, b)))
 
 
 # --------------------------------------------------------------------------- functions

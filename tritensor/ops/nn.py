@@ -25,7 +25,7 @@ from . import reduce as _reduce
 from . import softmax as _softmax
 from .dispatch import dispatch, empty
 from .joining import stack
-from .table import Meta, op
+from .table import FROM_BACKWARD, Meta, op
 
 
 def _shape_str(shape):
@@ -180,13 +180,13 @@ def _layer_norm_backward(ctx, g):
     return (dx if needs[0] else None), gw, gb, None, None
 
 
-LAYER_NORM = op("layer_norm", ("x", "weight", "bias", "mean", "rstd"), rule=_layer_norm_rule,
+LAYER_NORM = op("layer_norm", ("x", "weight", "bias", "mean", "rstd"), jvp=FROM_BACKWARD, rule=_layer_norm_rule,
                 reference=numpy_nn.layer_norm_nd, kernel=_layer_norm_launch, backward=_layer_norm_backward,
                 saves=("x", "weight", "mean", "rstd"), grad_name="NativeLayerNormBackward0")
 # The fused backward: dx, plus grad_weight/grad_bias written into the last two arguments when
 # given (first-order backward). Recorded under create_graph with dx as its one differentiable
 # output; its own backward is written with table ops.
-LAYER_NORM_BACKWARD = op("layer_norm_backward", ("grad", "x", "weight", "mean", "rstd", "grad_weight", "grad_bias"),
+LAYER_NORM_BACKWARD = op("layer_norm_backward", ("grad", "x", "weight", "mean", "rstd", "grad_weight", "grad_bias"), jvp=FROM_BACKWARD,
                          rule=_layer_norm_backward_rule, reference=numpy_nn.layer_norm_backward_nd,
                          kernel=_layer_norm_backward_launch, backward=_layer_norm_backward_backward,
                          saves=("grad", "x", "weight"), grad_name="NativeLayerNormBackwardBackward0")
@@ -434,11 +434,11 @@ def _stack_parts(a, b):
     return stack([a, b], 0)
 
 
-CROSS_ENTROPY_BACKWARD = op("cross_entropy_backward", ("grad", "x", "target", "weight"),
+CROSS_ENTROPY_BACKWARD = op("cross_entropy_backward", ("grad", "x", "target", "weight"), jvp=FROM_BACKWARD,
                             rule=_cross_entropy_backward_rule, reference=numpy_nn.cross_entropy_backward,
                             kernel=_cross_entropy_backward_launch, backward=_cross_entropy_backward_backward,
                             saves=("grad", "x", "target", "weight"), grad_name="CrossEntropyBackwardBackward0")
-CROSS_ENTROPY = op("cross_entropy", ("x", "target", "weight"), rule=_cross_entropy_rule,
+CROSS_ENTROPY = op("cross_entropy", ("x", "target", "weight"), jvp=FROM_BACKWARD, rule=_cross_entropy_rule,
                    reference=numpy_nn.cross_entropy, kernel=_cross_entropy_launch,
                    backward=lambda ctx, g: (cross_entropy_backward(g, ctx.x, ctx.target, ctx.weight, ctx.cdim,
                                                                    ctx.ignore_index), None, None),

@@ -27,7 +27,7 @@ from .creation import zeros
 from .dispatch import dispatch
 from .joining import cat
 from .surface import declare
-from .table import Meta, op
+from .table import FROM_BACKWARD, Meta, op
 
 
 def _shape_list(shape):
@@ -125,7 +125,7 @@ def _native_batch_norm_backward(ctx, g, g_mean=None, g_invstd=None):
     return dx, dw, db, None, None
 
 
-NATIVE_BATCH_NORM = op("native_batch_norm", ("x", "weight", "bias", "running_mean", "running_var"),
+NATIVE_BATCH_NORM = op("native_batch_norm", ("x", "weight", "bias", "running_mean", "running_var"), jvp=FROM_BACKWARD,
                        outputs=("out", "save_mean", "save_invstd"), rule=_native_batch_norm_rule,
                        reference=numpy_nn.native_batch_norm, kernel=_native_batch_norm_launch,
                        backward=_native_batch_norm_backward, layout="preserve",
@@ -289,7 +289,7 @@ def _native_batch_norm_backward_backward(ctx, a=None, alpha=None, beta=None):
     return d_g, d_x, d_w, d_mean, d_invstd
 
 
-NATIVE_BATCH_NORM_BACKWARD = op("native_batch_norm_backward", ("grad", "x", "weight", "mean", "invstd"),
+NATIVE_BATCH_NORM_BACKWARD = op("native_batch_norm_backward", ("grad", "x", "weight", "mean", "invstd"), jvp=FROM_BACKWARD,
                                 outputs=("grad_input", "grad_weight", "grad_bias"),
                                 rule=_native_batch_norm_backward_rule,
                                 reference=numpy_nn.native_batch_norm_backward,
@@ -418,7 +418,7 @@ def _native_group_norm_backward(ctx, g, g_mean=None, g_rstd=None):
     return dx, dw, db
 
 
-NATIVE_GROUP_NORM = op("native_group_norm", ("x", "weight", "bias"), outputs=("out", "mean", "rstd"),
+NATIVE_GROUP_NORM = op("native_group_norm", ("x", "weight", "bias"), jvp=FROM_BACKWARD, outputs=("out", "mean", "rstd"),
                        rule=_native_group_norm_rule, reference=numpy_nn.native_group_norm,
                        kernel=_native_group_norm_launch, backward=_native_group_norm_backward, layout="preserve",
                        saves=("x", "weight", "mean", "rstd"), grad_name="NativeGroupNormBackward0")
@@ -446,7 +446,7 @@ def _native_group_norm_backward_backward(ctx, a=None, alpha=None, beta=None):
     return d_g, d_x, None, None, d_w
 
 
-NATIVE_GROUP_NORM_BACKWARD = op("native_group_norm_backward", ("grad", "x", "mean", "rstd", "weight"),
+NATIVE_GROUP_NORM_BACKWARD = op("native_group_norm_backward", ("grad", "x", "mean", "rstd", "weight"), jvp=FROM_BACKWARD,
                                 outputs=("grad_input", "grad_weight", "grad_bias"),
                                 rule=_native_group_norm_backward_rule,
                                 reference=numpy_nn.native_group_norm_backward,

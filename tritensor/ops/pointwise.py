@@ -36,7 +36,7 @@ from .elementwise import (  # noqa: F401  (div_trunc ... stay importable from he
     same_type_rule, sigmoid, sub, tanh, where,
 )
 from .surface import declare, unary
-from .table import Meta, op, signature_rule
+from .table import DIAGONAL, Meta, op, signature_rule
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -175,8 +175,8 @@ GELU_BACKWARD = op(
     backward=lambda ctx, gg: _needed(
         ctx, lambda: gelu_backward(gg, ctx.x, approximate=ctx.approximate),
         lambda: mul(mul(gg, ctx.grad), _gelu_second(ctx.x, ctx.approximate))),
-    saves=("grad", "x"))
-GELU = op("gelu", ("x",), rule=_float_input_rule("gelu", ("GeluKernelImpl", "GeluCUDAKernelImpl")), layout="iterator",
+    saves=("grad", "x"), jvp=DIAGONAL)
+GELU = op("gelu", ("x",), jvp=DIAGONAL, rule=_float_input_rule("gelu", ("GeluKernelImpl", "GeluCUDAKernelImpl")), layout="iterator",
           reference=numpy_ref.gelu,
           kernel=_gelu_launcher("gelu", "gelu_tanh"),
           backward=lambda ctx, g: gelu_backward(g, ctx.x, approximate=ctx.approximate), saves=("x",))
@@ -212,7 +212,7 @@ def _clamp_backward(ctx, g):
                    lambda: where(_or(gt(x, hi), lt(hi, lo)), g, 0.0))
 
 
-CLAMP = op("clamp", ("x", "min", "max"), rule=_clamp_rule, reference=numpy_ref.clamp,
+CLAMP = op("clamp", ("x", "min", "max"), jvp=DIAGONAL, rule=_clamp_rule, reference=numpy_ref.clamp,
            layout="iterator", numbers_are_operands=False,
            kernel=lambda out, *args, compute: tb.elementwise("clamp", out, list(args), compute),
            backward=_clamp_backward, saves=("x", "min", "max"), grad_name=_clamp_node_name)
@@ -248,7 +248,7 @@ def _masked_fill_backward(ctx, g):
 
 
 # contiguous output: torch's masked_fill clones self contiguous first, then fills in place
-MASKED_FILL = op("masked_fill", ("x", "mask", "value"), rule=_masked_fill_rule,
+MASKED_FILL = op("masked_fill", ("x", "mask", "value"), jvp=DIAGONAL, rule=_masked_fill_rule,
                  reference=numpy_ref.masked_fill,
                  # where(mask, value, x), computed in x's dtype
                  kernel=lambda out, x, mask, value, compute: tb.elementwise("where", out, [mask, value, x], compute),

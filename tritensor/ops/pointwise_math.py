@@ -37,7 +37,7 @@ from .elementwise import (
 )
 from .pointwise import exp2, isfinite, isnan, logical_and, logical_or, rsqrt
 from .surface import declare, unary, write_out
-from .table import Meta, op
+from .table import DIAGONAL, FROM_BACKWARD, Meta, op
 
 _LN2 = math.log(2.0)
 
@@ -298,13 +298,13 @@ SINC = _unary_float("sinc", _sinc_backward)
 DEG2RAD = _unary_float("deg2rad", lambda ctx, g: mul(g, math.pi / 180), saves=(), grad_name="Deg2RadBackward0")
 RAD2DEG = _unary_float("rad2deg", lambda ctx, g: mul(g, 180 / math.pi), saves=(), grad_name="Rad2DegBackward0")
 FRAC = _elementwise("frac", ("x",), _float_only_rule("frac"), lambda ctx, g: g)
-LOGIT = op("logit", ("x",), rule=float_rule, layout="iterator", reference=numpy_ref.logit, kernel=_logit_launch,
+LOGIT = op("logit", ("x",), jvp=DIAGONAL, rule=float_rule, layout="iterator", reference=numpy_ref.logit, kernel=_logit_launch,
            backward=_logit_backward, saves=("x",))
 SGN = _elementwise("sgn", ("x",), same_type_rule, _zeros, fn="sign")
 SIGNBIT = _elementwise("signbit", ("x",), compare_rule, differentiable=False)
 ISPOSINF = _elementwise("isposinf", ("x",), compare_rule, differentiable=False)
 ISNEGINF = _elementwise("isneginf", ("x",), compare_rule, differentiable=False)
-NAN_TO_NUM = op("nan_to_num", ("x",), rule=same_type_rule, layout="iterator", reference=numpy_ref.nan_to_num,
+NAN_TO_NUM = op("nan_to_num", ("x",), jvp=DIAGONAL, rule=same_type_rule, layout="iterator", reference=numpy_ref.nan_to_num,
                 kernel=_nan_to_num_launch, backward=lambda ctx, g: mul(g, isfinite(ctx.x)), saves=("x",),
                 grad_name="NanToNumBackward0")
 # frexp's two results, one entry each (the exponent, int32, has no gradient)
@@ -329,7 +329,7 @@ LOGADDEXP = _elementwise("logaddexp", ("x", "y"), _float_only_rule("logaddexp"),
 LOGADDEXP2 = _elementwise("logaddexp2", ("x", "y"), _float_only_rule("logaddexp2"), _logaddexp_backward(2),
                           saves=("x", "y"))
 XLOGY = _elementwise("xlogy", ("x", "y"), float_rule, _xlogy_backward, saves=("x", "y"), grad_name=_xlogy_node)
-NEXTAFTER = op("nextafter", ("x", "y"), rule=_nextafter_rule, layout="iterator", reference=numpy_ref.nextafter,
+NEXTAFTER = op("nextafter", ("x", "y"), jvp=DIAGONAL, rule=_nextafter_rule, layout="iterator", reference=numpy_ref.nextafter,
                kernel=_nextafter_launch,
                backward=lambda ctx, g: _needed(ctx, lambda: where(ne(ctx.x, ctx.y), g, 0.0), lambda: zeros_like(ctx.y)),
                saves=("x", "y"))
@@ -338,17 +338,17 @@ LCM = _elementwise("lcm", ("x", "y"), _integer_only_rule("lcm"), differentiable=
 LEFT_SHIFT = _elementwise("bitwise_left_shift", ("x", "y"), _integer_only_rule("lshift"), differentiable=False)
 RIGHT_SHIFT = _elementwise("bitwise_right_shift", ("x", "y"), _integer_only_rule("rshift"), differentiable=False)
 
-LERP = op("lerp", ("x", "end", "weight"), rule=_lerp_rule, layout="iterator", numbers_are_operands=False,
+LERP = op("lerp", ("x", "end", "weight"), jvp=DIAGONAL, rule=_lerp_rule, layout="iterator", numbers_are_operands=False,
           reference=numpy_ref.lerp, kernel=lambda out, *args, compute: tb.elementwise("lerp", out, list(args), compute),
           backward=_lerp_backward, saves=("x", "end", "weight"),
           grad_name=lambda args, attrs: f"LerpBackward{int(isinstance(args[2], Tensor))}")
-ADDCMUL = op("addcmul", ("x", "tensor1", "tensor2"), rule=_addc_rule("addcmul_cpu_out"), layout="iterator",
+ADDCMUL = op("addcmul", ("x", "tensor1", "tensor2"), jvp=DIAGONAL, rule=_addc_rule("addcmul_cpu_out"), layout="iterator",
              reference=numpy_ref.addcmul, kernel=_addc_launch("addcmul"), backward=_addcmul_backward,
              saves=("tensor1", "tensor2"))
-ADDCDIV = op("addcdiv", ("x", "tensor1", "tensor2"), rule=_addc_rule("addcdiv_cpu_out"), layout="iterator",
+ADDCDIV = op("addcdiv", ("x", "tensor1", "tensor2"), jvp=DIAGONAL, rule=_addc_rule("addcdiv_cpu_out"), layout="iterator",
              reference=numpy_ref.addcdiv, kernel=_addc_launch("addcdiv"), backward=_addcdiv_backward,
              saves=("tensor1", "tensor2"))
-FILL = op("fill", ("x", "value"), rule=_fill_rule, layout="preserve", reference=numpy_ref.overwrite,
+FILL = op("fill", ("x", "value"), jvp=FROM_BACKWARD, rule=_fill_rule, layout="preserve", reference=numpy_ref.overwrite,
           kernel=_fill_launch, backward=_fill_backward,
           grad_name=lambda args, attrs: f"FillBackward{int(isinstance(args[1], Tensor))}")
 

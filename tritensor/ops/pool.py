@@ -47,7 +47,7 @@ from . import views as _views
 from ._checks import check_tensor
 from .dispatch import dispatch
 from .surface import declare
-from .table import Meta, op, signature_rule
+from .table import FROM_BACKWARD, Meta, op, signature_rule
 
 
 def _node(args, attrs):
@@ -77,7 +77,7 @@ def _window_max_backward(ctx, g, *_):
                     memory_format=ctx.memory_format)
 
 
-WINDOW_MAX = op("window_max", ("x",), outputs=("values", "indices"), rule=_window_max_rule,
+WINDOW_MAX = op("window_max", ("x",), jvp=FROM_BACKWARD, outputs=("values", "indices"), rule=_window_max_rule,
                 reference=numpy_pool.window_max, kernel=_window_max_launch, backward=_window_max_backward,
                 saves=("indices",), grad_name=_node, layout="memory_format")
 
@@ -108,7 +108,7 @@ def _window_max_backward_backward(ctx, gg):
     return (_ew.where(_ew.lt(indices, 0), 0.0, gathered),)
 
 
-WINDOW_MAX_BACKWARD = op("window_max_backward", ("grad",), rule=_window_max_backward_rule,
+WINDOW_MAX_BACKWARD = op("window_max_backward", ("grad",), jvp=FROM_BACKWARD, rule=_window_max_backward_rule,
                          reference=numpy_pool.window_max_backward, kernel=_window_max_backward_launch,
                          backward=_window_max_backward_backward, grad_name=lambda args, attrs: attrs["nodes"][1],
                          layout="memory_format")
@@ -131,7 +131,7 @@ def _separable_backward(ctx, g):
                      memory_format=ctx.memory_format),)
 
 
-SEPARABLE = op("separable", ("x",), rule=_separable_rule, reference=numpy_pool.separable, kernel=_separable_launch,
+SEPARABLE = op("separable", ("x",), jvp=FROM_BACKWARD, rule=_separable_rule, reference=numpy_pool.separable, kernel=_separable_launch,
                backward=_separable_backward, grad_name=_node, layout="memory_format")
 
 

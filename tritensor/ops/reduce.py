@@ -31,7 +31,7 @@ from .copy import copy_into
 from .creation import ones, zeros
 from .joining import cat, flip
 from .dispatch import dispatch
-from .table import Meta, op, signature_rule
+from .table import FROM_BACKWARD, LINEAR, Meta, op, signature_rule
 from .views import EXPAND
 
 
@@ -55,7 +55,7 @@ def _sum_backward(ctx, g):
     return _expand_back(g, ctx)
 
 
-SUM = op("sum", ("x",), rule=_sum_rule, reference=numpy_ref.reduce("sum"), kernel=_reduce_launcher("sum"),
+SUM = op("sum", ("x",), jvp=LINEAR, rule=_sum_rule, reference=numpy_ref.reduce("sum"), kernel=_reduce_launcher("sum"),
          backward=_sum_backward,
          grad_name=lambda args, attrs: "SumBackward1" if attrs.get("dim_given") else "SumBackward0")
 
@@ -227,7 +227,7 @@ def _prod_safe_zeros_backward(g, x, dim):
     return _ew.mul(g, _ew.mul(normal, reverse))
 
 
-PROD = op("prod", ("x",), rule=_sum_rule, reference=numpy_ref.reduce("prod"), kernel=_reduce_launcher("prod"),
+PROD = op("prod", ("x",), jvp=FROM_BACKWARD, rule=_sum_rule, reference=numpy_ref.reduce("prod"), kernel=_reduce_launcher("prod"),
           backward=_prod_backward, saves=("x", "out"),
           grad_name=lambda args, attrs: "ProdBackward1" if attrs.get("dim_given") else "ProdBackward0")
 
@@ -267,9 +267,9 @@ def _extremum_grad_name(name):
     return grad_name
 
 
-AMAX = op("amax", ("x",), rule=_same_rule, reference=numpy_ref.reduce("amax"), kernel=_reduce_launcher("amax"),
+AMAX = op("amax", ("x",), jvp=FROM_BACKWARD, rule=_same_rule, reference=numpy_ref.reduce("amax"), kernel=_reduce_launcher("amax"),
           backward=_extremum_backward, saves=("x", "out"), grad_name=_extremum_grad_name("amax"))
-AMIN = op("amin", ("x",), rule=_same_rule, reference=numpy_ref.reduce("amin"), kernel=_reduce_launcher("amin"),
+AMIN = op("amin", ("x",), jvp=FROM_BACKWARD, rule=_same_rule, reference=numpy_ref.reduce("amin"), kernel=_reduce_launcher("amin"),
           backward=_extremum_backward, saves=("x", "out"), grad_name=_extremum_grad_name("amin"))
 
 
@@ -467,7 +467,7 @@ def _var_backward(ctx, g):
     return _ew.mul(_ew.mul(g, scale), centered)
 
 
-VAR = op("var", ("x",), rule=_var_rule, reference=numpy_reduce.var, kernel=_var_launch,
+VAR = op("var", ("x",), jvp=FROM_BACKWARD, rule=_var_rule, reference=numpy_reduce.var, kernel=_var_launch,
          backward=_var_backward, saves=("x",),
          grad_name=lambda args, attrs: "VarBackward0")
 

@@ -45,7 +45,7 @@ from .reduce import _norm as _vector_norm
 from .reduce import sum as _sum
 from .scan import _scan_rule
 from .surface import declare
-from .table import Meta, op
+from .table import FROM_BACKWARD, Meta, op
 
 
 def _flat(out, x, dims):
@@ -82,7 +82,7 @@ def _nansum_backward(ctx, g):
     return _ew.mul(_expand_back(g, ctx), _pw.logical_not(_pw.isnan(x)))
 
 
-NANSUM = op("nansum", ("x",), rule=_sum_rule, reference=numpy_reduce.nansum, kernel=_nansum_launch,
+NANSUM = op("nansum", ("x",), jvp=FROM_BACKWARD, rule=_sum_rule, reference=numpy_reduce.nansum, kernel=_nansum_launch,
             backward=_nansum_backward, saves=("x",))
 
 
@@ -148,7 +148,7 @@ class _ExtremumContext:
         self.keepdim = ctx.keepdim
 
 
-AMINMAX = op("aminmax", ("x",), outputs=("min", "max"), rule=_aminmax_rule, reference=numpy_reduce.aminmax,
+AMINMAX = op("aminmax", ("x",), jvp=FROM_BACKWARD, outputs=("min", "max"), rule=_aminmax_rule, reference=numpy_reduce.aminmax,
              kernel=_aminmax_launch, backward=_aminmax_backward, saves=("x", "min", "max"))
 
 
@@ -196,7 +196,7 @@ def _logcumsumexp_backward(ctx, g):
 
 _LOWEST = {"float16": float(np.finfo(np.float16).min), "bfloat16": -3.3895313892515355e38,
            "float32": float(np.finfo(np.float32).min), "float64": float(np.finfo(np.float64).min)}
-LOGCUMSUMEXP = op("logcumsumexp", ("x",), rule=_scan_rule, reference=numpy_reduce.logcumsumexp,
+LOGCUMSUMEXP = op("logcumsumexp", ("x",), jvp=FROM_BACKWARD, rule=_scan_rule, reference=numpy_reduce.logcumsumexp,
                   kernel=_logcumsumexp_launch, backward=_logcumsumexp_backward, saves=("x", "out"))
 
 
@@ -246,9 +246,9 @@ def _cumext_backward(ctx, g, *_):
     return scatter_add(zeros(shape, dtype=g.dtype, device=g.device), ctx.dim, ctx.indices, g)
 
 
-CUMMAX = op("cummax", ("x",), outputs=("values", "indices"), rule=_cumext_rule, reference=numpy_reduce.cummax,
+CUMMAX = op("cummax", ("x",), jvp=FROM_BACKWARD, outputs=("values", "indices"), rule=_cumext_rule, reference=numpy_reduce.cummax,
             kernel=_cumext_launcher("max"), backward=_cumext_backward, saves=("indices",))
-CUMMIN = op("cummin", ("x",), outputs=("values", "indices"), rule=_cumext_rule, reference=numpy_reduce.cummin,
+CUMMIN = op("cummin", ("x",), jvp=FROM_BACKWARD, outputs=("values", "indices"), rule=_cumext_rule, reference=numpy_reduce.cummin,
             kernel=_cumext_launcher("min"), backward=_cumext_backward, saves=("indices",))
 
 
@@ -305,7 +305,7 @@ def _var_mean_backward(ctx, *grads):
 
 
 def _var_mean_entry(name, root, reference):
-    return op(name, ("x",), outputs=("std_or_var", "mean"), rule=_var_mean_rule, reference=reference,
+    return op(name, ("x",), outputs=("std_or_var", "mean"), jvp=FROM_BACKWARD, rule=_var_mean_rule, reference=reference,
               kernel=_var_mean_launch, backward=_var_mean_backward, saves=("x", "std_or_var"))
 
 
@@ -461,7 +461,7 @@ def _renorm_backward(ctx, g):
     return out.to(g.dtype) if out.dtype is not g.dtype else out
 
 
-RENORM = op("renorm", ("x",), rule=_renorm_rule, reference=numpy_reduce.renorm, kernel=_renorm_launch,
+RENORM = op("renorm", ("x",), jvp=FROM_BACKWARD, rule=_renorm_rule, reference=numpy_reduce.renorm, kernel=_renorm_launch,
             backward=_renorm_backward, saves=("x",))
 
 

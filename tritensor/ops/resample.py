@@ -66,7 +66,7 @@ from . import scatter as _scatter
 from . import views as _views
 from .dispatch import dispatch
 from .surface import declare
-from .table import Meta, op
+from .table import FROM_BACKWARD, Meta, op
 
 
 def _require_int(fn, name, position, value):
@@ -501,7 +501,7 @@ def _upsample_nearest_backward(ctx, g):
     return g, None, None, None
 
 
-UPSAMPLE_NEAREST = op("upsample_nearest", ("input", "idx_d", "idx_h", "idx_w"), rule=_upsample_nearest_rule,
+UPSAMPLE_NEAREST = op("upsample_nearest", ("input", "idx_d", "idx_h", "idx_w"), jvp=FROM_BACKWARD, rule=_upsample_nearest_rule,
                       reference=numpy_resample.upsample_nearest, kernel=_upsample_nearest_launch,
                       backward=_upsample_nearest_backward, saves=("idx_d", "idx_h", "idx_w"),
                       grad_name=lambda args, attrs: (f"UpsampleNearest{'Exact' if attrs['exact'] else ''}"
@@ -585,7 +585,7 @@ def _upsample_taps_backward(ctx, g):
     return (g.to(dtype),) + (None,) * 6
 
 
-UPSAMPLE_TAPS = op("upsample_taps", ("input", "idx_d", "w_d", "idx_h", "w_h", "idx_w", "w_w"),
+UPSAMPLE_TAPS = op("upsample_taps", ("input", "idx_d", "w_d", "idx_h", "w_h", "idx_w", "w_w"), jvp=FROM_BACKWARD,
                    rule=_upsample_taps_rule, reference=numpy_resample.upsample_taps, kernel=_upsample_taps_launch,
                    backward=_upsample_taps_backward, saves=("idx_d", "w_d", "idx_h", "w_h", "idx_w", "w_w"),
                    grad_name=lambda args, attrs: attrs["node"], layout="memory_format")

@@ -16,7 +16,7 @@ from . import creation as _creation
 from .dispatch import dispatch, empty
 from .nn import _as_rows, _norm_dims, _rows_mergeable, _shape_str, _split_rows, _sum_lead
 from .surface import declare
-from .table import Meta, op
+from .table import FROM_BACKWARD, Meta, op
 
 
 def _check_rms_norm(input, normalized_shape, weight):
@@ -96,7 +96,7 @@ def _rms_norm_backward(ctx, g):
     return (dx if needs[0] else None), gw, None
 
 
-RMS_NORM = op("rms_norm", ("x", "weight", "rstd"), rule=_rms_norm_rule, reference=numpy_nn.rms_norm_nd,
+RMS_NORM = op("rms_norm", ("x", "weight", "rstd"), jvp=FROM_BACKWARD, rule=_rms_norm_rule, reference=numpy_nn.rms_norm_nd,
               kernel=_rms_norm_launch, backward=_rms_norm_backward, saves=("x", "weight", "rstd"),
               grad_name="FusedRmsNormBackward0")
 # The fused first-order backward: dx, plus grad_weight written into the last argument when given.

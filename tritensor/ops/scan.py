@@ -14,7 +14,7 @@ from .creation import ones
 from .dispatch import dispatch
 from .joining import cat, flip
 from .reduce import sum as _sum
-from .table import Meta, op, signature_rule
+from .table import FROM_BACKWARD, LINEAR, Meta, op, signature_rule
 
 
 @signature_rule
@@ -93,9 +93,9 @@ def _cumprod_grad(g, x, out, dim, reverse):
     return _ew.where(before, grad_before, _ew.where(first, grad_first, grad_after))
 
 
-CUMSUM = op("cumsum", ("x",), rule=_scan_rule, reference=numpy_ref.scan("sum"), kernel=_scan_launcher("sum"),
+CUMSUM = op("cumsum", ("x",), jvp=LINEAR, rule=_scan_rule, reference=numpy_ref.scan("sum"), kernel=_scan_launcher("sum"),
             backward=_cumsum_backward)
-CUMPROD = op("cumprod", ("x",), rule=_scan_rule, reference=numpy_ref.scan("prod"),
+CUMPROD = op("cumprod", ("x",), jvp=FROM_BACKWARD, rule=_scan_rule, reference=numpy_ref.scan("prod"),
              kernel=_scan_launcher("prod"), backward=_cumprod_backward, saves=("x", "out"))
 
 

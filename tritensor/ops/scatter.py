@@ -43,7 +43,7 @@ from .reduce import sum as _sum
 from .reduce import sum_to_size
 from .scan import cumsum
 from .surface import declare
-from .table import Meta, op
+from .table import FROM_BACKWARD, LINEAR, Meta, op
 
 
 def _shape_str(shape):
@@ -156,14 +156,14 @@ def _index_reduce_backward(ctx, g):
     return grad_x, grad_src
 
 
-INDEX_ADD = op("index_add", ("x", "src"), rule=_same_rule, reference=numpy_index.index_add,
+INDEX_ADD = op("index_add", ("x", "src"), jvp=FROM_BACKWARD, rule=_same_rule, reference=numpy_index.index_add,
                kernel=_segments_launcher("add"), backward=_index_add_backward, layout="preserve")
-INDEX_COPY = op("index_copy", ("x", "src"), rule=_same_rule, reference=numpy_index.index_copy,
+INDEX_COPY = op("index_copy", ("x", "src"), jvp=FROM_BACKWARD, rule=_same_rule, reference=numpy_index.index_copy,
                 kernel=_segments_launcher("copy"), backward=_index_copy_backward, layout="preserve")
-INDEX_FILL = op("index_fill", ("x", "value"), rule=_same_rule, reference=numpy_index.index_fill,
+INDEX_FILL = op("index_fill", ("x", "value"), jvp=FROM_BACKWARD, rule=_same_rule, reference=numpy_index.index_fill,
                 kernel=_segments_launcher("fill"), backward=_index_fill_backward, layout="preserve",
                 grad_name=lambda args, attrs: "IndexFillBackward1" if attrs.get("value_tensor") else "IndexFillBackward0")
-INDEX_REDUCE = op("index_reduce", ("x", "src"), rule=_same_rule, reference=numpy_index.index_reduce,
+INDEX_REDUCE = op("index_reduce", ("x", "src"), jvp=FROM_BACKWARD, rule=_same_rule, reference=numpy_index.index_reduce,
                   kernel=_segments_launcher("reduce"), backward=_index_reduce_backward, saves=("x", "src", "out"),
                   layout="preserve")
 
@@ -410,7 +410,7 @@ def _masked_scatter_backward(ctx, g):
     return grad_x, grad_src
 
 
-MASKED_SCATTER = op("masked_scatter", ("x", "src"), rule=_masked_scatter_rule, reference=numpy_index.masked_scatter,
+MASKED_SCATTER = op("masked_scatter", ("x", "src"), jvp=FROM_BACKWARD, rule=_masked_scatter_rule, reference=numpy_index.masked_scatter,
                     kernel=_masked_scatter_launch, backward=_masked_scatter_backward)
 
 
@@ -605,7 +605,7 @@ def _scatter_view_backward(kind, entry_name):
 
 _ENTRIES = {}
 for _kind in ("select", "slice"):
-    _ENTRIES[f"{_kind}_scatter"] = op(f"{_kind}_scatter", ("x", "src"), rule=_scatter_view_rule(_kind),
+    _ENTRIES[f"{_kind}_scatter"] = op(f"{_kind}_scatter", ("x", "src"), jvp=LINEAR, rule=_scatter_view_rule(_kind),
                                       reference=getattr(numpy_index, f"{_kind}_scatter"), kernel=_scatter_view_launch(_kind),
                                       backward=_scatter_view_backward(_kind, f"{_kind}_scatter"))
 SELECT_SCATTER, SLICE_SCATTER = _ENTRIES["select_scatter"], _ENTRIES["slice_scatter"]

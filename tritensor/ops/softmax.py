@@ -11,7 +11,7 @@ from ._checks import check_tensor
 from ._shapes import wrap_dim
 from .dispatch import dispatch
 from .reduce import sum as _sum
-from .table import Meta, op, signature_rule
+from .table import FROM_BACKWARD, Meta, op, signature_rule
 
 
 @signature_rule
@@ -59,21 +59,29 @@ def _log_softmax_backward_backward(ctx, gg):
     return gg_grad, gg_y
 
 
-SOFTMAX_BACKWARD = op("softmax_backward", ("grad", "y"), rule=_softmax_backward_rule,
+SOFTMAX_BACKWARD = op("softmax_backward", ("grad", "y"), jvp=FROM_BACKWARD, rule=_softmax_backward_rule,
                       reference=numpy_ref.softmax_backward, kernel=_row_launcher("softmax_backward"),
                       backward=_softmax_backward_backward, saves=("grad", "y"),
                       grad_name="SoftmaxBackwardDataBackward0")
-LOG_SOFTMAX_BACKWARD = op("log_softmax_backward", ("grad", "y"), rule=_softmax_backward_rule,
+LOG_SOFTMAX_BACKWARD = op("log_softmax_backward", ("grad", "y"), jvp=FROM_BACKWARD, rule=_softmax_backward_rule,
                           reference=numpy_ref.log_softmax_backward,
                           kernel=_row_launcher("log_softmax_backward"),
                           backward=_log_softmax_backward_backward, saves=("grad", "y"),
                           grad_name="LogSoftmaxBackwardDataBackward0")
+def _log_softmax_jvp(t, y, dim):
+    return _ew.sub(t, _sum(_ew.mul(_ew.exp(y), t), dim, keepdim=True))
+
+
+# softmax's Jacobian diag(y) - y y^T is symmetric: its forward rule is its backward; log_softmax's
+# I - 1 softmax^T is not: t - sum(softmax * t)
 SOFTMAX = op("softmax", ("x",), rule=_softmax_rule, reference=numpy_ref.softmax, kernel=_row_launcher("softmax"),
              backward=lambda ctx, g: softmax_backward(g, ctx.out, ctx.dim), saves=("out",),
+             jvp=lambda ctx, t: softmax_backward(t.to(ctx.out.dtype), ctx.out, ctx.dim),
              grad_name="SoftmaxBackward0")
 LOG_SOFTMAX = op("log_softmax", ("x",), rule=_softmax_rule, reference=numpy_ref.log_softmax,
                  kernel=_row_launcher("log_softmax"),
                  backward=lambda ctx, g: log_softmax_backward(g, ctx.out, ctx.dim), saves=("out",),
+                 jvp=lambda ctx, t: _log_softmax_jvp(t.to(ctx.out.dtype), ctx.out, ctx.dim),
                  grad_name="LogSoftmaxBackward0")
 
 

@@ -47,7 +47,7 @@ from .indexing import scatter
 from .joining import cat
 from .scan import cumsum
 from .surface import declare
-from .table import Meta, op
+from .table import FROM_BACKWARD, Meta, op
 
 
 def _length(x, dim):
@@ -86,7 +86,7 @@ def _sort_launch(outs, x, *, compute, dim, descending):
     tsort.sort(outs[0], outs[1], x, dim, descending)
 
 
-SORT = op("sort", ("x",), outputs=("values", "indices"), rule=_sort_rule, reference=numpy_sort.sort,
+SORT = op("sort", ("x",), jvp=FROM_BACKWARD, outputs=("values", "indices"), rule=_sort_rule, reference=numpy_sort.sort,
           kernel=_sort_launch, backward=_select_backward, saves=("indices",), layout="preserve")
 
 
@@ -134,7 +134,7 @@ def _topk_launch(outs, x, *, compute, k, dim, largest):
     tsort.sort(outs[0], outs[1], x, dim, largest, k)
 
 
-TOPK = op("topk", ("x",), outputs=("values", "indices"), rule=_topk_rule, reference=numpy_sort.topk,
+TOPK = op("topk", ("x",), jvp=FROM_BACKWARD, outputs=("values", "indices"), rule=_topk_rule, reference=numpy_sort.topk,
           kernel=_topk_launch, backward=_select_backward, saves=("indices",))
 
 
@@ -214,13 +214,13 @@ def _mode_launch(outs, x, *, compute, dim, keepdim):
         _write_selection(outs, values.gather(dim, at), order.gather(dim, at + longest - 1), dim, keepdim)
 
 
-KTHVALUE = op("kthvalue", ("x",), outputs=("values", "indices"), rule=_selection_rule,
+KTHVALUE = op("kthvalue", ("x",), jvp=FROM_BACKWARD, outputs=("values", "indices"), rule=_selection_rule,
               reference=numpy_sort.kthvalue, kernel=_kthvalue_launch, backward=_select_backward,
               saves=("indices",))
-MEDIAN = op("median", ("x",), outputs=("values", "indices"), rule=_selection_rule, reference=numpy_sort.median,
+MEDIAN = op("median", ("x",), jvp=FROM_BACKWARD, outputs=("values", "indices"), rule=_selection_rule, reference=numpy_sort.median,
             kernel=_median_launch, backward=_select_backward, saves=("indices",),
             grad_name=lambda args, attrs: "NanmedianBackward1" if attrs["ignore_nan"] else "MedianBackward1")
-MODE = op("mode", ("x",), outputs=("values", "indices"), rule=_selection_rule, reference=numpy_sort.mode,
+MODE = op("mode", ("x",), jvp=FROM_BACKWARD, outputs=("values", "indices"), rule=_selection_rule, reference=numpy_sort.mode,
           kernel=_mode_launch, backward=_select_backward, saves=("indices",))
 
 
@@ -242,7 +242,7 @@ def _median_all_launch(out, x, *, compute, ignore_nan):
         copy_into(out, values)
 
 
-MEDIAN_ALL = op("median_all", ("x",), rule=lambda x, ignore_nan: Meta((), x.dtype, x.dtype),
+MEDIAN_ALL = op("median_all", ("x",), jvp=FROM_BACKWARD, rule=lambda x, ignore_nan: Meta((), x.dtype, x.dtype),
                 reference=numpy_sort.median_all, kernel=_median_all_launch, backward=_evenly_distribute_backward,
                 saves=("x", "out"),
                 grad_name=lambda args, attrs: "NanmedianBackward0" if attrs["ignore_nan"] else "MedianBackward0")

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dual
 from .. import dtypes as _dt
 from .._sparse_tensor import SparseTensor
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import _state as _grad_state, no_grad
 from ..autograd.graph import Node, gradient_edge, node_class, rename_node
 from ..backends import numpy_sparse
@@ -279,6 +281,8 @@ def to_sparse(x, *args, layout=None, blocksize=None, dense_dim=None):
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
                                "is not supported")
         return x
+    if _dual.ACTIVE[0] and _forward_ad.tangent_of(x) is not None:     # as torch 2.13: no rule
+        raise NotImplementedError(_forward_ad.NOT_IMPLEMENTED.format("_to_sparse"))
     nd = x.dim()
     sd = nd if sparse_dim is None else int(sparse_dim)
     if not 0 <= sd <= nd:

@@ -41,7 +41,7 @@ from .elementwise import (
     exp, float_rule, gt, le, log, mul, neg, reciprocal, same_type_rule, sigmoid, sub, where,
 )
 from .surface import declare, unary, write_out
-from .table import op
+from .table import DIAGONAL, op
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -95,7 +95,7 @@ def _polygamma_launch(out, x, compute, n):
 LGAMMA = _elementwise("lgamma", ("x",), float_rule, lambda ctx, g: mul(g, digamma(ctx.x)), saves=("x",))
 DIGAMMA = _elementwise("digamma", ("x",), float_rule, lambda ctx, g: mul(g, _polygamma(1, ctx.x)),
                        saves=("x",))
-POLYGAMMA = op("polygamma", ("x",), rule=float_rule, reference=numpy_ref.elementwise("polygamma"),
+POLYGAMMA = op("polygamma", ("x",), jvp=DIAGONAL, rule=float_rule, reference=numpy_ref.elementwise("polygamma"),
                kernel=_polygamma_launch, layout="iterator",
                backward=lambda ctx, g: mul(g, _polygamma(ctx.n + 1, ctx.x)), saves=("x",))
 

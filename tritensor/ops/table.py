@@ -16,6 +16,13 @@ An entry names
              ctx.input_meta
   view       for view ops only: view(tensor, **attrs) -> (shape, strides, offset); no kernel
   outputs    an op with several outputs names them (sort: ("values", "indices")); see below
+  jvp        the forward-mode rule (tt.autograd.forward_ad), declared next to the backward:
+             jvp(ctx, *tangents) -> the output's tangent (one per output), ctx as a backward's
+             (the inputs by name, attributes, ctx.out), a tangent None for an input without one;
+             or a derivation: DIAGONAL (elementwise: the backward fed the tangent, the default
+             of ops/elementwise.py's entries), LINEAR (the op applied to the tangents), BILINEAR
+             (op(tx, y) + op(x, ty)), FROM_BACKWARD (the backward's transpose by double backward).
+             None: an op with a backward raises torch's "Trying to use forward AD with ...".
 Adding an op is one entry (plus its kernel and tests); dispatch needs no change.
 
 Several outputs (torch's multi-output ops: sort, topk, kthvalue, median, mode ...) are one entry
@@ -64,6 +71,9 @@ class Meta:
 
 LAYOUTS = ("contiguous", "iterator", "preserve", "memory_format")
 
+# forward-rule derivations (OpDef.jvp; autograd/forward_ad.py applies them)
+DIAGONAL, LINEAR, BILINEAR, FROM_BACKWARD = "diagonal", "linear", "bilinear", "from_backward"
+
 
 def signature_rule(rule):
     """Declares that a shape/dtype rule's result depends only on its inputs' signature (dtypes,
@@ -93,6 +103,7 @@ class OpDef:
                                           # (the output in the format its attrs["memory_format"] names)
     numbers_are_operands: bool = True
     outputs: tuple = ()                   # names of several outputs (see above); () is one output
+    jvp: object = None                    # the forward-mode rule or derivation (see above)
 
     def node_name(self, args, attrs):
         return self.grad_name(args, attrs) if callable(self.grad_name) else self.grad_name

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.composite import named_composite
 from ..memory_formats import contiguous_format, format_name
 from ..tensor import Tensor, read_only
@@ -166,6 +167,8 @@ def _restride_self(self, entry, **attrs):
     self._host_array = None        # the cpu backend's cached view described the old geometry
     if view._grad_fn is not None:
         self._grad_fn, self._output_nr = view._grad_fn, 0
+    if view._fw_tangent is not None:         # forward AD: the same view of the tangent
+        _forward_ad.carry(view, self)
     self._version_counter.value += 1
     if self._view_version is not None:       # a view keeps the history just given to it
         self._view_version = self._version_counter.value

@@ -22,7 +22,7 @@ from . import copy as _copy
 from ._shapes import numel as _numel, wrap_dim as _wrap
 from .creation import arange, zeros
 from .dispatch import dispatch, empty
-from .table import Meta, op
+from .table import LINEAR, Meta, op
 
 
 def infer_size(shape, numel):
@@ -294,7 +294,7 @@ def _raw_index(t, index):
     return Tensor._make(t._storage, shape, strides, offset, t.dtype, t._version_counter)
 
 
-SLICE_BACKWARD = op("slice_backward", ("grad",), rule=_slice_backward_rule,
+SLICE_BACKWARD = op("slice_backward", ("grad",), jvp=LINEAR, rule=_slice_backward_rule,
                     reference=_numpy_ref.slice_backward, kernel=_slice_backward_launch,
                     backward=lambda ctx, gg: basic_index(gg, ctx.index))
 
@@ -613,7 +613,7 @@ def _restride_reference(g, src, dst):
 
 # out[j] = sum of g over the elements of geometry src at the storage position of element j of
 # geometry dst. Linear; its adjoint swaps the geometries, so it is differentiable to any order.
-RESTRIDE = op("as_strided_backward", ("grad",), rule=_restride_rule, reference=_restride_reference,
+RESTRIDE = op("as_strided_backward", ("grad",), jvp=LINEAR, rule=_restride_rule, reference=_restride_reference,
               kernel=_restride_launch, backward=lambda ctx, gg: restride(gg, ctx.dst, ctx.src))
 
 
@@ -649,7 +649,7 @@ def _scatter_backward(ctx, g):
 
 # x laid out as geometry ``base``, with the positions of geometry ``view`` holding src instead
 # (torch's as_strided_scatter, in absolute storage positions): CopySlices' gradient of the base.
-AS_STRIDED_SCATTER = op("as_strided_scatter", ("x", "src"), rule=_scatter_rule, reference=_numpy_ref.as_strided_scatter,
+AS_STRIDED_SCATTER = op("as_strided_scatter", ("x", "src"), jvp=LINEAR, rule=_scatter_rule, reference=_numpy_ref.as_strided_scatter,
                         kernel=_scatter_launch, backward=_scatter_backward)
 
 
@@ -790,7 +790,7 @@ def _diagonal_scatter_backward(ctx, g):
     return grad_x, grad_src
 
 
-DIAGONAL_SCATTER = op("diagonal_scatter", ("x", "src"), rule=_diagonal_scatter_rule,
+DIAGONAL_SCATTER = op("diagonal_scatter", ("x", "src"), jvp=LINEAR, rule=_diagonal_scatter_rule,
                       reference=_numpy_ref.diagonal_scatter, kernel=_diagonal_scatter_launch,
                       backward=_diagonal_scatter_backward)
 
@@ -825,7 +825,7 @@ def _diag_embed_launch(out, x, *, compute, offset, dim1, dim2):
     _copy.copy_into(Tensor._make(out._storage, shape, strides, off, out.dtype), x)
 
 
-DIAG_EMBED = op("diag_embed", ("x",), rule=_diag_embed_rule, reference=_numpy_ref.diag_embed,
+DIAG_EMBED = op("diag_embed", ("x",), jvp=LINEAR, rule=_diag_embed_rule, reference=_numpy_ref.diag_embed,
                 kernel=_diag_embed_launch,
                 backward=lambda ctx, g: diagonal(g, ctx.offset, ctx.dim1, ctx.dim2))
 
