@@ -26,7 +26,7 @@ from ..backends.triton import rnn as trnn
 from .dispatch import dispatch
 from .elementwise import sigmoid, tanh
 from .joining import cat
-from .table import Meta, op
+from .table import FROM_BACKWARD, Meta, op
 
 
 def _shape_list(t):
@@ -112,7 +112,7 @@ def _lstm_backward(ctx, g_hy=None, g_cy=None, g_ws=None):
     return (gates if needs[0] else None, gates if needs[1] else None, gcx if needs[2] else None)
 
 
-FUSED_LSTM_CELL = op("_thnn_fused_lstm_cell", ("ig", "hg", "cx"), outputs=("hy", "cy", "workspace"),
+FUSED_LSTM_CELL = op("_thnn_fused_lstm_cell", ("ig", "hg", "cx"), jvp=FROM_BACKWARD, outputs=("hy", "cy", "workspace"),
                      rule=_lstm_rule, reference=numpy_rnn.fused_lstm_cell, kernel=_lstm_launch,
                      backward=_lstm_backward, saves=("ig", "hg", "cx", "cy", "workspace"),
                      grad_name="ThnnFusedLstmCellBackward0")
@@ -195,7 +195,7 @@ def _gru_backward(ctx, g_hy=None, g_ws=None):
     return (gi if needs[0] else None, gh if needs[1] else None, ghx if needs[2] else None)
 
 
-FUSED_GRU_CELL = op("_thnn_fused_gru_cell", ("ig", "hg", "hx"), outputs=("hy", "workspace"), rule=_gru_rule,
+FUSED_GRU_CELL = op("_thnn_fused_gru_cell", ("ig", "hg", "hx"), jvp=FROM_BACKWARD, outputs=("hy", "workspace"), rule=_gru_rule,
                     reference=numpy_rnn.fused_gru_cell, kernel=_gru_launch, backward=_gru_backward,
                     saves=("ig", "hg", "hx", "workspace"), grad_name="ThnnFusedGruCellBackward0")
 
@@ -252,7 +252,7 @@ def _rnn_backward(ctx, g):
     return d if needs[0] else None, d if needs[1] else None
 
 
-FUSED_RNN_CELL = op("_fused_rnn_cell", ("ig", "hg"), rule=_rnn_rule, reference=numpy_rnn.fused_rnn_cell,
+FUSED_RNN_CELL = op("_fused_rnn_cell", ("ig", "hg"), jvp=FROM_BACKWARD, rule=_rnn_rule, reference=numpy_rnn.fused_rnn_cell,
                     kernel=_rnn_launch, backward=_rnn_backward, saves=("ig", "hg", "out"),
                     grad_name=lambda args, attrs: "RnnReluCellBackward0" if attrs["relu"] else "RnnTanhCellBackward0")
 
