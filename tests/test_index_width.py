@@ -465,3 +465,23 @@ def test_interpolate_planes_past_2_31(big):
     np.testing.assert_allclose(y[0, :, 0], want, rtol=2e-3, atol=2e-3)
     assert to_numpy(F.interpolate(x, size=(1, 4)).float())[0, :, 0].tolist() == \
         np.repeat(a[0, :, 0], 2, axis=1).astype(np.float32).tolist()
+
+
+def test_attention_key_loops_past_2_31(big):
+    """33 keys > the interpreter's 16-row key blocks, each key row a huge stride apart: the
+    flash forward's and dQ's key loops and dK/dV's query loop step offsets past 2**31."""
+    rng = np.random.default_rng(24)
+    kf, vf = (rng.standard_normal((33, 16)).astype(np.float16) for _ in range(2))
+    k = _put(_view(big, tt.float16, (1, 1, 33, 16), (0, 0, S, 1), offset=0), kf[None, None])
+    v = _put(_view(big, tt.float16, (1, 1, 33, 16), (0, 0, S, 1), offset=16), vf[None, None])
+    qf = rng.standard_normal((1, 1, 3, 16)).astype(np.float16)
+    q = tt.tensor(qf, device="cuda", requires_grad=True)
+    kl, vl = k.detach().requires_grad_(), v.detach().requires_grad_()
+    out = F.scaled_dot_product_attention(q, kl, vl)
+    s = qf[0, 0].astype(np.float64) @ kf.T.astype(np.float64) / 4
+    w = np.exp(s - s.max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    np.testing.assert_allclose(to_numpy(out)[0, 0], w @ vf.astype(np.float64), rtol=1e-2, atol=1e-2)
+    out.sum().backward()
+    np.testing.assert_allclose(to_numpy(vl.grad)[0, 0], np.repeat(w.sum(0)[:, None], 16, 1), rtol=1e-2, atol=1e-2)
+    assert np.isfinite(to_numpy(q.grad)).all() and np.isfinite(to_numpy(kl.grad)).all()

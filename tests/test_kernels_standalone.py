@@ -822,6 +822,29 @@ for name, idx in (("float32", "int64"), ("bfloat16", "int32"), ("float64", "int6
                           3 if mode == 1 else None, compute_of(name))
 '''
 
+# issue 24 (helper "attn"): the flash-attention kernels (kernels/attention.py), forward and the
+# three backward kernels, per dtype and head-dim block, with causal / bool / float masks, GQA and
+# dropout; a list of its own, spliced into the compile script after the transformer's
+_ATTENTION_LAUNCHES = r'''
+from tritensor.backends.triton import attention as tattn
+
+
+def attention_launches(name, c, E, mask_kind, causal, p):
+    Z, H, Hk, L, S = 2, 4, 2, 100, 130
+    q, k, v, g = T((Z, H, L, E), name), T((Z, Hk, S, E), name), T((Z, Hk, S, E), name), T((Z, H, L, E), name)
+    out, lse = T((Z, H, L, E), name), T((Z, H, L), c)
+    mask = None if mask_kind is None else T((Z, H, L, S), mask_kind)
+    kw = dict(mask=mask, scale=0.125, is_causal=causal, dropout_p=p, seed=7, offset=16, compute=c)
+    tattn.forward(out, lse, q, k, v, **kw)
+    tattn.backward(T((Z, H, L, E), name), T((Z, Hk, S, E), name), T((Z, Hk, S, E), name), g, q, k, v, out, lse, **kw)
+
+
+for name, c in [("float16", "float32"), ("bfloat16", "float32"), ("float32", "float32"), ("float64", "float64")]:
+    attention_launches(name, c, 64, None, True, 0.0)
+attention_launches("float16", "float32", 128, "bool", False, 0.1)
+attention_launches("bfloat16", "float32", 256, "float32", True, 0.0)
+'''
+
 _COMPILE_SCRIPT = r'''
 import json, os, re, sys
 import numpy as np
@@ -1306,7 +1329,7 @@ trs.upsample_taps(T((2, 3, 7, 9), "float32"), T((2, 3, 4, 5), "float32", True), 
 trs.upsample_taps(T((1, 2, 3, 4, 5), "bfloat16"), T((1, 2, 2, 2, 2), "bfloat16"), T((2, 3), "int64"),
                   T((2, 3), "float32"), T((2, 4), "int64"), T((2, 4), "float32"), T((2, 5), "int64"),
                   T((2, 5), "float32"), "float32")                         # trilinear, 16-bit
-''' + _TRANSFORMER_LAUNCHES + _RNN_LAUNCHES + r'''
+''' + _TRANSFORMER_LAUNCHES + _RNN_LAUNCHES + _ATTENTION_LAUNCHES + r'''
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -38,8 +38,6 @@ def _names(prefix=""):
 
 ELSEWHERE = {
     **dict.fromkeys([
-        "torch.ops.aten._flash_attention_forward", "torch.ops.aten._efficient_attention_forward"], _SEQ),
-    **dict.fromkeys([
         "angle", "cdouble", "cfloat", "chalf", "complex", "conj", "conj_physical", "imag", "real", "polar",
         "view_as_complex", "view_as_real", "resolve_conj", "resolve_neg", "stft", "istft",
         "linalg.eig", "linalg.eigvals", *_names("fft.")], _COMPLEX),

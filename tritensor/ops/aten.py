@@ -2,12 +2,16 @@
 have no public function of their own. op_db lists ``slice`` (aten.slice.Tensor): the view
 torch's basic indexing makes along one dim; ``_safe_softmax`` (softmax with fully -inf slices
 giving zeros), ``native_dropout_backward`` (dropout's gradient) and
-``max_pool2d_with_indices_backward`` (max_pool2d's input gradient). Each is a packet callable as
-its default overload, with the overloads as attributes (``tt.ops.aten.slice.Tensor(x, 1, 0, 2)``,
+``max_pool2d_with_indices_backward`` (max_pool2d's input gradient), ``_flash_attention_forward``
+and ``_efficient_attention_forward`` (the fused attention kernels in torch's sequence-major
+layout). Each is a packet callable as its default overload, with the overloads as attributes
+(``tt.ops.aten.slice.Tensor(x, 1, 0, 2)``,
 ``tt.ops.aten._safe_softmax.default(x, 1)``). The packets are listed here one by one: an aten
 operator exists in tritensor only where one is written with torch's schema."""
 from __future__ import annotations
 
+from .attention import efficient_attention_forward_aten as _efficient_attention_forward_fn
+from .attention import flash_attention_forward_aten as _flash_attention_forward_fn
 from .nn import native_dropout_backward as _native_dropout_backward
 from .pool import max_pool2d_with_indices_backward as _max_pool2d_with_indices_backward
 from .rnn import fused_gru_cell as _fused_gru_cell
@@ -39,3 +43,5 @@ max_pool2d_with_indices_backward = _Packet("max_pool2d_with_indices_backward",
                                            default=_max_pool2d_with_indices_backward)
 _thnn_fused_lstm_cell = _Packet("_thnn_fused_lstm_cell", default=_fused_lstm_cell)
 _thnn_fused_gru_cell = _Packet("_thnn_fused_gru_cell", default=_fused_gru_cell)
+_flash_attention_forward = _Packet("_flash_attention_forward", default=_flash_attention_forward_fn)
+_efficient_attention_forward = _Packet("_efficient_attention_forward", default=_efficient_attention_forward_fn)
