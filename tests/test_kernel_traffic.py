@@ -65,8 +65,15 @@ def _layer_norm_backward(m, n):
     return lambda: tt.autograd.grad(y, (x, w, b), g, retain_graph=True)
 
 
+def _attention(b, h, n, e):
+    q, k, v = (_r(b, h, n, e, dtype=tt.float16) for _ in range(3))
+    return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
 # name -> (family, setup returning the thunk, minimum bytes by hand)
 CASES = {
+    # q, k, v read and the output written once, the float32 log-sum-exp of each row saved
+    "attention forward": ("attention", lambda: _attention(1, 2, 256, 64), 4 * 2 * 256 * 64 * F16 + 2 * 256 * F32),
     "add": ("elementwise", lambda: (lambda a, b: lambda: a + b)(_r(8192), _r(8192)), 3 * 8192 * F32),
     "add row broadcast": ("elementwise", lambda: (lambda a, b: lambda: a + b)(_r(32, 256), _r(256)),
                           (2 * 32 * 256 + 256) * F32),
