@@ -157,7 +157,9 @@ def test_one_hot_matches_torch():
     assert tuple(F.one_hot(tt.tensor([], dtype=tt.int64), 4).shape) == (0, 4)
     _raises(RuntimeError, "Class values must be smaller than num_classes.", lambda: F.one_hot(tt.tensor([3]), 2))
     _raises(RuntimeError, "Class values must be non-negative.", lambda: F.one_hot(tt.tensor([-1])))
-    _raises(RuntimeError, "Can not infer total number of classes from empty tensor.",
-            lambda: F.one_hot(tt.tensor([], dtype=tt.int64)))
+    for n in (-1, 0, -2):
+        _raises(RuntimeError, "Can not infer total number of classes from empty tensor.",
+                lambda: F.one_hot(tt.tensor([], dtype=tt.int64), n))
+    _raises(RuntimeError, "Class values must be smaller than num_classes.", lambda: F.one_hot(tt.tensor([0]), 0))
     _raises(RuntimeError, "one_hot is only applicable to index tensor of type LongTensor.",
             lambda: F.one_hot(tt.tensor([1], dtype=tt.int32)))

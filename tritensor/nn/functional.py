@@ -778,9 +778,9 @@ def one_hot(tensor, num_classes=-1):
     """int64 tensor of shape tensor.shape + (num_classes,), 1 where the last index equals the value."""
     if not isinstance(tensor, _Tensor) or tensor.dtype is not _dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0 and num_classes <= 0:     # (torch: any num_classes <= 0 of an empty tensor)
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     if num_classes == -1:
-        if tensor.numel() == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(tensor.max().item()) + 1
     if tensor.numel():
         if int(tensor.min().item()) < 0:
