@@ -9,9 +9,9 @@ state_dict names) and see the same batch; before timing, one step of each is run
 loss and updated weights are checked against torch's (a fast wrong step is no result). Dropout
 is left out of that check (the random masks differ), and is on in the timed steps.
 
-On the emulated cuda device there is nothing to measure (the interpreter); a GPU run would use
-``--benchmark-enable -k cuda`` once a GPU is lent (not measured yet). To measure torch on the cpu
-from tritensor's venv: PYTHONPATH=/work/torchenv/lib/python3.11/site-packages OPENBLAS_NUM_THREADS=1
+The cuda rows (tritensor and torch on the GPU, each step synchronised) run only on a real GPU
+(skipped on the emulated device: the interpreter measures nothing): ``-k cuda``; not measured
+yet. To measure torch on the cpu from tritensor's venv: PYTHONPATH=/work/torchenv/lib/python3.11/site-packages OPENBLAS_NUM_THREADS=1
 pytest bench/test_bench_lstm.py --benchmark-enable -n 0 (torch runs on one thread).
 """
 import numpy as np
@@ -59,8 +59,11 @@ def _torch_model(torch):
     return Model()
 
 
+REAL_GPU = tt.cuda.is_available() and not tt.cuda.is_emulated()
+
+
 def _tt_step(model, x, y):
-    hidden = (tt.zeros(LAYERS, BATCH, HID), tt.zeros(LAYERS, BATCH, HID))
+    hidden = (tt.zeros(LAYERS, BATCH, HID, device=x.device), tt.zeros(LAYERS, BATCH, HID, device=x.device))
     model.zero_grad()
     out, hidden = model(x, hidden)
     loss = tt.nn.functional.cross_entropy(out, y.reshape(-1))
@@ -73,7 +76,7 @@ def _tt_step(model, x, y):
 
 
 def _torch_step(torch, model, x, y):
-    hidden = (torch.zeros(LAYERS, BATCH, HID), torch.zeros(LAYERS, BATCH, HID))
+    hidden = (torch.zeros(LAYERS, BATCH, HID, device=x.device), torch.zeros(LAYERS, BATCH, HID, device=x.device))
     model.zero_grad()
     out, hidden = model(x, hidden)
     loss = torch.nn.functional.cross_entropy(out, y.reshape(-1))
@@ -118,3 +121,31 @@ def test_cpu_lstm_lm_step(benchmark, models, impl):
     else:
         x, y = torch.tensor(xs), torch.tensor(ys)
         benchmark.pedantic(_torch_step, args=(torch, tm, x, y), rounds=5, iterations=1, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("impl", ["tritensor", "torch"])
+def test_cuda_lstm_lm_step(benchmark, models, impl):
+    if not REAL_GPU:
+        pytest.skip("needs a real GPU (the emulated device runs the interpreter)")
+    torch, tm, _, xs, ys = models
+    benchmark.group = f"cuda LSTM LM step (vocab {VOCAB}, {EMB}/{HID}, {LAYERS} layers, seq {SEQ}, batch {BATCH})"
+    if impl == "tritensor":
+        model = TTModel().cuda()
+        model.load_state_dict({k: tt.tensor(v.detach().cpu().numpy(), device="cuda")
+                               for k, v in tm.state_dict().items()})
+        x, y = tt.tensor(xs, device="cuda"), tt.tensor(ys, device="cuda")
+
+        def step():
+            _tt_step(model, x, y)
+            tt.cuda.synchronize()
+    else:
+        if not torch.cuda.is_available():
+            pytest.skip("torch without cuda")
+        model = _torch_model(torch).cuda()
+        model.load_state_dict(tm.state_dict())
+        x, y = torch.tensor(xs, device="cuda"), torch.tensor(ys, device="cuda")
+
+        def step():
+            _torch_step(torch, model, x, y)
+            torch.cuda.synchronize()
+    benchmark.pedantic(step, rounds=20, iterations=1, warmup_rounds=3)
