@@ -36,10 +36,12 @@ import numpy as _np
 
 from .. import dtypes as _dt
 from ..autograd.grad_mode import is_grad_enabled
+from ..memory_formats import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, contiguous_strides
 from .copy import copy_into
 from .dispatch import dispatch, dispatch_inplace
+from ._layout import channels_last_strides
 from ._overlap import assert_no_internal_overlap
 from .views import check_inplace_overlap, narrow
 
@@ -479,9 +481,7 @@ def resize_(self, *sizes, memory_format=None):
 def _resize_strides(shape, memory_format):
     """The strides resize_ gives ``shape`` in ``memory_format`` (torch's resize_ then
     restride: channels_last(_3d) need rank 4 (5); preserve_format is refused, in torch's words)."""
-    from ..memory_formats import channels_last, channels_last_3d, preserve_format
-    from ._layout import channels_last_strides
-    if memory_format is None or memory_format is _contiguous_format():
+    if memory_format is None or memory_format is contiguous_format:
         return tuple(contiguous_strides(shape))
     if memory_format is preserve_format:
         raise RuntimeError("Unsupported memory formatPreserve")
@@ -493,7 +493,3 @@ def _resize_strides(shape, memory_format):
     raise TypeError(f"resize_(): argument 'memory_format' must be torch.memory_format, not "
                     f"{type(memory_format).__name__}")
 
-
-def _contiguous_format():
-    from ..memory_formats import contiguous_format
-    return contiguous_format
