@@ -31,6 +31,8 @@ NOT_OPS_TT = {
     "CharTensor", "ByteTensor", "BoolTensor",
     # grad mode (context managers and switches)
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+    # torch's float constants
+    "e", "inf", "nan", "pi",
     # autocast (torch.amp's context manager and torch's autocast state functions)
     "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
     "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "is_autocast_available",
@@ -224,3 +226,9 @@ def test_elementwise_does_not_import_pointwise():
         elif isinstance(node, ast.Import):
             imported.update(a.name for a in node.names)
     assert not any("pointwise" in name for name in imported)
+
+
+def test_torchs_float_constants():
+    import math
+    assert tt.e == math.e and tt.pi == math.pi and tt.inf == math.inf and math.isnan(tt.nan)
+    assert all(type(v) is float for v in (tt.e, tt.pi, tt.inf, tt.nan))
