@@ -354,3 +354,57 @@ def test_forward_mode_jacobian_and_hessian():
     assert str(info.value) == message
     with pytest.raises(RuntimeError, match="^torch.autograd.functional.jacobian: `strict=True` and "):
         jacobian(lambda a: a.exp(), x, strict=True, vectorize=True, strategy="forward-mode")
+
+
+# --------------------------------------------------------------------------- custom Functions
+class _Square(tt.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
+class _SquareWithJvp(_Square):
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 3 * x * t          # deliberately not 2 x t: the tangent must be the jvp's, not derived
+
+
+class _SquareForwardOnly(tt.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 2 * x * t
+
+
+def test_custom_function_jvp():
+    x, t = _x(), _t()
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        with pytest.raises(NotImplementedError) as info:
+            _Square.apply(d)
+        assert str(info.value) == ("You must implement the jvp function for custom autograd.Function to use it "
+                                   "with forward mode AD.")
+        np.testing.assert_allclose(_numpy(fwAD.unpack_dual(_SquareWithJvp.apply(d)).tangent),
+                                   3 * _numpy(x) * _numpy(t))
+        np.testing.assert_allclose(_numpy(fwAD.unpack_dual(_SquareForwardOnly.apply(d)).tangent),
+                                   2 * _numpy(x) * _numpy(t))
+        assert fwAD.unpack_dual(_Square.apply(x)).tangent is None      # no dual input: no jvp needed

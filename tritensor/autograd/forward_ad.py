@@ -537,3 +537,50 @@ def _real_only_tensors(name, outputs, tangents):
         raise NotImplementedError(
             f"forward AD of {name} on complex tensors is not implemented in tritensor (its forward rule is "
             "derived from the backward, which holds for real dtypes only)")
+
+
+# --------------------------------------------------------------------------- custom Functions
+def has_tangents(args):
+    return not _dual.state.suspended and any(isinstance(a, Tensor) and tangent_of(a) is not None for a in args)
+
+
+class suspended_if:
+    """``_suspended()`` when ``flag``, else nothing (a custom Function's forward on dual inputs)."""
+
+    def __init__(self, flag):
+        self.flag = flag
+
+    def __enter__(self):
+        if self.flag:
+            _dual.state.suspended += 1
+
+    def __exit__(self, *exc):
+        if self.flag:
+            _dual.state.suspended -= 1
+
+
+def function_jvp(cls, ctx, args, outputs):
+    """A custom autograd.Function's tangents: its ``jvp(ctx, *input tangents)`` (torch's
+    NotImplementedError without one), one per output; ``ctx.saved_tensors`` reads what
+    ``save_for_forward`` (else ``save_for_backward``) kept."""
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    ctx._in_jvp = True
+    try:
+        with _suspended():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    return result if isinstance(result, tuple) else (result,)
+
+
+def set_output_tangents(outputs, tangents, dirty=()):
+    """Give a custom Function's outputs their tangents (an input it modified in place, marked
+    dirty, has its tangent updated in place)."""
+    dirty_ids = {id(t) for t in dirty}
+    for o, g in zip(outputs, tangents):
+        if not isinstance(o, Tensor) or g is None or not _floating(o):
+            continue
+        if id(o) in dirty_ids:
+            write_tangent(o, g)
+        else:
+            _set(o, g)

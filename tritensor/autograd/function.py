@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import functools
 
+from .. import _dual
+from . import forward_ad as _forward_ad
 from .grad_mode import is_grad_enabled, no_grad
 from .graph import Node, SavedTensor, _fit, delay_error, gradient_edge, rebase_history
 
@@ -17,6 +19,10 @@ class FunctionCtx:
         self.materialize_grads = True
         self._node = None
 
+    def save_for_forward(self, *tensors):
+        """Tensors the ``jvp`` reads back as ``ctx.saved_tensors`` (torch's save_for_forward)."""
+        self._fw_to_save = tensors
+
     def save_for_backward(self, *tensors):
         from ..tensor import Tensor
         for i, t in enumerate(tensors):
@@ -28,6 +34,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        if self.__dict__.get("_in_jvp"):
+            return self.__dict__.get("_fw_to_save", self._to_save)
         if self._saved is None:
             return self._to_save  # inside forward, or a Function that was never recorded
         return tuple(None if s is None else s.unpack(self._node) for s in self._saved)
@@ -110,6 +118,13 @@ class Function:
     def setup_context(ctx, inputs, output):
         raise NotImplementedError
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """The forward-mode rule (tt.autograd.forward_ad): one tangent per output from one per
+        input (None for an input without one)."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         from ..tensor import Tensor
@@ -117,12 +132,22 @@ class Function:
         grad_on = is_grad_enabled()
         ctx.needs_input_grad = tuple(grad_on and isinstance(a, Tensor) and a.requires_grad for a in args)
         separate_setup = cls.setup_context is not Function.setup_context
-        with no_grad():
+        dual = _dual.ACTIVE[0] and _forward_ad.has_tangents(args)
+        with no_grad(), _forward_ad.suspended_if(dual):     # (the forward's own ops make no tangents)
             raw = cls.forward(*args, **kwargs) if separate_setup else cls.forward(ctx, *args, **kwargs)
         if separate_setup:
             cls.setup_context(ctx, args, raw)
         is_tuple = isinstance(raw, tuple)
         outputs = raw if is_tuple else (raw,)
+        tangents = _forward_ad.function_jvp(cls, ctx, args, outputs) if dual else None
+        result = cls._record(ctx, args, raw, is_tuple, outputs)
+        if tangents is not None:
+            _forward_ad.set_output_tangents(result if is_tuple else (result,), tangents, ctx._dirty)
+        return result
+
+    @classmethod
+    def _record(cls, ctx, args, raw, is_tuple, outputs):
+        from ..tensor import Tensor
         out_ids = {id(o) for o in outputs if isinstance(o, Tensor)}
         if any(id(t) not in out_ids for t in ctx._dirty):
             raise RuntimeError(
