@@ -51,7 +51,9 @@ from .tensor import Size, Tensor  # noqa: F401
 __version__ = "0.1.0"
 
 # torch's float constants (torch.e, torch.inf, torch.nan, torch.pi): plain Python floats
-e, inf, nan, pi = 2.718281828459045, float("inf"), float("nan"), 3.141592653589793
+import math as _math  # noqa: E402  (here ``float`` is tt.float, the dtype)
+e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
+del _math
 
 # Every op: tt.<name>, its aliases, tt.<name>_ where torch has it, out= where torch documents it,
 # generated from the declarations (ops/surface.py; checked by tests/test_surface.py).
