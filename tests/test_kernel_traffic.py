@@ -51,6 +51,13 @@ def _adam():
     return opt.step
 
 
+def _rms_norm_backward(m, n):
+    x, w = _r(m, n, grad=True), _r(n, grad=True)
+    y = F.rms_norm(x, (n,), w)
+    g = _r(m, n)
+    return lambda: tt.autograd.grad(y, (x, w), g, retain_graph=True)
+
+
 def _softmax_backward(m, n):
     x = _r(m, n, grad=True)
     y = x.softmax(-1)
@@ -102,6 +109,9 @@ CASES = {
         _r(32, 1024), _r(1024), _r(1024)), (2 * 32 * 1024 + 2 * 1024 + 2 * 32) * F32),
     "layer_norm backward": ("norm", lambda: _layer_norm_backward(64, 256),
                             (3 * 64 * 256 + 3 * 256 + 2 * 64) * F32),
+    "rms_norm": ("rms_norm", lambda: (lambda a, w: lambda: F.rms_norm(a, (1024,), w))(_r(32, 1024), _r(1024)),
+                 (2 * 32 * 1024 + 1024 + 32) * F32),
+    "rms_norm backward": ("rms_norm", lambda: _rms_norm_backward(64, 256), (3 * 64 * 256 + 2 * 256 + 64) * F32),
     "cross_entropy": ("loss", lambda: (lambda x, t: lambda: F.cross_entropy(x, t))(
         _r(16, 1000), tt.randint(0, 1000, (16,), device=D)), 16 * 1000 * F32 + 16 * I64 + F32),
     "index_select": ("index", lambda: (lambda a, i: lambda: a.index_select(0, i))(
