@@ -46,7 +46,15 @@ def reduce_rows(acc, OP: tl.constexpr):
     if OP == "sum":
         r = tl.reduce(acc, 1, combine_sum)
     elif OP == "prod":
-        r = tl.reduce(acc, 1, combine_prod)
+        # the running product's last column (a tl.reduce with a product would cost the
+        # interpreter a Python call per lane; its cumprod is one NumPy call), picked out by a sum
+        # of zeros and it; a product of -0.0 keeps its sign (the sum alone may give +0.0)
+        s = tl.associative_scan(acc, 1, combine_prod)
+        last = (tl.arange(0, acc.shape[1]) == acc.shape[1] - 1)[None, :]
+        r = tl.sum(tl.where(last, s, 0), 1)
+        if acc.dtype.is_floating():
+            negative_zero = tl.sum(tl.where(last & (s == 0) & (1.0 / s < 0), 1, 0), 1) > 0
+            r = tl.where(negative_zero, -0.0, r)
     else:
         nan = acc != acc
         clean = tl.where(nan, 0, acc)

@@ -60,7 +60,6 @@ GPU_SETTINGS = _Settings({
     "random_block": 1024, "random_warps": 4,
     "sample_block": 256,            # rejection samplers: a block loops until its last lane accepts
     "reduce_tile": 4096,            # elements of one [BLOCK_OUT, BLOCK_RED] tile
-    "reduce_tile_prod": 4096,       # ... of prod's (see INTERPRETER_FAST_SETTINGS)
     "reduce_max_block_out": 256,    # kept-contiguous tiles are at least this wide in BLOCK_OUT
     "reduce_warps": 8,
     "reduce_target_programs": 528,  # split the reduced range when fewer programs than this ...
@@ -79,7 +78,6 @@ INTERPRETER_SETTINGS = _Settings({
     "random_block": 128, "random_warps": 4,
     "sample_block": 512,
     "reduce_tile": 64,
-    "reduce_tile_prod": 64,
     "reduce_max_block_out": 16,
     "reduce_warps": 4,
     "reduce_target_programs": 4,
@@ -101,7 +99,6 @@ INTERPRETER_FAST_SETTINGS = _Settings({
     "random_block": 16384, "random_warps": 4,
     "sample_block": 4096,           # (a block's rejection rounds run until its last lane accepts)
     "reduce_tile": 65536,
-    "reduce_tile_prod": 1024,       # prod's last row reduction costs the interpreter a call per lane
     "reduce_max_block_out": 256,
     "reduce_warps": 4,
     "reduce_target_programs": 1,    # never split the reduced range in two passes

@@ -80,10 +80,10 @@ def reduce(op, out, x, dims, compute):
     _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero, nan_as_zero)
 
 
-def _reduce_blocks(n_out, R, kinner, rinner, cfg, op="sum"):
+def _reduce_blocks(n_out, R, kinner, rinner, cfg):
     """(BLOCK_OUT, BLOCK_RED) for a [kept, reduced] problem: the tile's long side is the index
     that walks memory fastest (smallest stride), so that loads are coalesced."""
-    tile = cfg["reduce_tile_prod" if op == "prod" else "reduce_tile"]
+    tile = cfg["reduce_tile"]
     if kinner < rinner:   # kept index contiguous (e.g. column sums)
         block_red = min(_next_pow2(R), max(1, tile // cfg["reduce_max_block_out"]))
         block_out = min(_next_pow2(n_out), max(1, tile // block_red))
@@ -115,7 +115,7 @@ def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, com
     rinner = abs(rstrides[-1]) if rshape else math.inf
     kshape, kstrides = (tuple(kshape), tuple(kstrides)) if kshape else ((1,), (0,))
     rshape, rstrides = (tuple(rshape), tuple(rstrides)) if rshape else ((1,), (0,))
-    block_out, block_red = _reduce_blocks(n_out, R, kinner, rinner, cfg, op)
+    block_out, block_red = _reduce_blocks(n_out, R, kinner, rinner, cfg)
     n_blocks = _cdiv(n_out, block_out)
     chunks, chunk = _chunking(n_blocks, R, block_red, cfg)
     meta = dict(OP=op, IDENTITY=ident, COMPUTE=compute_tl, num_warps=cfg["reduce_warps"])
@@ -129,7 +129,7 @@ def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, com
     _backend._run(k.reduce.reduce_kernel, (n_blocks, chunks), pointer(x), pointer(partial), n_out, R, chunk,
                   kshape, kstrides, rshape, rstrides, chunks, 1, KRANK=len(kshape), RRANK=len(rshape),
                   BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, NAN_AS_ZERO=nan_as_zero, **meta)
-    block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg, op)
+    block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg)
     _backend._run(k.reduce.reduce_kernel, (_cdiv(n_out, block_out), 1), pointer(partial), pointer(out), n_out,
                   chunks, chunks, (n_out,), (chunks,), (chunks,), (1,), 1, 0, KRANK=1, RRANK=1,
                   BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta)
