@@ -9,18 +9,8 @@ import pytest
 
 import tritensor as tt
 
+from .test_bench_training import DEVICES, REAL, _lib
 from .training import _sync, make_step
-
-REAL = tt.cuda.is_available() and not tt.cuda.is_emulated()
-DEVICES = ["cpu", "cuda"] if tt.cuda.is_available() else ["cpu"]
-
-
-def _lib(name):
-    if name == "tritensor":
-        return tt
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
-    return torch
 
 
 @pytest.mark.parametrize("precision", ["float32", "mixed"])
