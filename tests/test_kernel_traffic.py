@@ -163,8 +163,7 @@ EXCEPTIONS = {
 
 def _measure(thunk):
     from tritensor.backends.triton._plan import gpu_launch_configs
-    with gpu_launch_configs():
-        thunk()                    # warm: plans, caches and lazy state are made outside the count
+    with gpu_launch_configs():      # (no warm-up run: plans and caches are host state, no launches)
         with tt.profiler.traffic() as c:
             thunk()
     return c
