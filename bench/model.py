@@ -186,7 +186,7 @@ def _matmul_case(name, dtype, batch, m, n, k, small_dims):
 # --------------------------------------------------------------------------- counting + projection
 class Projection:
     __slots__ = ("case", "kernels", "launches", "bytes", "minimum", "coalescing", "flops", "time_s",
-                 "roofline_s", "reread", "bound")
+                 "roofline_s", "reread", "bound", "memory_s", "compute_s")
 
     @property
     def of_roofline(self):
@@ -234,6 +234,7 @@ def project(case, device="H100 SXM"):
     p.flops = flops
     compute_s = sum(v / spec["peaks"][kind] for kind, v in flops.items())
     memory_s = p.bytes / (spec["hbm"] * max(p.coalescing, 1e-3))
+    p.memory_s, p.compute_s = memory_s, compute_s
     p.time_s = max(memory_s, compute_s) + p.launches * LAUNCH_LATENCY_S
     ideal_compute = sum(v / spec["peaks"][kind] for kind, v in case.dot_flops.items())
     p.roofline_s = max(case.minimum / spec["hbm"], ideal_compute)
@@ -307,13 +308,26 @@ def parse_report(text, minimum_of, flops_of):
 
 
 # --------------------------------------------------------------------------- the report
+def copy_bandwidth_fraction(projections, measured):
+    """Measured copy bandwidth / the spec's, from the contiguous copy (None without it): the
+    achievable fraction of HBM bandwidth on the measured GPU."""
+    for p in projections:
+        if p.case.name == "copy (contiguous)" and measured.get(p.case.name):
+            return p.memory_s / (measured[p.case.name] * 1e-3 - p.launches * LAUNCH_LATENCY_S)
+    return None
+
+
 def table(projections, device, facts, measured=None):
     cols = ["case", "kernels", "launches", "DRAM / min", "re-reads", "coalescing", "registers", "occupancy",
             f"projected us ({device})", "of roofline"]
+    fraction = None
     if measured is not None:
         cols += ["measured us", "model error"]
+        fraction = copy_bandwidth_fraction(projections, measured)
+        if fraction is not None:
+            cols += ["error at copy BW"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    errors = []
+    errors, calibrated = [], []
     for p in projections:
         row = [p.case.name, ", ".join(p.kernels) + (f" ({p.bound})" if p.bound else ""), str(p.launches),
                f"{p.bytes / p.minimum:.2f}", f"{p.reread:.2f}", f"{100 * p.coalescing:.0f} %",
@@ -322,17 +336,24 @@ def table(projections, device, facts, measured=None):
         if measured is not None:
             ms = measured.get(p.case.name)
             if ms is None:
-                row += ["-", "-"]
+                row += ["-", "-"] + (["-"] if fraction is not None else [])
             else:
                 err = p.time_s / (ms * 1e-3) - 1
                 errors.append(abs(err))
                 row += [f"{ms * 1e3:.4g}", f"{100 * err:+.0f} %"]
+                if fraction is not None:
+                    t = max(p.memory_s / fraction, p.compute_s) + p.launches * LAUNCH_LATENCY_S
+                    cerr = t / (ms * 1e-3) - 1
+                    calibrated.append(abs(cerr))
+                    row.append(f"{100 * cerr:+.0f} %")
         lines.append("| " + " | ".join(row) + " |")
-    if errors:
-        errors.sort()
-        lines.append("")
-        lines.append(f"model error over {len(errors)} measured cases: median |projected / measured - 1| = "
-                     f"{100 * errors[len(errors) // 2]:.0f} %, max {100 * errors[-1]:.0f} %")
+    for name, errs in (("", errors), (f" at the measured copy bandwidth ({100 * (fraction or 0):.0f} % of spec)",
+                                      calibrated)):
+        if errs:
+            errs.sort()
+            lines.append("")
+            lines.append(f"model error{name} over {len(errs)} measured cases: median |projected / measured - 1| = "
+                         f"{100 * errs[len(errs) // 2]:.0f} %, max {100 * errs[-1]:.0f} %")
     return "\n".join(lines)
 
 

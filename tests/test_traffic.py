@@ -261,3 +261,20 @@ def test_environment_switch_counts_the_process():
     assert done.returncode == 0, done.stderr
     line = next(s for s in done.stderr.splitlines() if s.startswith("op add"))
     assert line.split()[2:5] == ["1", str(3 * 256 * 4), str(3 * 256 * 4)]
+
+
+def test_the_table_gives_traffic_over_minimum_per_op_kernel_and_launch():
+    x = tt.randn(256, device="cuda")
+    with tt.profiler.traffic() as c:
+        x[::2].exp()
+        x.exp()
+    lines = c.table(per_launch=True).splitlines()
+    op = next(line for line in lines if line.startswith("op exp"))
+    both = 2 * 128 * 4 + 2 * 256 * 4             # a strided read of 128 + a write of 128, then 256 + 256
+    assert op.split()[2:6] == ["2", str(both), str(both), "1.00"]
+    kernel = next(line for line in lines if line.startswith("kernel unary_kernel"))
+    assert kernel.split()[2:4] == ["2", str(both)]
+    first, second = (line for line in lines if line.startswith("launch "))
+    # ... bytes, minimum, ratio, coalescing, flops
+    assert "(exp)" in first and first.split()[-5:-2] == [str(2 * 128 * 4), str(2 * 128 * 4), "1.00"]
+    assert second.split()[-5:-2] == [str(2 * 256 * 4), str(2 * 256 * 4), "1.00"]

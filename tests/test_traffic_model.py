@@ -119,7 +119,8 @@ def test_gpu_first_run_dry_run_appends_a_dated_section(tmp_path):
     assert "**Tests** (`pytest tests/test_traffic.py -k access_stats`): 1 passed" in text
     assert "copy (contiguous) |" in text                                    # bench.report's table
     row = next(line for line in text.splitlines() if line.startswith("| copy (contiguous) | copy_kernel"))
-    assert row.count("|") == 13                                            # projected, measured, error
+    # projected, measured, error, and the error at the measured copy bandwidth (0 for the copy itself)
+    assert row.count("|") == 14 and row.endswith("| +0 % |")
     for name in ("device.txt", "tests.txt", "report.txt", "model.txt"):
         assert (tmp_path / "out" / name).exists()
     assert open(os.path.join(ROOT, "bench", "RESULTS.md")).read() == before

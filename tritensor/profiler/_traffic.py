@@ -530,8 +530,9 @@ class TrafficCounter:
         self.calls.clear()
         self._op_frame = None
 
-    def table(self):
-        """A printable per-op and per-kernel table."""
+    def table(self, per_launch=False):
+        """A printable table: per op (its calls' launches, traffic, summed minimum, traffic /
+        minimum), per kernel, and with ``per_launch`` every launch (its op call's minimum)."""
         lines = [f"{'op / kernel':40s} {'launches':>8s} {'bytes':>12s} {'minimum':>12s} {'ratio':>6s} "
                  f"{'coalesc':>7s} {'flops':>12s}"]
         for title, groups in (("op", self.by_op()), ("kernel", self.by_kernel())):
@@ -540,6 +541,13 @@ class TrafficCounter:
                 minimum = "-" if not s.minimum else str(s.minimum)
                 lines.append(f"{title + ' ' + name:40s} {s.launches:8d} {s.bytes:12d} {minimum:>12s} "
                              f"{ratio:>6s} {100 * s.coalescing:6.1f}% {s.total_flops:12d}")
+        if per_launch:
+            for i, r in enumerate(self.launches):
+                minimum = self.calls[r.call].minimum
+                ratio = "-" if not minimum else f"{r.bytes / minimum:.2f}"
+                label = f"launch {i} {r.kernel} grid={r.grid[0]}x{r.grid[1]}x{r.grid[2]} ({r.op or '-'})"
+                lines.append(f"{label:40s} {1:8d} {r.bytes:12d} {minimum or '-':>12} {ratio:>6s} "
+                             f"{100 * r.coalescing:6.1f}% {r.total_flops:12d}")
         return "\n".join(lines)
 
 
