@@ -186,7 +186,7 @@ def _matmul_case(name, dtype, batch, m, n, k, small_dims):
 # --------------------------------------------------------------------------- counting + projection
 class Projection:
     __slots__ = ("case", "kernels", "launches", "bytes", "minimum", "coalescing", "flops", "time_s",
-                 "roofline_s", "reread", "bound", "memory_s", "compute_s")
+                 "roofline_s", "reread", "bound", "memory_s", "compute_s", "main")
 
     @property
     def of_roofline(self):
@@ -208,6 +208,7 @@ def project(case, device="H100 SXM"):
     p = Projection()
     p.case = case
     p.kernels = sorted({r.kernel for r in counter.launches})
+    p.main = max(counter.launches, key=lambda r: r.bytes)      # the launch the static columns describe
     p.launches = total.launches
     p.minimum = case.minimum
     p.coalescing = total.coalescing
@@ -265,8 +266,9 @@ def matmul_dram(m, n, k, size, batch, tile, group, sms):
 
 # --------------------------------------------------------------------------- static facts (cubin)
 def static_facts():
-    """{kernel name: {"registers": ..., "occupancy": ...}} from bench/static.py when that module
-    exists and has computed them; empty otherwise (the columns then show "-")."""
+    """bench/static.py's facts of the compiled sm_90 kernels ({variant: fact}, a variant being
+    ``kernel[CONSTEXPR=value, ..., pointer:dtype, ...]``), or {} when that module is absent or
+    has not computed them (the columns then show "-")."""
     try:
         from .static import load_static_facts
     except ImportError:
@@ -277,9 +279,33 @@ def static_facts():
         return {}
 
 
-def _fact(facts, kernels, key):
-    values = [facts[k].get(key) for k in kernels if isinstance(facts.get(k), dict) and facts[k].get(key) is not None]
-    return "-" if not values else "/".join(str(v) for v in values)
+def _variant_pairs(variant):
+    inner = variant[variant.find("[") + 1:variant.rfind("]")] if "[" in variant else ""
+    return dict(part.strip().split("=", 1) for part in inner.split(",") if "=" in part)
+
+
+def static_fact(facts, launch):
+    """The compiled facts of ``launch``'s variant: a fact of the same kernel whose constexprs
+    agree with the launch's (the first such; None when there is none)."""
+    if launch is None:
+        return None
+    for variant, fact in facts.items():
+        if not isinstance(fact, dict) or fact.get("kernel", variant.split("[")[0]) != launch.kernel:
+            continue
+        pairs = _variant_pairs(variant)
+        if all(str(launch.meta[k]) == v for k, v in pairs.items() if k in launch.meta):
+            return fact
+    return None
+
+
+def _fact(fact, key):
+    if not fact:
+        return "-"
+    if key == "registers":
+        value = fact.get("regs", fact.get("registers"))
+        return "-" if value is None else str(value)
+    value = fact.get("occupancy")
+    return "-" if value is None else f"{100 * value:.0f} %" if value <= 1 else str(value)
 
 
 # --------------------------------------------------------------------------- measured times
@@ -331,7 +357,7 @@ def table(projections, device, facts, measured=None):
     for p in projections:
         row = [p.case.name, ", ".join(p.kernels) + (f" ({p.bound})" if p.bound else ""), str(p.launches),
                f"{p.bytes / p.minimum:.2f}", f"{p.reread:.2f}", f"{100 * p.coalescing:.0f} %",
-               _fact(facts, p.kernels, "registers"), _fact(facts, p.kernels, "occupancy"),
+               _fact(static_fact(facts, p.main), "registers"), _fact(static_fact(facts, p.main), "occupancy"),
                f"{p.time_s * 1e6:.4g}", f"{100 * p.of_roofline:.0f} %"]
         if measured is not None:
             ms = measured.get(p.case.name)

@@ -93,9 +93,15 @@ def test_the_command_compares_and_writes_a_dated_section(tmp_path, capsys):
     assert row in text
 
 
-def test_static_columns_are_empty_without_facts():
-    assert model._fact({}, ["binary_kernel"], "registers") == "-"
-    assert model._fact({"binary_kernel": {"registers": 32}}, ["binary_kernel"], "registers") == "32"
+def test_static_columns_come_from_the_launch_variants_facts():
+    from tritensor.profiler import LaunchRecord
+    launch = LaunchRecord("binary_kernel", "elementwise", (8, 1, 1), {"BLOCK": 1024, "RANK": 1}, "add", 0)
+    facts = {"binary_kernel[BLOCK=128, RANK=1, x:fp32]": {"kernel": "binary_kernel", "regs": 40, "occupancy": 1.0},
+             "binary_kernel[BLOCK=1024, RANK=1, x:fp32]": {"kernel": "binary_kernel", "regs": 32, "occupancy": 0.75},
+             "unary_kernel[BLOCK=1024, RANK=1]": {"kernel": "unary_kernel", "regs": 16, "occupancy": 1.0}}
+    fact = model.static_fact(facts, launch)
+    assert (model._fact(fact, "registers"), model._fact(fact, "occupancy")) == ("32", "75 %")
+    assert model.static_fact({}, launch) is None and model._fact(None, "registers") == "-"
 
 
 @needs_counter
