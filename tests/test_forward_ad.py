@@ -21,7 +21,9 @@ from tritensor.ops import elementwise as ew
 NO_FORWARD = {"pdist": "_pdist_forward", "cdist": "_cdist_forward", "ctc_loss": "_ctc_loss",
               "sparse_mm": "_sparse_addmm", "grid_sampler_2d": "grid_sampler_2d",
               "grid_sampler_3d": "grid_sampler_3d", "Tensor.to_sparse": "_to_sparse",
-              "_embedding_bag": "_embedding_bag"}
+              "_embedding_bag": "_embedding_bag",
+              "flash_attention_forward": "_scaled_dot_product_flash_attention_for_cpu",
+              "nn.functional.scaled_dot_product_attention": "_scaled_dot_product_flash_attention_for_cpu"}
 # cases finite differences cannot check to 1e-5: a float32 round trip (checked by the adjoint
 # identity, and by hand below)
 NOT_BY_FINITE_DIFFERENCES = {"to_copy"}

@@ -61,7 +61,7 @@ NOT_IMPLEMENTED = (
 # the ops torch 2.13 has no forward derivative for either, by the name its error gives
 TORCH_NAMES = {"pdist": "_pdist_forward", "pdist_backward": "_pdist_backward", "cdist": "_cdist_forward",
                "cdist_backward": "_cdist_backward", "ctc_loss": "_ctc_loss", "ctc_loss_backward": "_ctc_loss_backward",
-               "sparse_mm": "_sparse_addmm"}
+               "sparse_mm": "_sparse_addmm", "flash_attention_forward": "_scaled_dot_product_flash_attention_for_cpu"}
 
 
 # --------------------------------------------------------------------------- the public API
