@@ -312,3 +312,25 @@ def test_launches_per_time_step_on_cuda(monkeypatch):
     assert launches.count("lstm_cell_kernel") and launches.count("lstm_cell_bwd_kernel")
     assert (f4 - f2) / 2 <= 3, (f2, f4)        # per step: the hidden matmul, the fused cell, its copy into the output
     assert (b4 - b2) / 2 <= 6, (b2, b4)        # per step: the fused backward, two matmuls, the h gradient sum
+
+
+def test_fused_cell_ops_check_their_operands():
+    """Wrong sizes and dtypes are refused before any kernel reads an operand."""
+    from tritensor.ops import rnn as R
+    cx = tt.randn(3, 2)
+    hy, cy, ws = R.fused_lstm_cell(tt.randn(3, 8), tt.randn(3, 8), cx)
+    with pytest.raises(RuntimeError, match=r"Expected input_gates to have size \[3, 8\], but got \[3, 7\]"):
+        R.fused_lstm_cell(tt.randn(3, 7), tt.randn(3, 8), cx)
+    with pytest.raises(RuntimeError, match=r"Expected hidden_gates to have size \[3, 6\]"):
+        R.fused_gru_cell(tt.randn(3, 6), tt.randn(2, 6), cx)
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+        R.fused_lstm_cell(tt.zeros(3, 8, dtype=tt.int64), tt.randn(3, 8), cx)
+    with pytest.raises(RuntimeError, match="must have the same size and dtype"):
+        R.fused_rnn_cell(tt.randn(3, 2), tt.randn(2, 2))
+    with pytest.raises(RuntimeError, match="Unknown nonlinearity: gelu"):
+        R.fused_rnn_cell(tt.randn(3, 2), tt.randn(3, 2), "gelu")
+    with pytest.raises(RuntimeError, match=r"expected an operand of size \[3, 2\], got \[3, 3\]"):
+        R.fused_lstm_cell_backward(tt.randn(3, 3), None, cx, cy, ws)
+    with pytest.raises(RuntimeError, match=r"expected an operand of size \[3, 8\], got \[3, 5\]"):
+        R.fused_gru_cell_backward(tt.randn(3, 2), cx, ws[:, :5])
+    assert tt.ops.aten._thnn_fused_lstm_cell(tt.randn(3, 8), tt.randn(3, 8), cx)[1].shape == (3, 2)

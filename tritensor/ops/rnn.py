@@ -55,6 +55,14 @@ def _check(name, gates, hidden, k, ig_name="input_gates", hg_name="hidden_gates"
                                f"{ig.device} and {t.device}!")
 
 
+def _check_shapes(name, pairs):
+    """The backward entries' operands (internal callers; checked so that no call reads past an
+    operand): each (tensor, expected shape) pair, None tensors skipped."""
+    for t, shape in pairs:
+        if t is not None and tuple(int(s) for s in t.shape) != shape:
+            raise RuntimeError(f"{name}: expected an operand of size {list(shape)}, got {_shape_list(t)}")
+
+
 def _unit_cols(t):
     """The kernels read rows of unit column stride (each with its own row stride)."""
     return t if t is None or t.stride(-1) == 1 or t.shape[-1] <= 1 else t.contiguous()
@@ -119,7 +127,10 @@ FUSED_LSTM_CELL = op("_thnn_fused_lstm_cell", ("ig", "hg", "cx"), jvp=FROM_BACKW
 
 
 def _lstm_bwd_rule(g_hy, g_cy, cx, cy, ws, **_):
+    if cx.dim() != 2:
+        raise RuntimeError(f"_thnn_fused_lstm_cell_backward: expected a 2-D cx, got {cx.dim()}-D")
     B, H = (int(s) for s in cx.shape)
+    _check_shapes("_thnn_fused_lstm_cell_backward", ((g_hy, (B, H)), (g_cy, (B, H)), (cy, (B, H)), (ws, (B, 4 * H))))
     c = _dt.compute_dtype(cx.dtype)
     return Meta((B, 4 * H), cx.dtype, c), Meta((B, H), cx.dtype, c)
 
@@ -201,7 +212,10 @@ FUSED_GRU_CELL = op("_thnn_fused_gru_cell", ("ig", "hg", "hx"), jvp=FROM_BACKWAR
 
 
 def _gru_bwd_rule(g_hy, hx, ws, **_):
+    if hx.dim() != 2:
+        raise RuntimeError(f"_thnn_fused_gru_cell_backward: expected a 2-D hx, got {hx.dim()}-D")
     B, H = (int(s) for s in hx.shape)
+    _check_shapes("_thnn_fused_gru_cell_backward", ((g_hy, (B, H)), (ws, (B, 4 * H))))
     c = _dt.compute_dtype(hx.dtype)
     return Meta((B, 3 * H), hx.dtype, c), Meta((B, 3 * H), hx.dtype, c), Meta((B, H), hx.dtype, c)
 
@@ -258,6 +272,9 @@ FUSED_RNN_CELL = op("_fused_rnn_cell", ("ig", "hg"), jvp=FROM_BACKWARD, rule=_rn
 
 
 def _rnn_bwd_rule(g, hy, *, relu, **_):
+    if hy.dim() != 2:
+        raise RuntimeError(f"_fused_rnn_cell_backward: expected a 2-D hy, got {hy.dim()}-D")
+    _check_shapes("_fused_rnn_cell_backward", ((g, tuple(int(s) for s in hy.shape)),))
     return Meta(tuple(int(s) for s in hy.shape), hy.dtype, _dt.compute_dtype(hy.dtype))
 
 
