@@ -128,12 +128,12 @@ def test_cast_round_trip_tangent_by_hand():
 
 
 # --------------------------------------------------------------------------- the API, as torch's
-def _x():
-    return tt.tensor([0.5, -1.0, 2.0], dtype=tt.float64)
+def _x(device="cpu"):
+    return tt.tensor([0.5, -1.0, 2.0], dtype=tt.float64, device=device)
 
 
-def _t():
-    return tt.tensor([1.0, 2.0, 3.0], dtype=tt.float64)
+def _t(device="cpu"):
+    return tt.tensor([1.0, 2.0, 3.0], dtype=tt.float64, device=device)
 
 
 def test_levels_and_their_errors():
@@ -245,15 +245,16 @@ def test_detach_integers_and_no_derivative():
         assert fwAD.unpack_dual(tt.arange(3) + d).tangent.dtype is tt.float64
 
 
-def test_views_share_the_tangent():
-    x, t = _x(), _t()
+def test_views_share_the_tangent(device):
+    x, t = _x(device), _t(device)
     with fwAD.dual_level():
         d = fwAD.make_dual(x, t)
         v = d[1:]
         tv = fwAD.unpack_dual(v).tangent
         np.testing.assert_array_equal(_numpy(tv), [2.0, 3.0])
         assert tv._base is t                       # the same view of the tangent
-        m = fwAD.make_dual(tt.randn(2, 3, dtype=tt.float64), tt.arange(6.0, dtype=tt.float64).view(2, 3))
+        m = fwAD.make_dual(tt.randn(2, 3, dtype=tt.float64, device=device),
+                           tt.arange(6.0, dtype=tt.float64, device=device).view(2, 3))
         np.testing.assert_array_equal(_numpy(fwAD.unpack_dual(m.t()).tangent), [[0, 3], [1, 4], [2, 5]])
         np.testing.assert_array_equal(_numpy(fwAD.unpack_dual(m.unsqueeze(0).expand(2, 2, 3)).tangent)[1],
                                       [[0, 1, 2], [3, 4, 5]])
@@ -262,23 +263,23 @@ def test_views_share_the_tangent():
         np.testing.assert_array_equal(_numpy(fwAD.unpack_dual(m2).tangent), [[0, 3], [1, 4], [2, 5]])
 
 
-def test_in_place_ops_update_the_tangent():
-    x, t = _x(), _t()
+def test_in_place_ops_update_the_tangent(device):
+    x, t = _x(device), _t(device)
     with fwAD.dual_level():
         d = fwAD.make_dual(x, t)
-        y = tt.ones(3, dtype=tt.float64)
+        y = tt.ones(3, dtype=tt.float64, device=device)
         y.mul_(d)                                   # a plain tensor becomes dual
         np.testing.assert_array_equal(_numpy(fwAD.unpack_dual(y).tangent), [1.0, 2.0, 3.0])
         y.mul_(d)                                   # d(y * x) = ty x + y tx, with y's old value
         np.testing.assert_allclose(_numpy(fwAD.unpack_dual(y).tangent), 2 * _numpy(x) * _numpy(t))
-        z = tt.zeros(3, dtype=tt.float64)
+        z = tt.zeros(3, dtype=tt.float64, device=device)
         z[1:] = d[1:]                               # into a view: the base gets a tangent, zero elsewhere
         np.testing.assert_array_equal(_numpy(fwAD.unpack_dual(z).tangent), [0.0, 2.0, 3.0])
-        w = tt.zeros(3, dtype=tt.float64)
+        w = tt.zeros(3, dtype=tt.float64, device=device)
         early = w[:2]                               # a view made before its base became dual
         w.add_(d)
         np.testing.assert_array_equal(_numpy(fwAD.unpack_dual(early).tangent), [1.0, 2.0])
-        e = fwAD.make_dual(tt.ones(3, dtype=tt.float64), tt.ones(3, dtype=tt.float64))
+        e = fwAD.make_dual(tt.ones(3, dtype=tt.float64, device=device), tt.ones(3, dtype=tt.float64, device=device))
         e.mul_(3.0)
         np.testing.assert_array_equal(_numpy(fwAD.unpack_dual(e).tangent), [3.0, 3.0, 3.0])
         e.fill_(1.0)                                # a constant: zero tangent
@@ -410,3 +411,14 @@ def test_custom_function_jvp():
         np.testing.assert_allclose(_numpy(fwAD.unpack_dual(_SquareForwardOnly.apply(d)).tangent),
                                    2 * _numpy(x) * _numpy(t))
         assert fwAD.unpack_dual(_Square.apply(x)).tangent is None      # no dual input: no jvp needed
+
+
+def test_repr_shows_the_tangent():
+    """As torch 2.13 prints it (recorded): the tangent after the dtype, a 0-d one as a number."""
+    x = tt.tensor([0.3533, -0.5415, 0.5475], dtype=tt.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, tt.tensor([-0.5683, 1.0217, -1.7365], dtype=tt.float64))
+        assert repr(d) == ("tensor([ 0.3533, -0.5415,  0.5475], dtype=tritensor.float64,\n"
+                           "       tangent=tensor([-0.5683,  1.0217, -1.7365], dtype=tritensor.float64))")
+        assert repr(d.sum()) == "tensor(0.3593, dtype=tritensor.float64, tangent=-1.2831)"
+    assert repr(d) == "tensor([ 0.3533, -0.5415,  0.5475], dtype=tritensor.float64)"

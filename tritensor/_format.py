@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
+from . import _dual
 
 
 @dataclasses.dataclass
@@ -215,6 +216,11 @@ def format_tensor(t) -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    if _dual.ACTIVE[0]:          # a dual tensor shows its tangent, as torch's (f"{...}": a 0-d one as a number)
+        from .autograd.forward_ad import tangent_of     # (late: autograd imports the tensor that imports this)
+        tangent = tangent_of(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent}")
     return _add_suffixes(prefix + body, suffixes, indent)
 
 
