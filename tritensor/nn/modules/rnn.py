@@ -8,9 +8,13 @@ and error texts, and returns ((output, h_n); LSTM: (output, (h_n, c_n))). Gate o
 torch's: LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x + b_in + r (W_hn h + b_hn)).
 
 How a layer runs (one direction): the input projection of every time step is ONE matmul
-(T*B, I) x (I, G) with b_ih; then per step one matmul for the hidden projection (with b_hh) and
-one fused pointwise kernel for the gate arithmetic (ops/rnn.py: _thnn_fused_lstm_cell,
-_thnn_fused_gru_cell, the tanh/relu step), forward and backward. A PackedSequence runs each step
+(T*B, I) x (I, G) (with b_ih, and for LSTM and RNN b_hh too: GRU's b_hn sits inside the reset
+gate's product, so GRU adds b_hh per step); then per step one matmul for the hidden projection
+and one fused pointwise kernel for the gate arithmetic (ops/rnn.py: _thnn_fused_lstm_cell,
+_thnn_fused_gru_cell, the tanh/relu step), forward and backward. On cuda a step launches 3
+kernels forward (the matmul, the cell, its copy into the stacked output) and 6 backward (the
+fused backward, two matmuls, the h-gradient sum, the W_hh-gradient accumulation, its share of
+the one cat that gathers the input projection's gradient: _Steps). A PackedSequence runs each step
 on the sequences still running (its batch_sizes), as torch: the hidden state of a sequence that
 ended is kept as its h_n; the reverse direction starts each sequence at its own last step.
 Dropout (training only) is applied to the outputs of every layer but the last.
