@@ -28,7 +28,9 @@ max(minimum bytes / bandwidth, FLOPs / peak) with no launch cost; "of roofline" 
 ``--compare REPORT`` reads the text ``python -m bench.report`` printed on a GPU (GB/s and TFLOP/s
 tables, at its default shapes) and puts the measured time next to the projected one, with the
 model's error (projected / measured - 1); ``python -m bench.report --model`` does the same at the
-end of its own run. ``--write-results`` appends the dated table to bench/RESULTS.md in a
+end of its own run. ``--save JSON`` keeps the counts and ``--load JSON`` projects them again (on
+any ``--device``, with ``--compare``) without counting: gpu_first_run.sh counts while the GPU runs
+the tests. ``--write-results`` appends the dated table to bench/RESULTS.md in a
 section of its own (projected figures are never mixed with measured ones); ``--plot PATH``
 draws the roofline (needs matplotlib: ``pip install tritensor[plot]``).
 """
@@ -233,13 +235,48 @@ def project(case, device="H100 SXM"):
     pointwise = total.flops * (case.minimum / small_minimum)
     flops["pointwise"] = pointwise
     p.flops = flops
-    compute_s = sum(v / spec["peaks"][kind] for kind, v in flops.items())
+    return timed(p, spec)
+
+
+def timed(p, spec):
+    """Fill ``p``'s projected and roofline times on the device ``spec`` from its counts."""
+    compute_s = sum(v / spec["peaks"][kind] for kind, v in p.flops.items())
     memory_s = p.bytes / (spec["hbm"] * max(p.coalescing, 1e-3))
     p.memory_s, p.compute_s = memory_s, compute_s
     p.time_s = max(memory_s, compute_s) + p.launches * LAUNCH_LATENCY_S
-    ideal_compute = sum(v / spec["peaks"][kind] for kind, v in case.dot_flops.items())
-    p.roofline_s = max(case.minimum / spec["hbm"], ideal_compute)
+    ideal_compute = sum(v / spec["peaks"][kind] for kind, v in p.case.dot_flops.items())
+    p.roofline_s = max(p.case.minimum / spec["hbm"], ideal_compute)
     return p
+
+
+_SAVED = ("kernels", "launches", "bytes", "minimum", "coalescing", "flops", "reread", "bound")
+
+
+def save(projections, path):
+    """The counts behind ``projections`` as JSON (``--load`` projects them again without counting)."""
+    import json
+    data = [{"name": p.case.name, "case_minimum": p.case.minimum, "dot_flops": p.case.dot_flops,
+             "main": {"kernel": p.main.kernel, "meta": p.main.meta}, **{k: getattr(p, k) for k in _SAVED}}
+            for p in projections]
+    with open(path, "w") as f:
+        json.dump({"version": 1, "projections": data}, f, indent=1)
+
+
+def load(path, device):
+    """Projections on ``device`` from the counts ``save`` wrote."""
+    import json
+    from types import SimpleNamespace
+    with open(path) as f:
+        data = json.load(f)
+    out = []
+    for d in data["projections"]:
+        p = Projection()
+        p.case = SimpleNamespace(name=d["name"], minimum=d["case_minimum"], dot_flops=d["dot_flops"])
+        p.main = SimpleNamespace(**d["main"])
+        for k in _SAVED:
+            setattr(p, k, d[k])
+        out.append(timed(p, DEVICES[device]))
+    return out
 
 
 def _gpu_tile(case, m, n, k):
@@ -432,7 +469,12 @@ def main(argv=None):
     ap.add_argument("--plot", metavar="PNG", help="write the roofline plot (needs matplotlib)")
     ap.add_argument("--only", nargs="*", help="cases whose name contains one of these")
     ap.add_argument("--quick", action="store_true", help="tiny counted shapes (a smoke test of the pipeline)")
+    ap.add_argument("--save", metavar="JSON", help="also write the counts (for --load)")
+    ap.add_argument("--load", metavar="JSON", help="project counts saved by --save instead of counting")
     args = ap.parse_args(argv)
+    if args.load:
+        projections = load(args.load, args.device)
+        return _report(args, projections, {p.case.name: p.case for p in projections})
     os.environ["TRITENSOR_EMULATE_CUDA"] = "1"      # the counter observes Triton's interpreter
     import tritensor as tt
     if not (tt.cuda.is_available() and tt.cuda.is_emulated()):
@@ -443,11 +485,17 @@ def main(argv=None):
     for case in all_cases:
         projections.append(project(case, args.device))
         print(f"counted {case.name}", file=sys.stderr)
+    if args.save:
+        save(projections, args.save)
+    return _report(args, projections, {c.name: c for c in all_cases})
+
+
+def _report(args, projections, case_of):
     measured = None
     if args.compare:
         with open(args.compare) as f:
-            measured = parse_report(f.read(), {c.name: c.minimum for c in all_cases},
-                                    {c.name: sum(c.dot_flops.values()) for c in all_cases if c.dot_flops})
+            measured = parse_report(f.read(), {n: c.minimum for n, c in case_of.items()},
+                                    {n: sum(c.dot_flops.values()) for n, c in case_of.items() if c.dot_flops})
     text = table(projections, args.device, static_facts(), measured)
     print(text)
     if args.write_results:

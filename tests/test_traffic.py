@@ -278,3 +278,11 @@ def test_the_table_gives_traffic_over_minimum_per_op_kernel_and_launch():
     # ... bytes, minimum, ratio, coalescing, flops
     assert "(exp)" in first and first.split()[-5:-2] == [str(2 * 128 * 4), str(2 * 128 * 4), "1.00"]
     assert second.split()[-5:-2] == [str(2 * 256 * 4), str(2 * 256 * 4), "1.00"]
+
+
+def test_an_unknown_interpreter_is_refused_not_miscounted(monkeypatch):
+    from triton.runtime import interpreter as ti
+    monkeypatch.delattr(ti, "ScanOps")
+    with pytest.raises(RuntimeError, match="does not know this Triton's interpreter .no ScanOps"):
+        tt.profiler.traffic().enable()
+    assert not _installed()

@@ -127,7 +127,7 @@ def test_gpu_first_run_dry_run_appends_a_dated_section(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("| copy (contiguous) | copy_kernel"))
     # projected, measured, error, and the error at the measured copy bandwidth (0 for the copy itself)
     assert row.count("|") == 14 and row.endswith("| +0 % |")
-    for name in ("device.txt", "tests.txt", "report.txt", "model.txt"):
+    for name in ("device.txt", "tests.txt", "report.txt", "counts.json", "model.txt"):
         assert (tmp_path / "out" / name).exists()
     assert open(os.path.join(ROOT, "bench", "RESULTS.md")).read() == before
 
@@ -142,3 +142,18 @@ def test_bench_report_puts_the_projection_next_to_its_measurements(capsys):
     row = next(line for line in out.splitlines() if line.startswith("| copy (contiguous)"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert float(cells[10]) == pytest.approx(2 * (1 << 26) * 4 / 3000e3, rel=1e-3)     # us
+
+
+@needs_counter
+@pytest.mark.emulated_blocks("gpu")
+def test_saved_counts_project_again_on_another_device(tmp_path, capsys):
+    counts = tmp_path / "counts.json"
+    assert model.main(["--quick", "--only", "add contiguous", "--save", str(counts)]) == 0
+    (p,) = model.load(counts, "H200")
+    n = model.BENCH["numel"]
+    assert (p.case.name, p.bytes, p.launches, p.main.kernel) == ("add contiguous", 3 * n * 4, 1, "binary_kernel")
+    assert p.time_s == pytest.approx(3 * n * 4 / 4.8e12 + 4e-6)
+    capsys.readouterr()
+    assert model.main(["--load", str(counts), "--device", "H200"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| add contiguous"))
+    assert f"| {p.time_s * 1e6:.4g} |" in row

@@ -300,12 +300,17 @@ class TrafficCounter:
                 "TRITENSOR_EMULATE_CUDA=1): compiled launches cannot be observed from Python")
         from triton.runtime import interpreter as ti
         from ..runtime import interpreter as _interp
+        missing = [name for name in ("interpreter_builder", "GridExecutor", "ReduceOps", "ScanOps") if not hasattr(ti, name)]
+        builder = getattr(ti, "interpreter_builder", None)
+        missing += [name for name in ("create_masked_load", "create_masked_store", "create_dot", "create_atomic_rmw",
+                                      "create_atomic_cas") if builder is not None and not hasattr(builder, name)]
+        if missing:                 # another Triton's interpreter: say so rather than count wrongly
+            raise RuntimeError(f"the traffic counter does not know this Triton's interpreter (no {', '.join(missing)})")
         _interp.install()          # first: its grid wrapper must sit below ours
         with _Active.lock:
             if _Active.counter is not None:
                 raise RuntimeError("another TrafficCounter is already counting")
             _Active.counter = self
-        builder = ti.interpreter_builder
         self._wrap(builder, "create_masked_load", self._load)
         self._wrap(builder, "create_masked_store", self._store)
         self._wrap(builder, "create_dot", self._dot)
