@@ -69,3 +69,4 @@ from . import vision  # noqa: E402,F401  (tt.vision, torchvision's models, trans
 from . import func  # noqa: E402,F401  (tt.func.functional_call, torch.func's)
 from . import profiler  # noqa: E402,F401  (tt.profiler: the emulated device's traffic counter)
 from . import distributions  # noqa: E402,F401  (tt.distributions, torch.distributions)
+from . import jit  # noqa: E402,F401  (tt.jit: trace, save/load of graphs, torch.jit's namespace)

@@ -12,10 +12,14 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import _dual
+from . import _tracing
 from .layouts import strided as _strided
 from .memory_formats import contiguous_format as _contiguous_format, preserve_format as _preserve_format
 from .runtime.device import device as _device
 from .autograd.grad_mode import _state as _grad_state
+
+
+_TRACED_AS = {"Boolean value": "boolean", "float": "float", "int": "integer"}   # TracerWarning's words
 
 
 class Size(tuple):
@@ -327,6 +331,8 @@ class Tensor:
         return raw.view(src.dtype.numpy_dtype).reshape(src._shape)
 
     def item(self):
+        if _tracing.ACTIVE[0]:
+            _tracing.warn_conversion("number")
         if self.numel() != 1:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
@@ -334,6 +340,8 @@ class Tensor:
             else float(self._to_host_array().reshape(-1)[0])
 
     def tolist(self):
+        if _tracing.ACTIVE[0]:
+            _tracing.warn_conversion("list")
         arr = self._to_host_array()
         if self.dtype is _dt.bfloat16:
             arr = arr.astype(np.float32)
@@ -350,6 +358,13 @@ class Tensor:
         return (self[i] for i in range(self._shape[0]))
 
     def _scalar_value(self, what):
+        if _tracing.ACTIVE[0] and not _tracing.state.suspended:
+            _tracing.warn_conversion(_TRACED_AS[what], 4)
+            _tracing.state.suspended += 1      # (item() itself warns no second time)
+            try:
+                return self._scalar_value(what)
+            finally:
+                _tracing.state.suspended -= 1
         if self.numel() != 1:
             if what == "Boolean value":
                 raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
@@ -366,6 +381,13 @@ class Tensor:
         return int(self._scalar_value("int"))
 
     def __index__(self):
+        if _tracing.ACTIVE[0] and not _tracing.state.suspended:
+            _tracing.warn_conversion("index")
+            _tracing.state.suspended += 1      # (item() itself warns no second time)
+            try:
+                return self.__index__()
+            finally:
+                _tracing.state.suspended -= 1
         if self.dtype.is_floating_point or self.dtype is _dt.bool_ or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())

@@ -10,6 +10,7 @@ from .. import dtypes as _dt
 from ..autograd import anomaly as _anomaly
 from .. import _autocast
 from .. import _dual
+from .. import _tracing
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import (CopySlices, SavedTensor, grad_accumulator, gradient_edge, new_op_node,
@@ -124,7 +125,8 @@ def _is_cacheable(op) -> bool:
         ok = ok and not (_autocast.ACTIVE[0] and op.name in _autocast.POLICY_NAMES)
         # while a forward-AD level is open every op takes the first-time path (where its forward
         # rule runs): the fast path never looks at tangents
-        ok = _op_cacheable[op] = ok and not _dual.ACTIVE[0]
+        # (and while a trace runs: every op reaches the tracer's hook, tritensor/jit/_trace.py)
+        ok = _op_cacheable[op] = ok and not _dual.ACTIVE[0] and not _tracing.ACTIVE[0]
     return ok
 
 
@@ -136,6 +138,7 @@ def _autocast_changed(active):
 
 _autocast.on_activate(_autocast_changed)
 _dual.on_activate(lambda active: _op_cacheable.clear())
+_tracing.on_activate(lambda active: _op_cacheable.clear())
 
 
 def _dispatch_cast(op, *args, **attrs):
@@ -281,6 +284,7 @@ def dispatch(op: OpDef, *args, **attrs):
         strides = output_strides(op, meta.shape, args, attrs)
         if key is not None:
             _remember(key, meta, dev, strides)
+        written = args                  # (a trace records the call as written: 0-d cpu operands too)
         args = _cpu_scalars_to_values(args, dev)
         out = empty(meta.shape, meta.dtype, dev, strides)
         run_kernel(op, out, args, meta.compute or meta.dtype, attrs)
@@ -288,6 +292,8 @@ def dispatch(op: OpDef, *args, **attrs):
             _forward_ad.apply_rule(op, out, args, attrs)    # record: a saved out keeps it)
         if _grad_state.enabled:         # record() would return at once otherwise
             record(op, out, args, attrs)
+        if _tracing.ACTIVE[0]:          # a trace records the op (tritensor/jit/_trace.py)
+            _tracing.record(op, written, attrs, out)
         return out
     except SparseOperand as e:
         return sparse_fallback(op, args, attrs, e)
@@ -298,6 +304,7 @@ def _dispatch_outputs(op, args, attrs, dev):
     output, each output is allocated by the entry's layout, the backend computes them all in one
     run (nothing runs when every output is empty), and one node records the floating ones."""
     metas = op.rule(*args, **attrs)
+    written = args
     args = _cpu_scalars_to_values(args, dev)
     outs = tuple(empty(m.shape, m.dtype, dev, output_strides(op, m.shape, args, attrs)) for m in metas)
     if any(0 not in o._shape for o in outs):
@@ -307,6 +314,8 @@ def _dispatch_outputs(op, args, attrs, dev):
         _forward_ad.apply_rule(op, outs, args, attrs)
     if _grad_state.enabled:
         record(op, outs, args, attrs)
+    if _tracing.ACTIVE[0]:
+        _tracing.record(op, written, attrs, outs)
     return outs
 
 
@@ -354,6 +363,8 @@ def _dispatch_view(op, x, attrs):
         record(op, out, (x,), attrs)
     if _dual.ACTIVE[0]:       # the same view of x's tangent
         _forward_ad.view_tangent(out, x)
+    if _tracing.ACTIVE[0]:
+        _tracing.record(op, (x,), attrs, out)
     return out
 
 
@@ -462,6 +473,8 @@ def check_inplace(t: Tensor):
 
 def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     """self = op(self, *others), written into self's memory (views see it)."""
+    if _tracing.ACTIVE[0] and not _tracing.state.suspended:    # a trace records one in-place node
+        return _tracing.inplace(op, self, others, attrs, dispatch_inplace)
     if _dual.ACTIVE[0] and not _dual.state.suspended:   # forward AD: the tangent too, in place
         return _forward_ad.inplace(op, self, others, attrs, dispatch_inplace)
     if _grad_state.enabled:       # check_inplace returns at once otherwise

@@ -1,0 +1,88 @@
+"""The tracer's switch (a leaf module: stdlib only at import), as _autocast.py's and _dual.py's.
+
+``ACTIVE[0]`` counts the traces running now, over every thread. While it is 0 nothing else here
+is read: dispatch checks the counter only on its first-time path (the per-signature fast path is
+left while a trace runs, ``on_activate``), and Tensor's conversions to Python values check it
+before warning. ``state.tracer`` is this thread's tracer (tritensor/jit/_trace.py) or None;
+``state.suspended`` counts the ops running inside one recorded op (an in-place op's internals),
+which are not recorded again.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+
+ACTIVE = [0]
+_listeners = []
+_lock = threading.Lock()
+
+
+class TracerWarning(Warning):
+    """torch.jit.TracerWarning: something the trace cannot record (a tensor read as a Python
+    value) was done while tracing."""
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.tracer = None
+        self.suspended = 0
+
+
+state = _State()
+
+
+def on_activate(hook):
+    """``hook(active)`` runs when the first trace starts (True) and the last one ends (False)."""
+    _listeners.append(hook)
+
+
+def trace_started():
+    with _lock:
+        ACTIVE[0] += 1
+        first = ACTIVE[0] == 1
+    if first:
+        for hook in _listeners:
+            hook(True)
+
+
+def trace_ended():
+    with _lock:
+        ACTIVE[0] -= 1
+        last = ACTIVE[0] == 0
+    if last:
+        for hook in _listeners:
+            hook(False)
+
+
+def warn_conversion(what, stacklevel=3):
+    """torch's TracerWarning for a tensor read as a Python value during a trace (what: "boolean",
+    "float", "integer", "index", "number", "list")."""
+    if state.tracer is None or state.suspended:
+        return
+    warnings.warn(
+        f"Converting a tensor to a Python {what} might cause the trace to be incorrect. We can't "
+        "record the data flow of Python values, so this value will be treated as a constant in the "
+        "future. This means that the trace might not generalize to other inputs!",
+        TracerWarning, stacklevel=stacklevel)
+
+
+def record(op, args, attrs, out):
+    """dispatch()'s hook: this thread's tracer records ``op(*args, **attrs) -> out``."""
+    tracer = state.tracer
+    if tracer is not None and not state.suspended:
+        tracer.record(op, args, attrs, out)
+
+
+def inplace(op, self, others, attrs, run):
+    """dispatch_inplace()'s hook: ``run`` (dispatch_inplace) with recording suspended, then one
+    node for the in-place op."""
+    tracer = state.tracer
+    if tracer is None or state.suspended:
+        return run(op, self, *others, **attrs)
+    state.suspended += 1
+    try:
+        out = run(op, self, *others, **attrs)
+    finally:
+        state.suspended -= 1
+    tracer.record_inplace(op, self, others, attrs)
+    return out

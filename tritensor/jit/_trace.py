@@ -1,0 +1,126 @@
+"""Tracing: the ops one call runs, recorded as a Graph (torch.jit.trace).
+
+While a trace runs (tritensor/_tracing.py's switch), dispatch() hands every primitive it runs to
+``Tracer.record``; a composite function (built from other ops) is therefore recorded as the
+primitives it runs. A tensor the trace has not seen (a closure's, one made by a factory) becomes
+a constant of the graph; a module's parameters and buffers become ``prim::GetAttr`` values, so
+the traced module keeps using (and training) the module's own tensors. A tensor read as a Python
+value (``bool(t)``, ``t.item()`` ...) is baked in as a constant, with torch's TracerWarning.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from .. import _tracing
+from ..tensor import Tensor
+from ._ir import Graph, Node, Type
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_source():
+    """``file:line:0`` of the innermost frame outside tritensor (the user's line, as torch's)."""
+    f = sys._getframe(2)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(_PACKAGE_DIR + os.sep):
+            return f"{f.f_code.co_filename}:{f.f_lineno}:0"
+        f = f.f_back
+    return None
+
+
+class Tracer:
+    def __init__(self):
+        self.graph = Graph()
+        self.env = {}           # id(tensor) -> Value
+        self.keep = []          # the tensors of env (their ids stay unique while the trace runs)
+
+    def bind(self, t, value):
+        self.env[id(t)] = value
+        self.keep.append(t)
+
+    def value_of(self, a):
+        """The graph value of an operand: a seen tensor's value, or a new constant."""
+        if isinstance(a, Tensor):
+            v = self.env.get(id(a))
+            if v is None:
+                v = self.graph.constant(self.graph, a.detach(), _user_source())
+                self.bind(a, v)
+            return v
+        if isinstance(a, (tuple, list)) and any(isinstance(x, Tensor) for x in a):
+            parts = [self.value_of(x) for x in a]
+            node = self.graph.append(Node("prim::TupleConstruct", parts, {"list": isinstance(a, list)}))
+            return node.add_output(self.graph, Type("Tuple", elements=[p.type for p in parts]))
+        return self.graph.constant(self.graph, a)
+
+    def record(self, op, args, attrs, out):
+        inputs = [self.value_of(a) for a in args]
+        node = self.graph.append(Node("aten::" + op.name, inputs, {"call": "op", "kwargs": dict(attrs)},
+                                      _user_source()))
+        for o in (out if type(out) is tuple else (out,)):
+            self.bind(o, node.add_output(self.graph, Type.of(o)))
+
+    def record_inplace(self, op, self_, others, attrs):
+        inputs = [self.value_of(self_)] + [self.value_of(a) for a in others]
+        node = self.graph.append(Node("aten::" + op.name + "_", inputs, {"call": "inplace", "kwargs": dict(attrs)},
+                                      _user_source()))
+        self.bind(self_, node.add_output(self.graph, Type.of(self_)))
+
+    def __enter__(self):
+        if _tracing.state.tracer is not None:
+            raise RuntimeError("tt.jit.trace: a trace is already running in this thread")
+        _tracing.state.tracer = self
+        _tracing.trace_started()
+        return self
+
+    def __exit__(self, *exc):
+        _tracing.state.tracer = None
+        _tracing.trace_ended()
+
+
+def _flatten_outputs(out, tracer):
+    """The graph's outputs for a traced function's result: a tensor or a (nested) tuple/list
+    of tensors, as torch's "Only tensors, lists, tuples of tensors, or dictionary of tensors"."""
+    if isinstance(out, Tensor):
+        return tracer.value_of(out)
+    if isinstance(out, (tuple, list)):
+        parts = [_flatten_outputs(o, tracer) for o in out]
+        node = tracer.graph.append(Node("prim::TupleConstruct", parts, {"list": isinstance(out, list)}))
+        return node.add_output(tracer.graph, Type("Tuple", elements=[p.type for p in parts]))
+    raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output "
+                       "from traced functions")
+
+
+def trace_graph(fn, inputs, input_names, attributes=()):
+    """Run ``fn(*inputs)`` once under a tracer; the Graph of what it ran and its result.
+    ``attributes``: (name, tensor) pairs (a module's parameters and buffers)."""
+    tracer = Tracer()
+    g = tracer.graph
+    for name, x in zip(input_names, inputs):
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"Type '{type(x).__name__}' cannot be traced. Only Tensors and (possibly nested) "
+                               "Lists, Dicts, and Tuples of Tensors can be traced")
+        tracer.bind(x, g.add_input(Type.of(x), name))
+    for name, t in attributes:
+        if id(t) in tracer.env:
+            continue
+        node = g.append(Node("prim::GetAttr", (), {"name": name}))
+        tracer.bind(t, node.add_output(g, Type.of(t), name.replace(".", "_")))
+    with tracer:
+        out = fn(*inputs)
+        g.returns = [_flatten_outputs(out, tracer)]
+    _drop_unused(g)
+    return g, out
+
+
+def _drop_unused(g):
+    """Remove nodes whose outputs nothing reads (dead code: ops whose results the trace did not
+    return, constants of the Python values that were only compared). In-place nodes stay."""
+    live = {id(v) for v in g.returns}
+    kept = []
+    for n in reversed(g.nodes):
+        if n.attrs.get("call") == "inplace" or any(id(o) in live for o in n.outputs):
+            kept.append(n)
+            live.update(id(i) for i in n.inputs)
+    g.nodes[:] = reversed(kept)
