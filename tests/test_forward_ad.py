@@ -422,3 +422,19 @@ def test_repr_shows_the_tangent():
                            "       tangent=tensor([-0.5683,  1.0217, -1.7365], dtype=tritensor.float64))")
         assert repr(d.sum()) == "tensor(0.3593, dtype=tritensor.float64, tangent=-1.2831)"
     assert repr(d) == "tensor([ 0.3533, -0.5415,  0.5475], dtype=tritensor.float64)"
+
+
+def test_out_functions_have_no_forward_rule():
+    """torch 2.13's error (recorded) for an out= call with a dual argument; a plain one works."""
+    x, t = _x(), _t()
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        with pytest.raises(NotImplementedError) as info:
+            tt.mul(d, x, out=tt.empty(3, dtype=tt.float64))
+        assert str(info.value) == ("Trying to use forward AD with mul_out that does not support it because it is "
+                                   "an out= function")
+        with pytest.raises(NotImplementedError, match="^Trying to use forward AD with sum_out that"):
+            tt.sum(d.view(1, 3), 1, out=tt.empty(1, dtype=tt.float64))
+        o = tt.empty(3, dtype=tt.float64)
+        tt.mul(x, x, out=o)
+        assert fwAD.unpack_dual(o).tangent is None

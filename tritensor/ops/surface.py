@@ -34,7 +34,9 @@ from typing import Callable, Optional
 
 import numpy as _np
 
+from .. import _dual
 from .. import dtypes as _dt
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import is_grad_enabled
 from ..memory_formats import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..runtime.storage import Storage
@@ -222,6 +224,14 @@ def _check_out_grad(name, result, out):
                                    "differentiation, but one of the arguments requires grad.")
 
 
+def _check_out_dual(name, result, out):
+    """torch's out= functions have no forward-AD rule: a dual argument is its NotImplementedError."""
+    for r, o in zip(result, out):
+        if any(isinstance(t, Tensor) and _forward_ad.tangent_of(t) is not None for t in (r, o)):
+            raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not support it "
+                                      "because it is an out= function")
+
+
 def write_out(name, result, out, rule, check_out=None):
     """torch's out= protocol, after the result is computed: out's device and dtype are checked
     (``rule``: OUT_RULES), out is resized to the result's shape (a UserWarning when it had
@@ -235,6 +245,8 @@ def write_out(name, result, out, rule, check_out=None):
         if not isinstance(o, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
     _check_out_grad(name, results, outs)
+    if _dual.ACTIVE[0]:
+        _check_out_dual(name, results, outs)
     check = OUT_RULES[rule] if isinstance(rule, str) else rule
     for i, (r, o) in enumerate(zip(results, outs)):
         if o.device != r.device:
