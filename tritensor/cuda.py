@@ -1,4 +1,4 @@
-"""tt.cuda: availability, devices, synchronisation, memory statistics, seeding."""
+"""tt.cuda: availability, devices, synchronisation, memory statistics, seeding, CUDA graphs."""
 from __future__ import annotations
 
 from .ops.random import cuda_manual_seed as manual_seed  # noqa: F401
@@ -11,6 +11,9 @@ from .runtime.device import as_device, cuda_mode, current_device, device_count, 
 from .runtime.device import CudaDeviceProperties as _CudaDeviceProperties  # noqa: F401
 from .runtime.device import cuda_device as device, device_of  # noqa: F401
 from .runtime.streams import Event, ExternalStream, Stream, StreamContext, current_stream, default_stream, set_stream, stream, synchronize  # noqa: F401
+# CUDA graphs (runtime/graphs.py; graphed callables in cuda_graphs.py)
+from .runtime.graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing  # noqa: F401
+from .cuda_graphs import make_graphed_callables  # noqa: F401
 
 
 def manual_seed_all(seed):

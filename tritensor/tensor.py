@@ -15,6 +15,7 @@ from . import _dual
 from . import _tracing
 from .layouts import strided as _strided
 from .memory_formats import contiguous_format as _contiguous_format, preserve_format as _preserve_format
+from .runtime import graphs as _graphs
 from .runtime.device import device as _device
 from .autograd.grad_mode import _state as _grad_state
 
@@ -324,6 +325,8 @@ class Tensor:
 
     def _to_host_array(self):
         """A NumPy array with this tensor's values, from any device (a copy unless host-backed)."""
+        if _graphs.CAPTURES and self._storage.device.type == "cuda":
+            _graphs.check_not_capturing()     # .item(), .tolist(): a host read, not during a CUDA graph capture
         if self._storage.host is not None:
             return self._host_view()
         src = self if self.is_contiguous() else self.contiguous()

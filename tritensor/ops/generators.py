@@ -17,6 +17,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..backends.base import backend_for
+from ..runtime import graphs as _graphs
 from ..runtime.device import as_device, current_device, device as _device, device_count
 from ..tensor import Tensor
 from ._overlap import assert_no_internal_overlap
@@ -85,6 +86,8 @@ class Generator:
 
     def _take_offset(self, n):
         """Philox counters for n 32-bit words; kernels draw from (seed, offset + i)."""
+        if _graphs.CAPTURES:
+            _graphs.check_random_not_capturing(self.device)
         with self._lock:      # two threads drawing at once must not get the same counters
             off = self._offset
             self._offset = off + -(-n // 4) * 4

@@ -376,6 +376,11 @@ class CachingAllocator:
         self.oversize_segments = _Stat()
         self.fraction = 1.0
         self.allowed_max = None               # bytes a process may reserve (set_memory_fraction)
+        # CUDA graphs (runtime/graphs.py): capturing stream handle -> its graph's private pool id.
+        # A capture's blocks are keyed by the pool id instead of a stream, so only captures into
+        # the same pool reuse them. Empty (one truthiness test in malloc) when nothing captures.
+        self.capture_pools = {}
+        self.live_pools = set()               # pool ids graphs still use: empty_cache keeps them
 
     def _stat(self, pool, name, n):
         for scope in self._scopes[pool]:
@@ -406,6 +411,8 @@ class CachingAllocator:
         else:
             size = MIN_BLOCK_SIZE if nbytes < MIN_BLOCK_SIZE else -(-nbytes // MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
         pool = SMALL if size <= SMALL_SIZE else LARGE
+        if self.capture_pools:
+            stream = self.capture_pools.get(stream, stream)
         with self._lock:
             self._busy = True
             try:
@@ -716,7 +723,10 @@ class CachingAllocator:
     def _release_cached_blocks(self):
         """Give back every cached segment that is wholly free (torch's release_cached_blocks)."""
         self._synchronize_and_free_events()
-        for lists in self._free.values():
+        live = self.live_pools
+        for key, lists in self._free.items():
+            if live and key in live:        # a graph's replays still use these blocks
+                continue
             for pool in (LARGE, SMALL):
                 kept = []
                 for entry in lists[pool]:
@@ -727,6 +737,27 @@ class CachingAllocator:
                         kept.append(entry)
                 lists[pool] = kept
         self._free = {s: lists for s, lists in self._free.items() if lists[0] or lists[1]}
+
+    def release_pool(self, pool_id):
+        """A graph pool no graph uses any more: give back its cached segments that are wholly
+        free (blocks still held by tensors return to the pool's cache when freed, and go back
+        to the device at the next empty_cache)."""
+        with self._critical():
+            self.live_pools.discard(pool_id)
+            lists = self._free.get(pool_id)
+            if lists is None:
+                return
+            for kind in (LARGE, SMALL):
+                kept = []
+                for entry in lists[kind]:
+                    block = entry[2]
+                    if block.prev is None and block.next is None and not block.event_count:
+                        self._release_segment(block)
+                    else:
+                        kept.append(entry)
+                lists[kind] = kept
+            if not (lists[0] or lists[1]):
+                del self._free[pool_id]
 
     def empty_cache(self):
         with self._critical():

@@ -69,6 +69,7 @@ import numpy as np
 
 from . import interpreter as _interpreter
 from . import device as _device
+from . import graphs as _graphs
 from . import streams as _streams
 
 
@@ -166,6 +167,10 @@ def launch_kernel(kernel, grid, *args, **meta):
         _first_launch()
         mode = _state["mode"]
     if mode == "interpreted":
+        # A CUDA graph capturing this launch's stream records it instead (runtime/graphs.py);
+        # one dict truthiness test when nothing captures.
+        if _graphs.CAPTURES and _graphs.record(kernel, grid, args, meta):
+            return
         # The interpreter computes with NumPy: inf/nan arithmetic is expected, not worth a warning.
         # It runs the launch to completion now: the stream's work is done when this returns.
         with _INTERPRETER_LOCK, np.errstate(all="ignore"):
@@ -176,6 +181,8 @@ def launch_kernel(kernel, grid, *args, **meta):
         if type(a) is KernelArg:
             index = a.device_index
             break
+    if _graphs.CAPTURES:       # a capture keeps the compiled kernels it launches referenced
+        _graphs.keep_kernel(kernel)
     current = _device.current_device()
     if index is None or index == current:
         index = current

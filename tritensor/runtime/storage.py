@@ -5,6 +5,7 @@ import ctypes
 
 import numpy as np
 
+from . import graphs as _graphs
 from .allocator import allocator_for
 from .device import cuda_mode
 from .streams import current_stream_handle
@@ -100,6 +101,8 @@ class Storage:
     # goes through CuPy's runtime bindings.
     def copy_from_host(self, byte_offset, src: np.ndarray):
         src = np.require(src, requirements="C").reshape(-1).view(np.uint8)
+        if _graphs.CAPTURES and self.device.type == "cuda":
+            _graphs.check_not_capturing()       # an upload syncs the host (runtime/graphs.py)
         if self.host is not None:
             self.host[byte_offset: byte_offset + src.size] = src
         elif src.size:
@@ -107,6 +110,8 @@ class Storage:
             write_device(self, byte_offset, src)
 
     def copy_to_host(self, byte_offset, nbytes) -> np.ndarray:
+        if _graphs.CAPTURES and self.device.type == "cuda":
+            _graphs.check_not_capturing()       # a host read syncs (runtime/graphs.py)
         if self.host is not None:
             return self.host[byte_offset: byte_offset + nbytes].copy()
         from .transfer import read_device          # on the current stream (runtime/transfer.py)

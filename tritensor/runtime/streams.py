@@ -31,6 +31,7 @@ import time
 import weakref
 
 from . import device as _device
+from . import graphs as _graphs
 
 _NOT_READY = 600          # cudaErrorNotReady: the queried work is still running
 _STREAM_NON_BLOCKING = 1  # cudaStreamNonBlocking: torch's streams do not sync with stream 0
@@ -121,6 +122,8 @@ class Stream:
 
     def query(self) -> bool:
         """True when all work queued on this stream has completed."""
+        if _graphs.CAPTURES:
+            _graphs.check_stream_not_capturing(self.cuda_stream)
         if not _real():
             return True
         import cupy
@@ -129,6 +132,8 @@ class Stream:
 
     def synchronize(self):
         """Block the host until all work queued on this stream has completed."""
+        if _graphs.CAPTURES:          # CUDA graphs: no sync during a capture (runtime/graphs.py)
+            _graphs.check_not_capturing()
         if _real():
             import cupy
             with cupy.cuda.Device(self.device_index):
@@ -393,6 +398,8 @@ class Event:
 
     def synchronize(self):
         """Block the host until the work captured by the last record is done."""
+        if _graphs.CAPTURES:
+            _graphs.check_not_capturing()
         if self.device_index is None or not _real():
             return
         import cupy
@@ -436,6 +443,8 @@ def _destroy_event(idx, handle):
 def synchronize(device=None):
     """Wait for all work on every stream of ``device`` (default: the current device)."""
     idx = _index_of(device)
+    if _graphs.CAPTURES:
+        _graphs.check_not_capturing()
     if _real():
         import cupy
         with cupy.cuda.Device(idx):

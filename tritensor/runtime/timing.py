@@ -10,7 +10,10 @@ import statistics
 
 def event_median_ms(fn, warmup=2, rep=10):
     """Median milliseconds of ``fn()`` between two events, after ``warmup`` untimed calls."""
+    from . import graphs
     from .streams import Event, current_stream
+    if graphs.CAPTURES:         # autotuning times on the host: never during a CUDA graph capture
+        graphs.check_not_capturing()
     for _ in range(warmup):
         fn()
     stream = current_stream()

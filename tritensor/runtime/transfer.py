@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import graphs as _graphs
 from . import streams as _streams
 from .pinned import is_pinned_storage
 
@@ -53,6 +54,8 @@ def copy_bytes(dst, dst_offset, src, src_offset, nbytes, non_blocking=False):
     if nbytes == 0:
         return
     dst_cuda, src_cuda = dst.device.type == "cuda", src.device.type == "cuda"
+    if _graphs.CAPTURES and (dst_cuda or src_cuda):
+        _graphs.check_not_capturing()     # a transfer syncs the host: not during a CUDA graph capture
     if not dst_cuda and not src_cuda:
         _host_bytes(dst, dst_offset, nbytes)[...] = _host_bytes(src, src_offset, nbytes)
     elif not src_cuda:

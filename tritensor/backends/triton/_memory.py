@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import triton as _backend   # the package: _scratch is read there (compile checks rebind it)
+from ...runtime import graphs as _graphs
 from ._plan import _contiguous_strides, _prod, interpreting
 
 
@@ -71,7 +72,9 @@ class _View:
 def _scratch(like, shape, dtype):
     """A contiguous buffer on ``like``'s device (host memory under the interpreter)."""
     nbytes = max(_prod(shape) * dtype.itemsize, 1)
-    if interpreting():
+    # During a CUDA graph capture scratch comes from the allocator (the graph's private pool), so
+    # the recorded launches' pointers stay valid as long as the graph lives (runtime/graphs.py).
+    if interpreting() and not _graphs.CAPTURES:
         storage = _HostBuffer(nbytes)
     else:
         from ...runtime.storage import Storage
@@ -86,6 +89,8 @@ def upload(like, array):
     view = _backend._scratch(like, array.shape, _dtype(array.dtype.name))   # the package hook
     if array.size:
         storage = view._storage
+        if _graphs.CAPTURES and _graphs.record_upload(storage, array):
+            return view
         if isinstance(storage, _HostBuffer):
             storage.host[: array.nbytes] = array.reshape(-1).view(np.uint8)
         else:
