@@ -126,3 +126,39 @@ def test_non_archives_are_refused(tmp_path):
     tt.save({"a": tt.ones(2)}, str(path))            # a tt.save checkpoint is not a jit archive
     with pytest.raises(RuntimeError, match="refusing the file"):
         tt.jit.load(str(path))
+
+
+def _branchy(x, n: int):
+    s = x[:, 0]
+    for i in range(n):
+        s = s * 2 if s.sum() > 0 else s - 1
+    return s, x.shape[1]
+
+
+def test_scripted_round_trip_keeps_control_flow():
+    scripted = tt.jit.script(_branchy)
+    loaded = _roundtrip(scripted)
+    assert str(loaded.graph) == str(scripted.graph) and loaded.code == scripted.code
+    x = tt.tensor([[1.0, 5.0], [2.0, 6.0]])
+    # 3 doublings of (1, 2); a negative column goes down by 1 each time
+    assert loaded(x, 3)[0].tolist() == [8.0, 16.0] and loaded(x, 3)[1] == 2
+    assert loaded(-x, 2)[0].tolist() == [-3.0, -4.0]
+
+
+def test_scripted_module_round_trip():
+    from test_jit_script import Gate
+    tt.manual_seed(2)
+    gate = Gate().eval()
+    loaded = _roundtrip(tt.jit.script(gate))
+    for x in (tt.ones(2, 3), -tt.ones(2, 3) * 5):
+        np.testing.assert_allclose(loaded(x).detach().numpy(), gate(x).detach().numpy(), rtol=1e-6)
+
+
+def test_scripted_archives_refuse_unknown_attributes_and_callables():
+    members = _archive(tt.jit.script(_branchy))
+    model = json.loads(members["tritensor_jit/model.json"])
+    attr = next(n for n in model["graph"]["nodes"] if n["attrs"].get("call") == "attr")
+    attr["kind"] = "aten::__dict__"
+    members["tritensor_jit/model.json"] = json.dumps(model)
+    with pytest.raises(RuntimeError, match="unknown tensor attribute '__dict__'"):
+        tt.jit.load(_write(members))

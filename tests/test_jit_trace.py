@@ -21,7 +21,7 @@ WARN_BOOL = ("Converting a tensor to a Python boolean might cause the trace to b
 
 def _strip(graph):
     """The listing without its source comments (they name this file's lines)."""
-    return re.sub(r" # \S+:\d+:0", "", str(graph))
+    return re.sub(r" # \S+:\d+:\d+", "", str(graph))
 
 
 def data_dependent(x, y):          # the seed's example: the branch depends on x's values

@@ -75,9 +75,39 @@ class ScriptFunction(_Callable):
 
 def _check_arity(graph, args, name):
     n = len(graph.inputs)
+    decl = f"{name}({', '.join(f'{_decl_type(v.type)} {v.name}' for v in graph.inputs)})"
     if len(args) != n:
         raise RuntimeError(f"{name}() expected at most {n} argument(s) but received {len(args)} argument(s). "
-                           f"Declaration: {name}({', '.join(v.name for v in graph.inputs)})")
+                           f"Declaration: {decl}")
+    for i, (v, a) in enumerate(zip(graph.inputs, args)):
+        if not _matches(v.type, a):
+            found = "Tensor" if isinstance(a, Tensor) else type(a).__name__
+            raise RuntimeError(f"{name}() Expected a value of type '{_decl_type(v.type)}' for argument '{v.name}' "
+                               f"but instead found type '{found}'.\nPosition: {i}\nValue: {a!r}\nDeclaration: {decl}")
+
+
+def _decl_type(t):
+    if t.kind == "Tuple":
+        return "(" + ", ".join(_decl_type(e) for e in t.elements) + ")"
+    return t.kind
+
+
+def _matches(t, a):
+    """torch's argument check: a value of the declared type (an int where a float is declared)."""
+    kind = t.kind
+    if kind == "Tensor":
+        return isinstance(a, Tensor)
+    if kind == "int":
+        return isinstance(a, int) and not isinstance(a, bool)
+    if kind == "float":
+        return isinstance(a, (int, float)) and not isinstance(a, bool)
+    if kind == "bool":
+        return isinstance(a, bool)
+    if kind == "str":
+        return isinstance(a, str)
+    if kind == "Tuple":
+        return isinstance(a, tuple) and len(a) == len(t.elements) and all(map(_matches, t.elements, a))
+    return True
 
 
 def _nn_module():
@@ -202,6 +232,22 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         raise RuntimeError(f"tt.jit.trace expects a function or a module, not {type(func).__name__}")
     graph, _ = trace_graph(func, inputs, _input_names(func, len(inputs)))
     return ScriptFunction(graph, getattr(func, "__name__", "forward"))
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """torch.jit.script: compile ``obj`` (a function, or a module's forward) from its Python
+    source (tritensor/jit/_script.py's subset); control flow that depends on data stays control
+    flow. Anything outside the subset raises an error naming the line."""
+    from ._script import Compiler
+    if isinstance(obj, _Callable):
+        return obj
+    Module = _nn_module()
+    if isinstance(obj, Module):
+        graph = Compiler().function(type(obj).forward, module=obj)
+        return _script_module_class()._from_module(obj, graph, type(obj).__name__)
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        return ScriptFunction(Compiler().function(obj), obj.__name__)
+    raise RuntimeError(f"tt.jit.script expects a function or a module, not {type(obj).__name__}")
 
 
 def trace_module(mod, inputs, **kwargs):

@@ -60,6 +60,8 @@ class _Writer:
             return f"{_UNARY[name]}{ins[0]}"
         if call == "operator" and name == "getitem":
             return f"{ins[0]}[{ins[1]}]"
+        if call == "attr":
+            return f"{ins[0]}.{name}"
         if call == "method":
             return f"{args[0]}.{name}({', '.join(args[1:])})"
         if call in ("builtin", "math"):
@@ -92,16 +94,26 @@ class _Writer:
                 for c, i in zip(carried, ins[2:]):
                     self.lines.append(f"{pad}{c} = {i}")
                 i_name = self.name(body.inputs[0])
-                self.lines.append(f"{pad}{i_name} = 0")
+                always = ins[1] == "True" and self.name(body.returns[0]) == "True"
+                unbounded = ins[0] == str(2 ** 63 - 1)
                 cond = f"_cond_{i_name}"
-                self.lines.append(f"{pad}{cond} = {ins[1]}")
-                self.lines.append(f"{pad}while {cond} and {i_name} < {ins[0]}:")
+                if always:                       # a range loop
+                    self.lines.append(f"{pad}for {i_name} in range({ins[0]}):")
+                elif unbounded:                  # a while loop
+                    self.lines.append(f"{pad}{cond} = {ins[1]}")
+                    self.lines.append(f"{pad}while {cond}:")
+                else:
+                    self.lines.append(f"{pad}{i_name} = 0")
+                    self.lines.append(f"{pad}{cond} = {ins[1]}")
+                    self.lines.append(f"{pad}while {cond} and {i_name} < {ins[0]}:")
                 self.block(body, indent + 1)
                 rets = [self.name(r) for r in body.returns]
-                self.lines.append(f"{pad}  {cond} = {rets[0]}")
+                if not always:
+                    self.lines.append(f"{pad}  {cond} = {rets[0]}")
                 for c, r in zip(carried, rets[1:]):
                     self.lines.append(f"{pad}  {c} = {r}")
-                self.lines.append(f"{pad}  {i_name} = {i_name} + 1")
+                if not (always or unbounded):
+                    self.lines.append(f"{pad}  {i_name} = {i_name} + 1")
                 for o, c in zip(outs, carried):
                     self.lines.append(f"{pad}{o} = {c}")
                 continue

@@ -10,11 +10,12 @@ import operator
 from ..ops.table import TABLE
 
 BUILTINS = {"int": int, "float": float, "bool": bool, "len": len, "abs": abs, "min": min, "max": max,
-            "range": range, "isinstance": isinstance}
+            "range": range, "slice": slice}
 OPERATORS = {n: getattr(operator, n) for n in (
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "neg", "pos", "invert", "not_",
     "and_", "or_", "xor", "lshift", "rshift", "eq", "ne", "lt", "le", "gt", "ge", "getitem", "is_", "is_not",
-    "contains")}
+    "contains", "iadd", "isub", "imul", "itruediv")}
+TENSOR_ATTRS = frozenset({"shape", "dtype", "ndim", "T", "mT", "requires_grad", "is_cuda", "device"})
 MATH = {n: getattr(math, n) for n in ("sqrt", "exp", "log", "floor", "ceil", "sin", "cos", "tanh", "pi", "e", "inf")}
 
 # kind -> runner(node, inputs) -> outputs tuple, for the fuser's node kinds
@@ -43,6 +44,10 @@ def _resolve(node):
         return lambda self, *a, **k: getattr(self, name)(*a, **k)
     if call == "operator":
         return OPERATORS[name]
+    if call == "attr":
+        if name not in TENSOR_ATTRS:
+            raise RuntimeError(f"unknown tensor attribute {name!r}")
+        return lambda self: getattr(self, name)
     if call == "builtin":
         return BUILTINS[name]
     if call == "math":

@@ -23,7 +23,7 @@ from .. import dtypes as _dt
 from ..memory_formats import contiguous_format, channels_last, channels_last_3d, preserve_format
 from ..ops.table import TABLE
 from ..tensor import Tensor
-from ._interp import BUILTINS, MATH, OPERATORS
+from ._interp import BUILTINS, MATH, OPERATORS, TENSOR_ATTRS
 from ._ir import Block, Graph, Node, Type
 
 PREFIX = "tritensor_jit/"
@@ -35,8 +35,9 @@ _MEMORY_FORMATS = {str(f): f for f in (contiguous_format, channels_last, channel
 PRIM_KINDS = frozenset({"prim::Constant", "prim::GetAttr", "prim::TupleConstruct", "prim::TupleUnpack",
                         "prim::TupleIndex", "prim::If", "prim::Loop", "prim::CallFunction",
                         "prim::FusionGroup"})
-CALLS = ("op", "inplace", "fn", "method", "operator", "builtin", "math")
-TYPE_KINDS = frozenset({"Tensor", "int", "float", "bool", "str", "NoneType", "Tuple", "ScalarType", "Device"})
+CALLS = ("op", "inplace", "fn", "method", "operator", "builtin", "math", "attr")
+TYPE_KINDS = frozenset({"Tensor", "int", "float", "bool", "str", "NoneType", "Tuple", "ScalarType", "Device",
+                        "slice", "ellipsis", "list", "Any"})
 
 
 class _Error(RuntimeError):
@@ -69,6 +70,8 @@ class _Writer:
             return v if math.isfinite(v) else {"float": repr(v)}
         if isinstance(v, _dt.dtype):
             return {"dtype": v.name}
+        if v is Ellipsis:
+            return {"ellipsis": None}
         if isinstance(v, tuple):
             return {"tuple": [self.value(x) for x in v]}
         if isinstance(v, list):
@@ -172,6 +175,8 @@ class _Reader:
         if tag == "dict":
             _check(isinstance(x, dict), "a malformed dict")
             return {k: self.value(e, depth + 1) for k, e in x.items()}
+        if tag == "ellipsis":
+            return Ellipsis
         if tag == "memory_format":
             _check(x in _MEMORY_FORMATS, f"an unknown memory format {x!r}")
             return _MEMORY_FORMATS[x]
@@ -274,6 +279,8 @@ def _check_kind(kind, attrs):
                f"an unknown Tensor method {name!r}")
     elif call == "operator":
         _check(name in OPERATORS, f"an unknown operator {name!r}")
+    elif call == "attr":
+        _check(name in TENSOR_ATTRS, f"an unknown tensor attribute {name!r}")
     elif call == "builtin":
         _check(name in BUILTINS, f"an unknown builtin {name!r}")
     else:
