@@ -272,3 +272,22 @@ def test_emulated_device_refuses_a_triton_interpreter_that_numpy_breaks():
     fixed = 'scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))'
     assert interpreter_breaks_on(buggy, "2.4.0") and interpreter_breaks_on(buggy, "2.10.1")
     assert not interpreter_breaks_on(buggy, "2.3.5") and not interpreter_breaks_on(fixed, "2.4.6")
+
+
+def test_emulated_device_works_when_triton_was_imported_first():
+    """Triton decorates its own helpers (tl.sum, tl.max ...) when it is imported: before
+    TRITENSOR_EMULATE_CUDA turned the interpreter on they are compiled-mode functions, which the
+    interpreted kernels could not call. tritensor re-decorates them when it turns it on."""
+    import subprocess
+    import sys
+    if tt.cuda.is_available() and not tt.cuda.is_emulated():
+        pytest.skip("a real GPU: nothing is emulated")
+    code = ("import triton\nimport tritensor as tt\n"
+            "w = tt.arange(64.0, device='cuda').reshape(8, 8)\n"
+            "print(w.sum().item(), w.max().item(), tt.softmax(w, 1).sum().item())\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITENSOR_EMULATE_CUDA"] = "1"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    total, largest, rows = map(float, done.stdout.split())
+    assert (total, largest) == (2016.0, 63.0) and rows == pytest.approx(8.0, rel=1e-6)

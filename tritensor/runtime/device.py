@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 
 
@@ -110,8 +111,12 @@ def cuda_mode():
     """'real', 'emulated' or None; decided once per process."""
     if _env_true("TRITENSOR_EMULATE_CUDA") or _env_true("TRITON_INTERPRET"):
         # Triton decides interpreted-or-compiled when a kernel is decorated, which happens
-        # when tritensor first imports its kernels, after this point.
+        # when tritensor first imports its kernels, after this point; Triton's own helpers,
+        # decorated already if triton was imported first, are re-decorated (interpreter.py).
         os.environ["TRITON_INTERPRET"] = "1"
+        if "triton" in sys.modules:
+            from .interpreter import interpret_preloaded_language
+            interpret_preloaded_language()
         _check_interpreter()
         return "emulated"
     try:

@@ -36,6 +36,7 @@ def install() -> bool:
     """Install the nested-call fast path into Triton's interpreter (idempotent)."""
     if _installed["done"]:
         return True
+    interpret_preloaded_language()
     try:
         import triton.language as tl
         from triton.runtime import interpreter as ti
@@ -83,6 +84,36 @@ def install() -> bool:
     _no_dead_overflow_checks(ti)
     _installed["done"] = True
     return True
+
+
+def interpret_preloaded_language():
+    """Triton's own jitted helpers (tl.sum, tl.max, tl.cdiv ... in triton.language.standard) are
+    decorated when triton is imported, as compiled-mode functions unless TRITON_INTERPRET was
+    already set. A program that imported triton before tritensor turned the emulated device on
+    (TRITENSOR_EMULATE_CUDA=1 sets TRITON_INTERPRET at the first cuda use) would then fail in
+    every kernel calling them ("Cannot call @triton.jit'd outside of the scope of a kernel").
+    Re-decorate those helpers as interpreted functions, in every triton.language module that
+    holds them (one replacement per function, so the modules keep sharing it)."""
+    import sys
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return
+    replaced = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if type(value) is not JITFunction:
+                continue
+            new = replaced.get(id(value))
+            if new is None:
+                try:
+                    new = replaced[id(value)] = InterpretedFunction(value.fn, noinline=value.noinline)
+                except Exception:       # an interpreter with another signature: leave it alone
+                    return
+            setattr(module, attr, new)
 
 
 def _no_dead_overflow_checks(ti):
