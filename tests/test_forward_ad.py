@@ -438,3 +438,36 @@ def test_out_functions_have_no_forward_rule():
         o = tt.empty(3, dtype=tt.float64)
         tt.mul(x, x, out=o)
         assert fwAD.unpack_dual(o).tangent is None
+
+
+def test_gradcheck_forward_ad():
+    from tritensor.autograd import gradcheck, gradgradcheck
+    from tritensor.autograd.gradcheck import GradcheckError
+    x = tt.tensor([0.3, -0.8, 1.1], dtype=tt.float64, requires_grad=True)
+    w = tt.tensor([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]], dtype=tt.float64, requires_grad=True)
+
+    def f(a, b):
+        return (a.sin() @ b).softmax(-1)
+    assert gradcheck(f, (x, w), check_forward_ad=True)
+    assert gradcheck(f, (x, w), check_forward_ad=True, check_backward_ad=False)
+    assert gradgradcheck(f, (x, w), check_fwd_over_rev=True, check_rev_over_rev=False)
+    with pytest.raises(AssertionError, match="^Expected at least one of check_forward_ad or check_backward_ad "
+                                             "to be True$"):
+        gradcheck(f, (x, w), check_backward_ad=False)
+
+    class WrongJvp(tt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+    with pytest.raises(GradcheckError, match="^Jacobian computed with forward mode mismatch for output 0 with "
+                                             "respect to input 0,\nnumerical:"):
+        gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+    assert gradcheck(WrongJvp.apply, (x,))      # the backward alone is right

@@ -97,15 +97,41 @@ def analytical_jacobian(func, inputs, outs=None):
     return jac
 
 
+def forward_jacobian(func, inputs):
+    """Per input that requires grad, per output: the Jacobian from forward-mode AD
+    (tt.autograd.forward_ad), one forward pass per input element with a one-hot tangent."""
+    from ..ops import creation
+    from . import forward_ad as fwAD
+    diff = [i for i, t in enumerate(inputs) if hasattr(t, "requires_grad") and t.requires_grad]
+    jac = []
+    for i in diff:
+        t = inputs[i]
+        cols = []
+        for j in range(t.numel()):
+            onehot = np.zeros(t.numel())
+            onehot[j] = 1
+            tangent = creation.tensor(onehot.reshape(tuple(t.shape)), dtype=t.dtype, device=t.device)
+            with fwAD.dual_level():
+                args = list(inputs)
+                args[i] = fwAD.make_dual(t, tangent)
+                outs = _as_tuple(func(*args))
+                cols.append([_host(g) if g is not None else np.zeros(o.numel())
+                             for o, g in ((o, fwAD.unpack_dual(o).tangent) for o in outs)])
+        sizes = [o.numel() for o in _as_tuple(func(*inputs))]
+        jac.append([np.array([c[k] for c in cols]).reshape(t.numel(), sizes[k]) for k in range(len(sizes))])
+    return jac
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
               check_backward_ad=True, fast_mode=False, masked=None):
     """Check ``func``'s gradients against finite differences; True, or GradcheckError (a
     RuntimeError) / False. (fast_mode is accepted and runs the full check.)"""
-    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
-        raise NotImplementedError(
-            "tt.autograd.gradcheck: forward-mode AD and batched gradients (vmap) are not supported")
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError("tt.autograd.gradcheck: batched gradients (vmap) are not supported")
     inputs = _as_tuple(inputs)
     from .. import dtypes as _dt
     diff = [t for t in _tensors(inputs) if t.requires_grad]
@@ -125,9 +151,18 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         return False
 
     outs = list(_as_tuple(func(*inputs)))
+    numerical = numerical_jacobian(func, inputs, eps)
+    if check_forward_ad:       # forward-mode AD's Jacobian against the same finite differences
+        forward = forward_jacobian(func, inputs)
+        for i, (a_in, n_in) in enumerate(zip(forward, numerical)):
+            for k, (a, n) in enumerate(zip(a_in, n_in)):
+                if not outs[k].dtype.is_floating_point:
+                    continue
+                if a.shape != n.shape or not np.allclose(a, n, rtol=rtol, atol=atol):
+                    return fail(f"Jacobian computed with forward mode mismatch for output {k} with respect to "
+                                f"input {i},\nnumerical:{n}\nanalytical:{a}\n")
     if not check_backward_ad:
         return True
-    numerical = numerical_jacobian(func, inputs, eps)
     try:
         analytical = analytical_jacobian(func, inputs, outs)
     except GradcheckError as e:
@@ -162,9 +197,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     inputs and of the output gradients (random, requiring grad, when not given)."""
     from . import grad
     from ..ops import creation
-    if check_fwd_over_rev or check_batched_grad:
-        raise NotImplementedError(
-            "tt.autograd.gradgradcheck: forward-over-reverse and batched gradients are not supported")
+    if check_batched_grad:
+        raise NotImplementedError("tt.autograd.gradgradcheck: batched gradients (vmap) are not supported")
     inputs = _as_tuple(inputs)
     outs = _as_tuple(func(*inputs))
     if grad_outputs is None:
@@ -185,4 +219,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(g if g is not None else creation.zeros_like(xs[i]) for g, i in zip(gs, diff_idx))
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)
