@@ -162,3 +162,10 @@ def test_scripted_archives_refuse_unknown_attributes_and_callables():
     members["tritensor_jit/model.json"] = json.dumps(model)
     with pytest.raises(RuntimeError, match="unknown tensor attribute '__dict__'"):
         tt.jit.load(_write(members))
+
+
+def test_traced_indexing_round_trip():
+    traced = tt.jit.trace(lambda x: x[1:, ::2] * 2, (tt.ones(3, 4),))
+    loaded = _roundtrip(traced)
+    x = tt.arange(12.0).reshape(3, 4)
+    assert loaded(x).tolist() == [[8.0, 12.0], [16.0, 20.0]]

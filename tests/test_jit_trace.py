@@ -196,3 +196,23 @@ def test_replace_nodes_makes_one_group_that_runs_the_same():
     x, y = tt.tensor([0.0, 1.0, 2.0]), tt.tensor([1.0, 0.5, -1.0])
     assert np.allclose(run_graph(g, (x, y))[0].numpy(), np.exp((x.numpy() + y.numpy()) * y.numpy()) - x.numpy())
     assert traced.graph_for(x, y) is traced.graph or str(traced.graph_for(x, y))
+
+
+def test_trace_on_the_emulated_cuda_device():
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0.1, 2.0, (3, 4)).astype(np.float32)
+    t = rng.uniform(0.1, 2.0, (3, 4)).astype(np.float32)
+    traced = tt.jit.trace(iou_loss, (tt.tensor(p, device="cuda"), tt.tensor(t, device="cuda")))
+    assert "device=cuda:0" in str(traced.graph)
+    out = traced(tt.tensor(p, device="cuda"), tt.tensor(t, device="cuda"))
+    assert out.device.type == "cuda"
+    np.testing.assert_allclose(out.cpu().numpy(), _iou_numpy(p, t), rtol=1e-6)
+
+
+def test_an_unrecorded_in_place_change_warns():
+    def f(x):
+        y = x.clone()
+        y.copy_(x * 3)
+        return y + 1
+    with pytest.warns(TracerWarning, match="modified in place by an operation the trace could not record"):
+        tt.jit.trace(f, (tt.ones(2),))

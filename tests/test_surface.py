@@ -40,6 +40,8 @@ NOT_OPS_TT = {
     "set_autocast_dtype", "set_autocast_enabled",
     # the random number state
     "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+    # capture (tt.jit's machinery under torch.compile's name: a function wrapper, not an op)
+    "compile",
     # settings and serialization (files, not tensors)
     "get_float32_matmul_precision", "set_float32_matmul_precision", "set_printoptions", "load", "save", "load_file",
     "save_file",

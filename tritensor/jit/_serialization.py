@@ -72,6 +72,8 @@ class _Writer:
             return {"dtype": v.name}
         if v is Ellipsis:
             return {"ellipsis": None}
+        if isinstance(v, slice):
+            return {"slice": [self.value(v.start), self.value(v.stop), self.value(v.step)]}
         if isinstance(v, tuple):
             return {"tuple": [self.value(x) for x in v]}
         if isinstance(v, list):
@@ -177,6 +179,10 @@ class _Reader:
             return {k: self.value(e, depth + 1) for k, e in x.items()}
         if tag == "ellipsis":
             return Ellipsis
+        if tag == "slice":
+            _check(isinstance(x, list) and len(x) == 3 and all(e is None or type(e) is int for e in x),
+                   "a malformed slice")
+            return slice(*x)
         if tag == "memory_format":
             _check(x in _MEMORY_FORMATS, f"an unknown memory format {x!r}")
             return _MEMORY_FORMATS[x]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 from .. import _tracing
 from ..tensor import Tensor
@@ -35,16 +36,30 @@ class Tracer:
         self.graph = Graph()
         self.env = {}           # id(tensor) -> Value
         self.keep = []          # the tensors of env (their ids stay unique while the trace runs)
+        self.versions = {}      # id(tensor) -> (its version counter, the version the graph knows)
+        self.unrecorded = False
 
     def bind(self, t, value):
         self.env[id(t)] = value
         self.keep.append(t)
+        self.versions[id(t)] = (t._version_counter, t._version_counter.value)
+
+    def check_version(self, t):
+        """A tensor changed in place by something dispatch did not see (a copy_ into it, ...):
+        the graph would replay without that change."""
+        counter, known = self.versions[id(t)]
+        if counter.value != known and not self.unrecorded:
+            self.unrecorded = True
+            warnings.warn("A tensor was modified in place by an operation the trace could not record; "
+                          "the trace might not generalize to other inputs!", _tracing.TracerWarning, stacklevel=5)
 
     def value_of(self, a):
         """The graph value of an operand: a seen tensor's value, or a new constant."""
         if isinstance(a, Tensor):
             v = self.env.get(id(a))
-            if v is None:
+            if v is not None:
+                self.check_version(a)
+            else:
                 v = self.graph.constant(self.graph, a.detach(), _user_source())
                 self.bind(a, v)
             return v
@@ -62,6 +77,10 @@ class Tracer:
             self.bind(o, node.add_output(self.graph, Type.of(o)))
 
     def record_inplace(self, op, self_, others, attrs):
+        counter = self_._version_counter          # the op just ran: self and its aliases are current
+        for k, (c, _) in self.versions.items():
+            if c is counter:
+                self.versions[k] = (c, c.value)
         inputs = [self.value_of(self_)] + [self.value_of(a) for a in others]
         node = self.graph.append(Node("aten::" + op.name + "_", inputs, {"call": "inplace", "kwargs": dict(attrs)},
                                       _user_source()))
@@ -83,6 +102,8 @@ def _flatten_outputs(out, tracer):
     """The graph's outputs for a traced function's result: a tensor or a (nested) tuple/list
     of tensors, as torch's "Only tensors, lists, tuples of tensors, or dictionary of tensors"."""
     if isinstance(out, Tensor):
+        if id(out) in tracer.env:
+            tracer.check_version(out)
         return tracer.value_of(out)
     if isinstance(out, (tuple, list)):
         parts = [_flatten_outputs(o, tracer) for o in out]
@@ -110,6 +131,8 @@ def trace_graph(fn, inputs, input_names, attributes=()):
     with tracer:
         out = fn(*inputs)
         g.returns = [_flatten_outputs(out, tracer)]
+        for x in inputs:
+            tracer.check_version(x)
     _drop_unused(g)
     return g, out
 
