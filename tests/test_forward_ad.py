@@ -471,3 +471,21 @@ def test_gradcheck_forward_ad():
                                              "respect to input 0,\nnumerical:"):
         gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
     assert gradcheck(WrongJvp.apply, (x,))      # the backward alone is right
+
+
+def test_samplers_and_ops_torch_refuses():
+    """As torch 2.13 (recorded): poisson's tangent is zero, _standard_gamma has no forward rule,
+    and the ops with torch's not-implemented derivative refuse a dual input in its words."""
+    a = tt.tensor([1.5, 2.0], dtype=tt.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(a, tt.ones(2, dtype=tt.float64))
+        np.testing.assert_array_equal(_numpy(fwAD.unpack_dual(tt.poisson(d)).tangent), [0.0, 0.0])
+        with pytest.raises(NotImplementedError) as info:
+            tt._standard_gamma(d)
+        assert str(info.value) == _message("_standard_gamma")
+        with pytest.raises(NotImplementedError, match=r"^Trying to use forward AD with aten::_sample_dirichlet that "
+                                                      r"does not support it\.$"):
+            tt._sample_dirichlet(d)
+        with pytest.raises(NotImplementedError, match=r"^Trying to use forward AD with aten::binomial that does not "
+                                                      r"support it\.$"):
+            tt.binomial(d, tt.tensor([0.5, 0.5], dtype=tt.float64))

@@ -539,6 +539,19 @@ def _real_only_tensors(name, outputs, tangents):
             "derived from the backward, which holds for real dtypes only)")
 
 
+def elementwise_tangent(rule, input, out):
+    """``out``'s tangent from an elementwise gradient rule ``rule(grad)`` of ``input`` (a
+    sampler's implicit gradient): a diagonal Jacobian, so the rule fed the tangent."""
+    if _dual.state.suspended:
+        return
+    t = tangent_of(input)
+    if t is None:
+        return
+    with _suspended():
+        g = rule(t)
+    _set(out, g)
+
+
 # --------------------------------------------------------------------------- custom Functions
 def has_tangents(args):
     return not _dual.state.suspended and any(isinstance(a, Tensor) and tangent_of(a) is not None for a in args)

@@ -31,6 +31,8 @@ from .._autocast import autocast_policy as _autocast_policy
 
 import warnings
 
+from .. import _dual
+from ..autograd import forward_ad as _forward_ad
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..autograd.composite import named_composite
@@ -649,7 +651,10 @@ NotImplementedNode.__name__ = "torch::autograd::NotImplemented"
 
 
 def not_implemented_node(aten_name, inputs, outputs):
-    """Attach torch's NotImplemented node to ``outputs`` when an input requires grad."""
+    """Attach torch's NotImplemented node to ``outputs`` when an input requires grad (and, as
+    torch, refuse a dual input under forward AD)."""
+    if _dual.ACTIVE[0] and _forward_ad.has_tangents(inputs):
+        raise NotImplementedError(f"Trying to use forward AD with {aten_name} that does not support it.")
     if not L.needs_grad(*inputs):
         return outputs
     node = NotImplementedNode(f"derivative for {aten_name} is not implemented",

@@ -15,6 +15,8 @@ derivative is not implemented, as torch's.
 """
 from __future__ import annotations
 
+from .. import _dual
+from ..autograd import forward_ad as _forward_ad
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node, gradient_edge, node_class
@@ -114,6 +116,8 @@ class _SampleNode(Node):
 
 
 def _attach(name, rule, input, out):
+    if _dual.ACTIVE[0]:        # forward AD: the rule is elementwise (a diagonal Jacobian), so fed the
+        _forward_ad.elementwise_tangent(rule, input, out)      # tangent it gives the output's
     if needs_grad(input):
         node = _SampleNode(rule, gradient_edge(input))
         node.__class__ = node_class(name, _SampleNode)
@@ -126,6 +130,8 @@ def _standard_gamma(input, generator=None):
     alpha through the implicit reparameterisation gradient. As torch's, a draw is at least the
     dtype's smallest normal number (alpha <= 0 and NaN give that too); alpha = inf gives inf."""
     check_tensor("_standard_gamma", input)
+    if _dual.ACTIVE[0] and _forward_ad.tangent_of(input) is not None:     # as torch 2.13: no rule
+        raise NotImplementedError(_forward_ad.NOT_IMPLEMENTED.format("_standard_gamma"))
     out = _draw("gamma", [input], generator, "gamma")
     sample = out.detach()      # (the node keeps the draw, not its own output: no reference cycle)
     return _attach("StandardGammaBackward0", lambda g: mul(g, _standard_gamma_grad(input, sample)), input, out)
