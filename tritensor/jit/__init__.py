@@ -66,7 +66,7 @@ class ScriptFunction(_Callable):
         if kwargs:
             raise RuntimeError(f"{self.name}() takes no keyword arguments in its compiled form")
         _check_arity(self.graph, args, self.name)
-        out = run_graph(self.graph, args)
+        out = run_graph(self._graph_for(args), args)
         return out[0] if len(out) == 1 else out
 
     def __repr__(self):
@@ -168,7 +168,7 @@ def _make_script_module_class():
 
         def forward(self, *args):
             _check_arity(self.graph, args, "forward")
-            out = run_graph(self.graph, args, self._graph_attributes())
+            out = run_graph(self._graph_for(args), args, self._graph_attributes())
             return out[0] if len(out) == 1 else out
 
         def __repr__(self):
@@ -248,6 +248,11 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if inspect.isfunction(obj) or inspect.ismethod(obj):
         return ScriptFunction(Compiler().function(obj), obj.__name__)
     raise RuntimeError(f"tt.jit.script expects a function or a module, not {type(obj).__name__}")
+
+
+from . import _fusion  # noqa: E402  (the fuser: graph_for's groups, and how calls run them)
+
+_fusion._install()
 
 
 def trace_module(mod, inputs, **kwargs):

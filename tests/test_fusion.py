@@ -1,0 +1,267 @@
+"""The fuser (issue 26 item 2): which ops a traced graph groups (chains, broadcast, mixed dtypes;
+views and in-place ops ending groups), one generated kernel per group on cuda (launch counts),
+the results equal to the eager chain bit for bit and to float64 NumPy formulas, the generated
+source in TRITENSOR_CACHE_DIR named by its hash, and the recompile limit."""
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import tritensor as tt
+from tritensor.backends import triton as tb
+from tritensor.jit import _fusion
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("TRITENSOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "fused_kernels"))
+
+
+def iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
+    """1 - IoU of boxes (x1, y1, x2, y2): 20 pointwise ops."""
+    iw = (tt.minimum(px2, tx2) - tt.maximum(px1, tx1)).clamp(min=0)
+    ih = (tt.minimum(py2, ty2) - tt.maximum(py1, ty1)).clamp(min=0)
+    inter = iw * ih
+    union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
+    return 1 - inter / (union + 1e-6)
+
+
+def iou_numpy(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
+    """The same formula in float64 NumPy (the independent oracle)."""
+    iw = np.clip(np.minimum(px2, tx2) - np.maximum(px1, tx1), 0, None)
+    ih = np.clip(np.minimum(py2, ty2) - np.maximum(py1, ty1), 0, None)
+    inter = iw * ih
+    union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
+    return 1 - inter / (union + 1e-6)
+
+
+def boxes(n, seed=0):
+    rng = np.random.default_rng(seed)
+    cols = []
+    for _ in range(2):
+        lo = rng.random((n, 2)).astype(np.float32)
+        hi = lo + rng.random((n, 2)).astype(np.float32)
+        cols += [lo[:, 0], lo[:, 1], hi[:, 0], hi[:, 1]]
+    return cols
+
+
+def _groups(fn):
+    return [n for n in fn.graph_for().nodes if n.kind == "prim::FusionGroup"]
+
+
+def _ops(group):
+    return [n.name for n in group.attrs["subgraph"].nodes]
+
+
+def _host(t):
+    return t.detach().cpu().numpy()
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    seen = []
+    real = tb._run
+    monkeypatch.setattr(tb, "_run", lambda kernel, *a, **k: (seen.append(kernel), real(kernel, *a, **k))[1])
+    return seen
+
+
+def test_iou_loss_is_one_group_of_twenty_ops():
+    args = [tt.tensor(c) for c in boxes(5)]
+    f = tt.jit.trace(iou_loss, tuple(args))
+    groups = _groups(f)
+    assert len(groups) == 1
+    assert _ops(groups[0]) == ["minimum", "maximum", "sub", "clamp_min", "minimum", "maximum", "sub", "clamp_min",
+                               "mul", "sub", "sub", "mul", "sub", "sub", "mul", "add", "sub", "add", "div", "sub"]
+    assert "prim::FusionGroup" in str(f.graph_for(*args))
+    assert "prim::FusionGroup" not in str(f.graph)       # .graph stays the trace
+
+
+def test_iou_loss_fused_equals_eager_and_float64(device):
+    cols = boxes(2500)                               # 3 blocks of the emulated launch
+    args = [tt.tensor(c, device=device) for c in cols]
+    f = tt.jit.trace(iou_loss, tuple(args))
+    fused = f(*args)
+    eager = iou_loss(*args)
+    assert fused.dtype == tt.float32 and tuple(fused.shape) == (2500,) and fused.stride() == (1,)
+    np.testing.assert_array_equal(_host(fused), _host(eager))
+    want = iou_numpy(*(c.astype(np.float64) for c in cols))
+    np.testing.assert_allclose(_host(fused), want, rtol=0, atol=2e-6)
+
+
+def test_iou_forward_is_one_launch_on_cuda(launches):
+    args = [tt.tensor(c, device="cuda") for c in boxes(300)]
+    f = tt.jit.trace(iou_loss, tuple(args))
+    f(*args)                                          # the first call generates the kernel
+    launches.clear()
+    f(*args)
+    assert len(launches) == 1 and launches[0].fn.__name__ == "fused_kernel"
+    launches.clear()
+    iou_loss(*args)
+    assert len(launches) == 20                        # eager: one launch per op
+
+
+def test_broadcast_and_mixed_dtypes(device):
+    a = tt.tensor(np.arange(-3, 3, dtype=np.int32).reshape(6, 1), device=device)
+    b = tt.tensor(np.linspace(-2, 2, 5).astype(np.float16).reshape(1, 5), device=device)
+
+    def f(a, b):
+        return (a * b + 2) * 0.5 - a              # int32 x float16 -> float16, computed in float32
+
+    g = tt.jit.trace(f, (a, b))
+    assert [_ops(x) for x in _groups(g)] == [["mul", "add", "mul", "sub"]]
+    out = g(a, b)
+    eager = f(a, b)
+    assert out.dtype == tt.float16 and tuple(out.shape) == (6, 5)
+    np.testing.assert_array_equal(_host(out), _host(eager))
+    an, bn = np.arange(-3, 3).reshape(6, 1), np.linspace(-2, 2, 5).astype(np.float16).reshape(1, 5)
+    # float16 rounding after each op, as eager stores each intermediate
+    want = ((an * bn.astype(np.float32)).astype(np.float16).astype(np.float32) + 2).astype(np.float16)
+    want = (want.astype(np.float32) * 0.5).astype(np.float16)
+    want = (want.astype(np.float32) - an).astype(np.float16)
+    np.testing.assert_array_equal(_host(out), want)
+
+
+def test_comparisons_and_bool_intermediates(device):
+    x = tt.tensor([-1.5, 0.0, 2.0, 3.5], device=device)
+
+    def f(x):
+        return (x > 0) * x + (x <= 0)              # bool -> float promotion inside the group
+
+    g = tt.jit.trace(f, (x,))
+    assert [_ops(n) for n in _groups(g)] == [["gt", "mul", "le", "add"]]
+    out = g(x)
+    np.testing.assert_array_equal(_host(out), [1.0, 1.0, 2.0, 3.5])
+
+
+def test_views_end_groups(device):
+    x = tt.tensor(np.arange(12, dtype=np.float32).reshape(3, 4), device=device)
+
+    def f(x):
+        y = (x * 2 + 1).t()                        # a view between two groups
+        return y * 3 - 1
+
+    g = tt.jit.trace(f, (x,))
+    assert [_ops(n) for n in _groups(g)] == [["mul", "add"], ["mul", "sub"]]
+    out = g(x)
+    want = (np.arange(12, dtype=np.float32).reshape(3, 4) * 2 + 1).T * 3 - 1
+    np.testing.assert_array_equal(_host(out), want)
+    assert tuple(out.shape) == (4, 3) and out.stride() == f(x).stride()    # eager's layout (transposed)
+
+
+def test_inplace_ends_groups(device):
+    x = tt.tensor([1.0, 2.0, 3.0], device=device)
+
+    def f(x):
+        y = x * 2 + 1
+        y.mul_(x)                                  # in-place: the group before it must write y
+        return y * y - x
+
+    g = tt.jit.trace(f, (x,))
+    assert [_ops(n) for n in _groups(g)] == [["mul", "add"], ["mul", "sub"]]
+    out = g(x)
+    xn = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    np.testing.assert_array_equal(_host(out), ((xn * 2 + 1) * xn) ** 2 - xn)
+
+
+def test_strided_inputs_keep_eager_layout(device):
+    base = tt.tensor(np.arange(24, dtype=np.float32).reshape(4, 6), device=device)
+    x = base.t()[::2]                               # non-contiguous (3, 4), strides (2, 6)
+    y = tt.tensor(np.ones((3, 4), dtype=np.float32), device=device)
+
+    def f(x, y):
+        return (x - y) * (x + y)
+
+    g = tt.jit.trace(f, (x, y))
+    out = g(x, y)
+    eager = f(x, y)
+    assert out.stride() == eager.stride()
+    xn = np.arange(24, dtype=np.float32).reshape(4, 6).T[::2]
+    np.testing.assert_array_equal(_host(out), (xn - 1) * (xn + 1))
+
+
+def test_a_group_output_read_later_is_returned_by_the_group(device):
+    x = tt.tensor([0.5, -2.0], device=device)
+
+    def f(x):
+        a = x * x + 1
+        return a.sum() + (a * 3 - x).sum()        # a is read after the group ends
+
+    g = tt.jit.trace(f, (x,))
+    assert len(_groups(g)) == 1 and len(_groups(g)[0].outputs) == 2
+    assert float(g(x)) == pytest.approx((1.25 + 5.0) + (1.25 * 3 - 0.5 + 5.0 * 3 + 2.0))
+
+
+def test_gradients_through_a_group_equal_eager(device):
+    cols = boxes(7)
+    args = [tt.tensor(c, device=device, requires_grad=True) for c in cols]
+    f = tt.jit.trace(iou_loss, tuple(args))
+    f(*args).sum().backward()
+    fused = [_host(a.grad) for a in args]
+    for a in args:
+        a.grad = None
+    iou_loss(*args).sum().backward()
+    for got, a in zip(fused, args):
+        np.testing.assert_array_equal(got, _host(a.grad))
+
+
+def test_generated_source_is_a_file_named_by_its_hash(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TRITENSOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TRITENSOR_DUMP_KERNELS", "1")
+    x = tt.tensor([1.0, 2.0, 3.0], device="cuda")
+
+    def f(x):
+        return x * 7.25 - x / 3                    # a fresh group: its source is written now
+
+    out = tt.jit.trace(f, (x,))(x)
+    np.testing.assert_array_equal(_host(out), np.array([1, 2, 3], np.float32) * np.float32(7.25)
+                                  - np.array([1, 2, 3], np.float32) / np.float32(3))
+    files = sorted(tmp_path.glob("fused_*.py"))
+    assert len(files) == 1
+    text = files[0].read_text()
+    assert files[0].name == f"fused_{hashlib.sha256(text.encode()).hexdigest()[:32]}.py"
+    assert "def fused_kernel(" in text and "E.mul(" in text and "E.div(" in text
+    err = capsys.readouterr().err
+    assert str(files[0]) in err and "def fused_kernel(" in err
+
+
+def test_recompile_limit_runs_eagerly_and_says_so(device):
+    def f(x):
+        return x * 2 + 1
+
+    g = tt.jit.trace(f, (tt.ones(1, device=device),))
+    group = _groups(g)[0]
+    for n in range(1, _fusion.RECOMPILE_LIMIT + 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = g(tt.ones(n, device=device))
+        np.testing.assert_array_equal(_host(out), np.full(n, 3.0, np.float32))
+    assert len(group.attrs["_plans"]) == _fusion.RECOMPILE_LIMIT
+    with pytest.warns(RuntimeWarning, match="specialised for 8 input signatures; it now runs eagerly"):
+        out = g(tt.ones(20, device=device))
+    np.testing.assert_array_equal(_host(out), np.full(20, 3.0, np.float32))
+    assert len(group.attrs["_plans"]) == _fusion.RECOMPILE_LIMIT
+
+
+def test_the_cache_key_covers_dtype_and_grad_mode(device):
+    def f(x):
+        return x * 2 + 1
+
+    g = tt.jit.trace(f, (tt.ones(3, device=device),))
+    group = _groups(g)[0]
+    g(tt.ones(3, device=device))
+    out = g(tt.ones(3, dtype=tt.float64, device=device))
+    assert out.dtype == tt.float64
+    with tt.no_grad():
+        g(tt.ones(3, device=device))
+    assert len(group.attrs["_plans"]) == 3
+
+
+def test_cache_dir_default(monkeypatch, tmp_path):
+    from tritensor.backends.triton.fused import cache_dir
+    monkeypatch.delenv("TRITENSOR_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == os.path.join(str(tmp_path), "tritensor", "kernels")

@@ -1,0 +1,301 @@
+"""The fuser (issue 26 item 2): maximal runs of pointwise ops over one iteration space become one
+``prim::FusionGroup`` node, run as one generated Triton kernel on cuda
+(tritensor/backends/triton/fused.py) and as one pass of NumPy calls into preallocated buffers on
+cpu.
+
+Grouping (``fuse_graph``), over a graph's top-level nodes:
+  * a node joins a group when it is a primitive elementwise op of the table (its kernel is the
+    arity-generic elementwise kernel applying one FN), called with no keyword attributes, with
+    one tensor output of the group's shape on the group's device;
+  * anything else ends the group: a view (its output aliases an input: a later in-place write
+    through it must see memory, not registers), an in-place op, a reduction, control flow;
+  * scalar constants are hoisted to the top first, so they do not split groups;
+  * a group needs two ops (one op alone is already one launch).
+The group reads each outside value once and returns the values read after it, as
+``Graph.replace_nodes`` builds it.
+
+Running a group (``run_group``): the plan of each input signature (dtypes, shapes, strides,
+device, requires_grad, grad mode: the cache key) gives every step's output and compute dtype from
+the eager ops' own rules, so type promotion, broadcasting and rounding are eager's: the fused
+result equals the eager chain's bit for bit. Past ``RECOMPILE_LIMIT`` signatures one group runs
+eagerly, with a warning saying so. When a gradient is needed the group runs eagerly through the
+interpreter (autograd records the eager ops): the fused backward is not written yet.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+
+from .. import dtypes as _dt
+from ..autograd.grad_mode import is_grad_enabled
+from ..backends.base import backend_for, empty
+from ..ops import _layout
+from ..ops.table import TABLE
+from ..tensor import Tensor
+from ._interp import FUSION_GROUP_RUNNERS, run_graph
+from ._ir import Graph
+
+RECOMPILE_LIMIT = 8
+GROUP_KIND = "prim::FusionGroup"
+
+_FNS = None
+
+
+def pointwise_fns():
+    """{table op name: its elementwise FN name} for every primitive whose kernel is the
+    arity-generic elementwise kernel (ops/elementwise.py's ``launcher``)."""
+    global _FNS
+    if _FNS is None:
+        from ..ops.elementwise import launcher
+        code = launcher("x").__code__
+        fns = {}
+        for name, op in TABLE.items():
+            k = op.kernel
+            if getattr(k, "__code__", None) is code and op.outputs == () and op.view is None:
+                fns[name] = k.__closure__[0].cell_contents
+        _FNS = fns
+    return _FNS
+
+
+def _fusible(node):
+    if not node.kind.startswith("aten::") or node.attrs.get("call", "op") != "op" or node.attrs.get("kwargs"):
+        return False
+    if node.name not in pointwise_fns() or len(node.outputs) != 1:
+        return False
+    t = node.outputs[0].type
+    return t.kind == "Tensor" and t.shape is not None and t.dtype is not None
+
+
+def _scalar_constant(node):
+    return node.kind == "prim::Constant" and not isinstance(node.attrs.get("value"), Tensor)
+
+
+def fuse_graph(graph):
+    """A copy of ``graph`` with its fusion groups (prim::FusionGroup nodes)."""
+    g = graph.copy()
+    consts = [n for n in g.nodes if _scalar_constant(n)]
+    g.nodes[:] = consts + [n for n in g.nodes if not _scalar_constant(n)]
+    _sink_pure_nodes(g.nodes)
+    runs, run, space = [], [], None
+    for n in g.nodes:
+        if _fusible(n):
+            t = n.outputs[0].type
+            here = (tuple(t.shape), t.device)
+            if run and here == space:
+                run.append(n)
+                continue
+            if len(run) > 1:
+                runs.append(run)
+            run, space = [n], here
+        elif not _scalar_constant(n):
+            if len(run) > 1:
+                runs.append(run)
+            run, space = [], None
+    if len(run) > 1:
+        runs.append(run)
+    for r in runs:
+        g.replace_nodes(r, GROUP_KIND)
+    return g
+
+
+def _pure(node):
+    """An op that writes no memory (a view or an out-of-place op): it may run later."""
+    return node.kind.startswith("aten::") and node.attrs.get("call", "op") == "op" and not node.blocks
+
+
+def _sink_pure_nodes(nodes):
+    """Move pure non-fusible nodes (a reduction, a view) after the fusible nodes that follow them
+    and do not read them, so that one group is not split by an op it does not depend on. Nothing
+    moves past an in-place op or control flow."""
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(nodes) - 1):
+            a, b = nodes[i], nodes[i + 1]
+            if _pure(a) and not _fusible(a) and _fusible(b) and \
+                    not any(o is v for o in a.outputs for v in b.inputs):
+                nodes[i], nodes[i + 1] = b, a
+                changed = True
+
+
+def fusion_groups(graph):
+    """The fusion groups of ``graph`` (its prim::FusionGroup nodes, top level)."""
+    return [n for n in graph.nodes if n.kind == GROUP_KIND]
+
+
+# ---------------------------------------------------------------------------- plans
+
+
+class GroupPlan:
+    """One group for one input signature: ``inputs`` ("tensor", or a scalar's kernel kind 1/2),
+    ``steps`` (FN name, operand refs ("in", i) / ("tmp", j), compute dtype name, output dtype
+    name), ``outputs`` ((step, dtype) per group output), ``shape``; ``ops``/``metas`` for cpu."""
+
+    def __init__(self):
+        self.inputs, self.steps, self.outputs, self.ops, self.metas = [], [], [], [], []
+        self.shape = None
+        self.device = None
+        self.eager = None           # why this signature runs eagerly, or None
+        self._source = None
+        self.module = None
+
+    @property
+    def source(self):
+        if self._source is None:
+            from ..backends.triton.fused import generate_source
+            self._source = generate_source(self)
+        return self._source
+
+    def describe(self):
+        return " -> ".join(fn for fn, *_ in self.steps) + f" over {list(self.shape)}"
+
+
+def _placeholder(dtype, shape, device):
+    """A tensor with ``dtype`` and ``shape`` for the shape/dtype rules (one element, expanded)."""
+    t = empty((), dtype, device)
+    return t.expand(shape) if shape else t
+
+
+def _plan(sub, ins):
+    from ..backends.triton._plan import _scalar_arg
+    plan = GroupPlan()
+    where = {}          # id(value) -> ("in", i) / ("tmp", j)
+    fake = {}           # id(value) -> what the rules see
+    device = next(x.device for x in ins if isinstance(x, Tensor))
+    plan.device = device
+    for i, (v, x) in enumerate(zip(sub.inputs, ins)):
+        where[id(v)] = ("in", i)
+        if isinstance(x, Tensor):
+            plan.inputs.append("tensor")
+        elif isinstance(x, (bool, int, float)):
+            plan.inputs.append(_scalar_arg(x)[0])
+        else:
+            plan.eager = f"an operand of type {type(x).__name__}"
+            return plan
+        fake[id(v)] = x
+    fns = pointwise_fns()
+    for node in sub.nodes:
+        op = TABLE[node.name]
+        args = [fake[id(i)] for i in node.inputs]
+        meta = op.rule(*args)
+        if plan.shape is None:
+            plan.shape = tuple(meta.shape)
+        if tuple(meta.shape) != plan.shape or any(isinstance(a, Tensor) and a.device != device for a in args):
+            plan.eager = "the group's ops do not share one iteration space"
+            return plan
+        compute = meta.compute or meta.dtype
+        plan.steps.append((fns[node.name], [where[id(i)] for i in node.inputs], compute.name, meta.dtype.name))
+        plan.ops.append(op)
+        plan.metas.append((meta.dtype, compute))
+        j = len(plan.steps) - 1
+        where[id(node.outputs[0])] = ("tmp", j)
+        fake[id(node.outputs[0])] = _placeholder(meta.dtype, plan.shape, device)
+    for v in sub.returns:
+        kind, j = where[id(v)]
+        if kind != "tmp":
+            plan.eager = "a group returning its own input"
+            return plan
+        plan.outputs.append((j, plan.metas[j][0]))
+    return plan
+
+
+def _signature(ins):
+    key = [is_grad_enabled()]
+    for x in ins:
+        if isinstance(x, Tensor):
+            key.append((x._shape, x._stride, x.dtype, str(x.device), x.requires_grad))
+        else:
+            key.append(type(x))
+    return tuple(key)
+
+
+_lock = threading.Lock()
+
+
+def _plan_for(node, ins):
+    plans = node.attrs.setdefault("_plans", {})
+    key = _signature(ins)
+    plan = plans.get(key)
+    if plan is None:
+        with _lock:
+            plan = plans.get(key)
+            if plan is None:
+                if len(plans) >= RECOMPILE_LIMIT:
+                    if not node.attrs.get("_warned"):
+                        node.attrs["_warned"] = True
+                        warnings.warn(f"tt.jit: a fusion group was specialised for {RECOMPILE_LIMIT} input "
+                                      "signatures; it now runs eagerly for new ones", RuntimeWarning,
+                                      stacklevel=4)
+                    return None
+                plan = plans[key] = _plan(node.attrs["subgraph"], ins)
+    return plan
+
+
+def _needs_grad(ins):
+    if not is_grad_enabled():
+        return False
+    return any(isinstance(x, Tensor) and x.requires_grad for x in ins)
+
+
+def run_group(node, ins):
+    """The interpreter's runner of a prim::FusionGroup node: its outputs for ``ins``."""
+    sub = node.attrs["subgraph"]
+    if _needs_grad(ins) or not any(isinstance(x, Tensor) for x in ins):
+        return run_graph(sub, ins)
+    plan = _plan_for(node, ins)
+    if plan is None or plan.eager is not None:
+        return run_graph(sub, ins)
+    tensors = [(x._shape, x._stride) for x in ins if isinstance(x, Tensor)]
+    strides = _layout.iterator_strides(plan.shape, tensors, any(k != "tensor" for k in plan.inputs))
+    outs = tuple(_new(plan.shape, dtype, plan.device, strides) for _, dtype in plan.outputs)
+    backend = backend_for(plan.device)
+    if backend.host_memory:
+        _run_numpy(plan, outs, ins)
+    else:
+        from ..backends.triton.fused import run
+        if not run(plan, outs, ins):
+            return run_graph(sub, ins)
+    return outs
+
+
+def _new(shape, dtype, device, strides):
+    t = empty(shape, dtype, device)
+    if strides is not None and tuple(strides) != tuple(t._stride):
+        n = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+        base = empty((n,), dtype, device)
+        t = base.as_strided(shape, strides)
+    return t
+
+
+def _run_numpy(plan, outs, ins):
+    """The group on cpu: each step's NumPy reference (the eager op's own) into a preallocated
+    buffer; no dispatch, no rule, no autograd between them."""
+    from ..backends.numpy_ref import run_op
+    vals = []
+    out_of = {j: outs[i] for i, (j, _) in enumerate(plan.outputs)}
+    for j, ((fn, refs, _, _), op, (dtype, compute)) in enumerate(zip(plan.steps, plan.ops, plan.metas)):
+        args = [ins[k] if kind == "in" else vals[k] for kind, k in refs]
+        buf = out_of.get(j)
+        if buf is None:
+            buf = empty(plan.shape, dtype, plan.device)
+        run_op(op, buf, *args, compute=compute)
+        vals.append(buf)
+
+
+FUSION_GROUP_RUNNERS[GROUP_KIND] = run_group
+
+
+def _graph_for(graph, inputs):
+    fused = getattr(graph, "_tt_fused", None)
+    if fused is None:
+        fused = graph._tt_fused = fuse_graph(graph)
+    return fused
+
+
+def _install():
+    from . import GRAPH_FOR_HOOKS
+    if _graph_for not in GRAPH_FOR_HOOKS:
+        GRAPH_FOR_HOOKS.append(_graph_for)
+
+
+del Graph, _dt
