@@ -106,3 +106,17 @@ def test_compiled_module_and_arguments():
         tt.compile(lambda x: x, mode="fast")
     f = lambda x: x  # noqa: E731
     assert tt.compile(f, disable=True) is f
+
+
+def test_reduce_overhead_replays_cuda_graphs_on_the_emulated_device():
+    cf = tt.compile(lambda x, y: (x * y).relu() + 1, mode="reduce-overhead")
+    y = tt.full((5,), 2.0, device="cuda")
+    outs = [cf(tt.full((5,), float(i) - 1, device="cuda"), y).tolist() for i in range(4)]
+    assert outs == [[1.0] * 5, [1.0] * 5, [3.0] * 5, [5.0] * 5]
+    assert len(cf._graphed._entries) == 1 and cf.explain()["graph_count"] == 1   # one CUDA graph, one trace
+    tt.manual_seed(0)
+    m = tt.nn.Linear(3, 2).to("cuda")
+    cm = tt.compile(m, mode="reduce-overhead")
+    for _ in range(4):                   # two warm-ups, the capture, a replay: gradients accumulate
+        cm(tt.ones(4, 3, device="cuda")).sum().backward()
+    assert m.bias.grad.tolist() == [16.0, 16.0] and m.weight.grad.tolist() == [[16.0] * 3] * 2

@@ -7,6 +7,10 @@ argument's value; grad mode; whether autocast is active; a module's training fla
 always guarded: a trace bakes in the Python ints it read from shapes, so ``dynamic=True`` is
 accepted but still compiles once per shape (correct, never silently wrong).
 
+``mode="reduce-overhead"``: calls whose tensors are all on a cuda device also run through CUDA
+graphs (tritensor/cuda_graphs.py's ``graphed``: two warm-up calls per signature, then one graph
+replayed), the captured graph inside them.
+
 What the trace cannot capture runs eagerly instead, and says why: a tensor read as a Python value
 (data-dependent control flow, ``.item()``), outputs that are not tensors, keyword arguments,
 in-place changes the trace could not see, a nested capture, or more than
@@ -88,6 +92,16 @@ class CompiledFunction:
         return getattr(self._fn, "__qualname__", getattr(self._fn, "__name__", repr(self._fn)))
 
     def __call__(self, *args, **kwargs):
+        if self.mode == "reduce-overhead" and not kwargs and _tracing.state.tracer is None and args and \
+                all(a.device.type == "cuda" for a in args if isinstance(a, Tensor)):
+            graphed = self.__dict__.get("_graphed")
+            if graphed is None:       # CUDA graphs of the captured graph (tritensor/cuda_graphs.py)
+                from .cuda_graphs import graphed as _graphed
+                graphed = self._graphed = _graphed(_captured_call(self))
+            return graphed(*args)
+        return self._call(*args, **kwargs)
+
+    def _call(self, *args, **kwargs):
         if kwargs:
             return self._eager(args, kwargs, "keyword arguments are not captured (pass tensors positionally)")
         if _tracing.state.tracer is not None:
@@ -174,6 +188,19 @@ class CompiledFunction:
     def graphs(self):
         """The captured graphs, one per signature (their .graph, .code)."""
         return list(self._graphs.values())
+
+
+def _captured_call(compiled):
+    """The compiled call as cuda_graphs.graphed sees it: for a module, a _ModuleCall (its
+    parameters are graph inputs, so a training step's backward is graphed too)."""
+    if compiled._module is None:
+        return lambda *args: compiled._call(*args)
+    from .cuda_graphs import _ModuleCall
+
+    class CapturedModuleCall(_ModuleCall):
+        def __call__(self, *args):
+            return compiled._call(*args)
+    return CapturedModuleCall(compiled._module)
 
 
 def _optimized_module_class():
