@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-BLOCK = 64
+BLOCK = 256     # keys per block: large enough for BLAS, small enough for O(L * BLOCK) memory
 _M32 = np.uint64(0xFFFFFFFF)
 
 
@@ -63,22 +63,31 @@ def philox_keep(seed, offset, zh, i, j, L, S, p):
     return (words >> np.uint64(1)) < np.uint64(keep_threshold(p))
 
 
-def _scores(q, kb, mask, j0, j1, scale, is_causal, shift):
-    """scale * q kb^T + mask over keys j0:j1, masked entries -inf: (Z, H, L, j1 - j0)."""
-    s = np.einsum("zhld,zhsd->zhls", q, kb) * q.dtype.type(scale)
+def _scores(q, kb, mask, r0, j0, j1, scale, is_causal, shift):
+    """scale * q[r0:] kb^T + mask over keys j0:j1, masked entries -inf: (Z, H, L - r0, j1 - j0)."""
+    s = np.matmul(q[:, :, r0:], np.swapaxes(kb, -1, -2))
+    s *= q.dtype.type(scale)
     L = q.shape[2]
     if mask is not None:
-        mb = mask[..., j0:j1]
-        s = np.where(mb, s, -np.inf) if mb.dtype == np.bool_ else s + mb.astype(s.dtype)
-    if is_causal:
-        s = np.where(np.arange(j0, j1)[None, :] <= np.arange(L)[:, None] + shift, s, -np.inf)
+        mb = mask[:, :, r0:, j0:j1]
+        if mb.dtype == np.bool_:
+            s[~np.broadcast_to(mb, s.shape)] = -np.inf
+        else:
+            s += mb.astype(s.dtype, copy=False)
+    if is_causal and j1 - 1 > r0 + shift:        # the block crosses the diagonal
+        s[:, :, np.arange(j0, j1)[None, :] > np.arange(r0, L)[:, None] + shift] = -np.inf
     return s
 
 
-def _drop(seed, offset, shape, j0, j1, p):
+def _first_row(j0, is_causal, shift):
+    """Rows above j0 - shift see no key of a block starting at j0 (causal)."""
+    return max(0, j0 - shift) if is_causal else 0
+
+
+def _drop(seed, offset, shape, r0, j0, j1, p):
     Z, H, L, S = shape
-    keep = philox_keep(seed, offset, np.arange(Z * H), np.arange(L), np.arange(j0, j1), L, S, p)
-    return keep.reshape(Z, H, L, j1 - j0)
+    keep = philox_keep(seed, offset, np.arange(Z * H), np.arange(r0, L), np.arange(j0, j1), L, S, p)
+    return keep.reshape(Z, H, L - r0, j1 - j0)
 
 
 def _heads(t, H):
@@ -87,7 +96,8 @@ def _heads(t, H):
 
 
 def attention_forward(q, k, v, *, mask, scale, is_causal, dropout_p, seed, offset, causal_shift=0):
-    """(out (Z, H, L, Ev), lse (Z, H, L), in the compute dtype) by the online softmax over key blocks."""
+    """(out (Z, H, L, Ev), lse (Z, H, L), in the compute dtype) by the online softmax over key
+    blocks (causal: only the rows that see a block, and no block past the last row's diagonal)."""
     Z, H, L, _ = q.shape
     S, Ev = k.shape[2], v.shape[3]
     k, v = _heads(k, H), _heads(v, H)
@@ -97,16 +107,21 @@ def attention_forward(q, k, v, *, mask, scale, is_causal, dropout_p, seed, offse
     with np.errstate(invalid="ignore", over="ignore"):
         for j0 in range(0, S, BLOCK):
             j1 = min(S, j0 + BLOCK)
-            s = _scores(q, k[:, :, j0:j1], mask, j0, j1, scale, is_causal, causal_shift)
-            m_new = np.maximum(m, s.max(-1, keepdims=True))
+            r0 = _first_row(j0, is_causal, causal_shift)
+            if r0 >= L:
+                break
+            s = _scores(q, k[:, :, j0:j1], mask, r0, j0, j1, scale, is_causal, causal_shift)
+            m_old = m[:, :, r0:]
+            m_new = np.maximum(m_old, s.max(-1, keepdims=True))
             m_safe = np.where(np.isneginf(m_new), 0, m_new)       # a row with nothing yet: no NaN
-            alpha = np.exp(m - m_safe)
-            p = np.exp(s - m_safe)
-            l = l * alpha + p.sum(-1, keepdims=True)
+            alpha = np.exp(m_old - m_safe)
+            s -= m_safe
+            p = np.exp(s, out=s)
+            l[:, :, r0:] = l[:, :, r0:] * alpha + p.sum(-1, keepdims=True)
             if dropout_p > 0:
-                p = np.where(_drop(seed, offset, (Z, H, L, S), j0, j1, dropout_p), p / (1 - dropout_p), 0)
-            acc = acc * alpha + np.einsum("zhls,zhsd->zhld", p.astype(q.dtype), v[:, :, j0:j1])
-            m = m_new
+                p = np.where(_drop(seed, offset, (Z, H, L, S), r0, j0, j1, dropout_p), p / (1 - dropout_p), 0)
+            acc[:, :, r0:] = acc[:, :, r0:] * alpha + np.matmul(p.astype(q.dtype, copy=False), v[:, :, j0:j1])
+            m[:, :, r0:] = m_new
         empty = l == 0
         out = np.where(empty, 0, acc / np.where(empty, 1, l))
         lse = np.where(empty, np.inf, m + np.log(np.where(empty, 1, l)))[..., 0]
@@ -127,18 +142,24 @@ def attention_backward(g, q, k, v, out, lse, *, mask, scale, is_causal, dropout_
     with np.errstate(invalid="ignore", over="ignore"):
         for j0 in range(0, S, BLOCK):
             j1 = min(S, j0 + BLOCK)
-            s = _scores(q, ke[:, :, j0:j1], mask, j0, j1, scale, is_causal, causal_shift)
-            p = np.exp(s - lse)                       # lse = +inf on empty rows: p = 0
-            dp = np.einsum("zhld,zhsd->zhls", g, ve[:, :, j0:j1])
+            r0 = _first_row(j0, is_causal, causal_shift)
+            if r0 >= L:
+                break
+            s = _scores(q, ke[:, :, j0:j1], mask, r0, j0, j1, scale, is_causal, causal_shift)
+            s -= lse[:, :, r0:]
+            p = np.exp(s, out=s)                       # lse = +inf on empty rows: p = 0
+            gr = g[:, :, r0:]
+            dp = np.matmul(gr, np.swapaxes(ve[:, :, j0:j1], -1, -2))
             pz = p
             if dropout_p > 0:
-                zmask = _drop(seed, offset, (Z, H, L, S), j0, j1, dropout_p)
+                zmask = _drop(seed, offset, (Z, H, L, S), r0, j0, j1, dropout_p)
                 pz = np.where(zmask, p / (1 - dropout_p), 0)
                 dp = np.where(zmask, dp / (1 - dropout_p), 0)
-            dv[:, :, j0:j1] = np.einsum("zhls,zhld->zhsd", pz, g)
-            ds = p * (dp - delta)
-            dk[:, :, j0:j1] = np.einsum("zhls,zhld->zhsd", ds, q) * scale
-            dq += np.einsum("zhls,zhsd->zhld", ds, ke[:, :, j0:j1]) * scale
+            dv[:, :, j0:j1] = np.matmul(np.swapaxes(pz, -1, -2), gr)
+            dp -= delta[:, :, r0:]
+            dp *= p                                    # dS
+            dk[:, :, j0:j1] = np.matmul(np.swapaxes(dp, -1, -2), q[:, :, r0:]) * scale
+            dq[:, :, r0:] += np.matmul(dp, ke[:, :, j0:j1]) * scale
     g_k, g_v = H // Hk, H // v.shape[1]
     dk = dk.reshape(Z, Hk, g_k, S, dk.shape[-1]).sum(2)
     dv = dv.reshape(Z, v.shape[1], g_v, S, dv.shape[-1]).sum(2)
