@@ -329,3 +329,31 @@ def test_aten_operators_layout_and_unsupported_arguments():
     assert res[1].numel() == 0 and res[2].numel() == 0 and res[4:] == (5, 7)
     with pytest.raises(RuntimeError, match="custom_mask_type"):
         tt.ops.aten._efficient_attention_forward(q, k, v, None, None, None, None, None, 0.0, 3)
+
+
+@pytest.mark.parametrize("name", ["odd_lengths", "causal_wide", "causal_tall", "gqa", "float_mask_heads"])
+def test_the_cpu_reference_across_its_key_blocks(name, monkeypatch):
+    """The blockwise reference with blocks of 4 keys (its default, 256, is wider than the cases):
+    the online softmax's rescaling, the causal rows and blocks it skips, torch's values again."""
+    from tritensor.backends import numpy_attention
+    monkeypatch.setattr(numpy_attention, "BLOCK", 4)
+    q, k, v, m, g, kwargs = attention_cases.arrays(name)
+    tq, tk, tv = (_t(a, "cpu", grad=True) for a in (q, k, v))
+    tm = _t(m, "cpu")                              # a float mask without grad: the blockwise path
+    out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm, **kwargs)
+    np.testing.assert_allclose(_np(out), VALUES[f"{name}/out"], rtol=1e-10, atol=1e-12)
+    for key, gr in zip(("dq", "dk", "dv"), tt.autograd.grad(out, [tq, tk, tv], tt.tensor(g))):
+        np.testing.assert_allclose(_np(gr), VALUES[f"{name}/{key}"], rtol=1e-9, atol=1e-11, err_msg=key)
+
+
+def test_the_cpu_reference_keeps_dropout_across_key_blocks(monkeypatch):
+    """The same seeded dropout run with one key block and with blocks of 4 (the Philox draw is
+    keyed by the element, not by the block)."""
+    from tritensor.backends import numpy_attention
+    q, k, v = _small("cpu", grad=False, seed=17)
+    tt.manual_seed(4)
+    a = _np(F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True))
+    monkeypatch.setattr(numpy_attention, "BLOCK", 2)
+    tt.manual_seed(4)
+    b = _np(F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True))
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
