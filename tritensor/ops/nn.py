@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..runtime import graphs as _graphs
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite
 from ..autograd.function import Function
@@ -283,6 +284,10 @@ def _check_target_range(target, C, ignore_index):
     """torch's "Target t is out of bounds." for a class index outside [0, C) (ignore_index aside).
     A read of the target on the host: torch checks on the cpu and asserts inside its cuda kernel."""
     if target.numel() == 0:
+        return
+    if _graphs.CAPTURES and _graphs.host_reads_refused(target.device):
+        # capturing a CUDA graph: no host read (torch asserts inside its kernel instead); the
+        # kernels mask a target outside [0, C), so it reads nothing outside its row
         return
     t = target.detach().to(_dt.int64)
     bad = ((t < 0) | (t >= C)) & (t != ignore_index)

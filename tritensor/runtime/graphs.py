@@ -85,6 +85,12 @@ def check_random_not_capturing(device):
             "with the graph). Draw them outside the capture and copy them into a static tensor.")
 
 
+def host_reads_refused(device) -> bool:
+    """Whether reading ``device``'s memory on the host would be refused now (a capture is
+    underway and the device is a cuda device): ops with host-side checks skip them then."""
+    return bool(CAPTURES) and device.type == "cuda"
+
+
 def record(kernel, grid, args, meta) -> bool:
     """Emulated device: keep the launch for the capturing graph instead of running it. False
     when the launch's stream is not capturing (it then runs as usual)."""
