@@ -191,3 +191,37 @@ def test_constructs_outside_the_subset_name_their_line():
         tt.jit.script(_comprehension)
     with pytest.raises(UnsupportedNodeError, match=r"break aren't supported:(.|\n)*        break\n        ~~~~~ <--- HERE"):
         tt.jit.script(_breaks)
+
+
+@tt.jit.ignore
+def _python_side(x) -> float:
+    return float(len(str(x.shape)))
+
+
+@tt.jit.unused
+def _old(x):
+    return x
+
+
+def _checked(x, n: int):
+    assert n >= 0, "n must be non-negative"
+    if n > 5:
+        raise ValueError("too big")
+    if n == 3:
+        return _old(x)
+    return x * _python_side(x)
+
+
+def test_raise_assert_ignore_and_unused():
+    scripted = tt.jit.script(_checked)
+    assert scripted(tt.ones(2), 1).tolist() == [len("tritensor.Size([2])")] * 2      # ignored: run by Python
+    with pytest.raises(AssertionError, match="^n must be non-negative$"):
+        scripted(tt.ones(2), -1)
+    with pytest.raises(ValueError, match="^too big$"):
+        scripted(tt.ones(2), 6)
+    with pytest.raises(RuntimeError, match="_old was marked @tt.jit.unused"):
+        scripted(tt.ones(2), 3)
+    assert "raise ValueError('too big')" in scripted.code and "_python_side(x)" in scripted.code
+    with pytest.raises(RuntimeError, match="Could not export Python function call '_python_side'"):
+        import io
+        scripted.save(io.BytesIO())

@@ -53,6 +53,10 @@ class _Writer:
             return f"{ins[0]}[{node.attrs['index']}]"
         if kind == "prim::CallFunction":
             return f"{node.attrs.get('name', 'fn')}({', '.join(ins)})"
+        if kind == "prim::RaiseException":
+            return f"raise {node.attrs['exception']}({node.attrs.get('message', '')!r})"
+        if kind == "prim::PythonOp":
+            return f"{node.attrs['name']}({', '.join(pos + [f'{k}={v}' for k, v in zip(names, ins[len(pos):])])})"
         name = node.name
         if call == "operator" and name in _BINARY and len(ins) == 2:
             return f"{ins[0]} {_BINARY[name]} {ins[1]}"

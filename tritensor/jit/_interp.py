@@ -18,6 +18,8 @@ OPERATORS = {n: getattr(operator, n) for n in (
 TENSOR_ATTRS = frozenset({"shape", "dtype", "ndim", "T", "mT", "requires_grad", "is_cuda", "device"})
 MATH = {n: getattr(math, n) for n in ("sqrt", "exp", "log", "floor", "ceil", "sin", "cos", "tanh", "pi", "e", "inf")}
 
+EXCEPTIONS = {e.__name__: e for e in (AssertionError, RuntimeError, ValueError, TypeError, IndexError, KeyError,
+                                       NotImplementedError, ZeroDivisionError, Exception)}
 # kind -> runner(node, inputs) -> outputs tuple, for the fuser's node kinds
 FUSION_GROUP_RUNNERS = {}
 
@@ -90,6 +92,12 @@ def _run_block(block, env, attributes):
             outs = _run_loop(node, ins, env, attributes)
         elif kind == "prim::CallFunction":
             outs = run_graph(node.attrs["graph"], ins, attributes)
+        elif kind == "prim::RaiseException":
+            raise EXCEPTIONS[node.attrs["exception"]](node.attrs.get("message", ""))
+        elif kind == "prim::PythonOp":          # a @tt.jit.ignore'd function, left to Python
+            names = node.attrs.get("names") or ()
+            pos = ins[:len(ins) - len(names)]
+            outs = (node.attrs["_callable"](*pos, **dict(zip(names, ins[len(pos):]))),)
         elif kind in FUSION_GROUP_RUNNERS:
             outs = FUSION_GROUP_RUNNERS[kind](node, ins)
         elif kind == "prim::FusionGroup":

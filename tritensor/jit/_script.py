@@ -48,6 +48,9 @@ _METHOD_TYPES = {"dim": INT, "numel": INT, "item": FLOAT, "is_contiguous": BOOL,
 TENSOR_ATTRS = {"shape": Type("Tuple"), "dtype": Type("ScalarType"), "ndim": INT, "T": TENSOR, "mT": TENSOR,
                 "requires_grad": BOOL, "is_cuda": BOOL, "device": Type("Device")}
 INT_MAX = 2 ** 63 - 1
+EXCEPTIONS = ("AssertionError", "RuntimeError", "ValueError", "TypeError", "IndexError", "KeyError",
+              "NotImplementedError", "ZeroDivisionError", "Exception")
+RAISED = "raised"            # block(): every path raises
 
 
 class _ModuleRef:
@@ -203,6 +206,12 @@ class Compiler:
     def block(self, stmts, block, env):
         """Compile ``stmts``; the returned values when every path returns, else None."""
         for i, s in enumerate(stmts):
+            if isinstance(s, ast.Raise):
+                self.raise_stmt(s, block, env)
+                return RAISED
+            if isinstance(s, ast.Assert):
+                self.assert_stmt(s, block, env)
+                continue
             if isinstance(s, ast.Return):
                 return [self.expr(s.value, block, env)] if s.value is not None else [self.const(None, block, s)]
             if isinstance(s, ast.If):
@@ -214,6 +223,39 @@ class Compiler:
                 continue
             self.stmt(s, block, env)
         return None
+
+    def _exception(self, exc, node, env):
+        """(class name, message) of ``raise Cls("literal")`` / ``raise Cls``."""
+        msg = ""
+        if isinstance(exc, ast.Call):
+            if len(exc.args) > 1 or exc.keywords or exc.args and not (
+                    isinstance(exc.args[0], ast.Constant) and isinstance(exc.args[0].value, str)):
+                raise self.fnc.error(exc, "raise takes one string literal message in script", NotSupportedError)
+            msg = exc.args[0].value if exc.args else ""
+            exc = exc.func
+        name = exc.id if isinstance(exc, ast.Name) else None
+        if name not in EXCEPTIONS:
+            raise self.fnc.error(exc, f"raise supports the builtin exceptions {', '.join(EXCEPTIONS)}",
+                                 NotSupportedError)
+        return name, msg
+
+    def raise_stmt(self, s, block, env):
+        if s.exc is None or s.cause is not None:
+            raise self.fnc.error(s, "raise needs an exception (and no 'from') in script", NotSupportedError)
+        name, msg = self._exception(s.exc, s, env)
+        block.append(Node("prim::RaiseException", (), {"exception": name, "message": msg}, self.fnc.where(s)))
+
+    def assert_stmt(self, s, block, env):
+        if s.msg is not None and not (isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str)):
+            raise self.fnc.error(s.msg, "an assert's message must be a string literal in script", NotSupportedError)
+        cond = self._cond(s.test, block, env)
+        node = Node("prim::If", [cond], {}, self.fnc.where(s))
+        ok, fail = Block(self.graph), Block(self.graph)
+        fail.append(Node("prim::RaiseException", (), {"exception": "AssertionError",
+                                                     "message": s.msg.value if s.msg is not None else ""},
+                         self.fnc.where(s)))
+        node.blocks = [ok, fail]
+        block.append(node)
 
     def stmt(self, s, block, env):
         fnc = self.fnc
@@ -238,6 +280,10 @@ class Compiler:
             self.expr(s.value, block, env)
         elif isinstance(s, ast.Pass):
             return
+        elif isinstance(s, ast.Raise):
+            self.raise_stmt(s, block, env)
+        elif isinstance(s, ast.Assert):
+            self.assert_stmt(s, block, env)
         elif isinstance(s, ast.For):
             self.for_stmt(s, block, env)
         elif isinstance(s, ast.While):
@@ -246,7 +292,7 @@ class Compiler:
             raise fnc.error(s, "return is only supported at the end of a block", NotSupportedError)
         else:
             what = {ast.Break: "break", ast.Continue: "continue", ast.With: "with statements",
-                    ast.Try: "try blocks", ast.Raise: "raise statements", ast.Assert: "assert statements",
+                    ast.Try: "try blocks",
                     ast.Delete: "del statements", ast.Global: "global variables", ast.Nonlocal: "nonlocal variables",
                     ast.FunctionDef: "nested function definitions", ast.ClassDef: "class definitions",
                     ast.Import: "imports", ast.ImportFrom: "imports"}.get(type(s), type(s).__name__)
@@ -290,6 +336,17 @@ class Compiler:
             node.blocks.append(b)
             envs.append(e)
         block.append(node)
+        rets_raw = list(rets)
+        if rets[0] is RAISED and rets[1] is RAISED:
+            return RAISED
+        if RAISED in rets and None in rets:          # one branch raises, the other goes on
+            rets = [None, None]
+        elif RAISED in rets:                         # one branch raises, the other returns
+            k = rets.index(RAISED)
+            other = rets[1 - k]
+            node.blocks[k].returns = [self.const(None, node.blocks[k], s) for _ in other]
+            node.blocks[1 - k].returns = other
+            return [node.add_output(self.graph, other[0].type)]
         if rets[0] is not None or rets[1] is not None:
             if rets[0] is None or rets[1] is None:
                 raise fnc.error(s, "a branch of this if neither returns nor reaches a return", NotSupportedError)
@@ -300,6 +357,9 @@ class Compiler:
             for b, r in zip(node.blocks, rets):
                 b.returns = r
             return [node.add_output(self.graph, t0)]
+        for k, r in enumerate(rets_raw):
+            if r is RAISED:                          # the raising branch's variables: the others'
+                envs[k] = dict(envs[1 - k])
         names = [n for n in dict.fromkeys(list(envs[0]) + list(envs[1]))
                  if n in envs[0] and n in envs[1] and (envs[0][n] is not env.get(n) or envs[1][n] is not env.get(n))]
         for n in names:
@@ -573,9 +633,19 @@ class Compiler:
             return self.inline(obj.forward, x, block, env, target.prefix, obj)
         if isinstance(obj, types.MethodType) and _is_nn_module(obj.__self__):
             return self.inline(obj.__func__, x, block, env, target.prefix, obj.__self__)
-        if getattr(obj, "_tt_jit_unused", False):
-            raise fnc.error(x, f"{obj.__name__} is marked @tt.jit.unused and cannot be called from script")
         args, names, kw = self._args(x, block, env)
+        if getattr(obj, "_tt_jit_unused", False):     # torch: the call compiles to a raise
+            block.append(Node("prim::RaiseException", (), {
+                "exception": "RuntimeError", "message": f"{obj.__name__} was marked @tt.jit.unused and cannot be called"},
+                fnc.where(x)))
+            placeholder = self.const(None, block, x)      # (never read: the raise comes first)
+            ret = inspect.signature(obj).return_annotation
+            placeholder.type = {int: INT, float: FLOAT, bool: BOOL}.get(ret, TENSOR)
+            return placeholder
+        if getattr(obj, "_tt_jit_ignore", False):     # torch: left to Python (and unsaveable)
+            ret = inspect.signature(obj).return_annotation
+            t = {int: INT, float: FLOAT, bool: BOOL}.get(ret, TENSOR)
+            return self._python_op(block, obj, args + kw, names, t, x)
         if obj in BUILTINS.values() and obj is not range:
             name = next(k for k, v in BUILTINS.items() if v is obj)
             t = {"int": INT, "float": FLOAT, "bool": BOOL, "len": INT}.get(name)
@@ -610,6 +680,13 @@ class Compiler:
         n = block.append(Node("prim::CallFunction", args, {"graph": graph, "name": name}, fnc.where(x)))
         return n.add_output(self.graph, graph.returns[0].type)
 
+    def _python_op(self, block, obj, inputs, names, t, node):
+        attrs = {"name": obj.__name__, "_callable": obj}
+        if names:
+            attrs["names"] = tuple(names)
+        n = block.append(Node("prim::PythonOp", inputs, attrs, self.fnc.where(node)))
+        return n.add_output(self.graph, t)
+
     def inline(self, fn, call, block, env, prefix, module):
         """A submodule's forward compiled into this graph (its attributes under ``prefix``)."""
         if fn in self.stack:
@@ -635,7 +712,7 @@ class Compiler:
 def _returns(stmts):
     """Whether every path through ``stmts`` returns."""
     for s in stmts:
-        if isinstance(s, ast.Return):
+        if isinstance(s, (ast.Return, ast.Raise)):
             return True
         if isinstance(s, ast.If) and _returns(s.body) and _returns(s.orelse):
             return True

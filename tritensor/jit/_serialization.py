@@ -23,7 +23,7 @@ from .. import dtypes as _dt
 from ..memory_formats import contiguous_format, channels_last, channels_last_3d, preserve_format
 from ..ops.table import TABLE
 from ..tensor import Tensor
-from ._interp import BUILTINS, MATH, OPERATORS, TENSOR_ATTRS
+from ._interp import BUILTINS, EXCEPTIONS, MATH, OPERATORS, TENSOR_ATTRS
 from ._ir import Block, Graph, Node, Type
 
 PREFIX = "tritensor_jit/"
@@ -34,7 +34,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
 _MEMORY_FORMATS = {str(f): f for f in (contiguous_format, channels_last, channels_last_3d, preserve_format)}
 PRIM_KINDS = frozenset({"prim::Constant", "prim::GetAttr", "prim::TupleConstruct", "prim::TupleUnpack",
                         "prim::TupleIndex", "prim::If", "prim::Loop", "prim::CallFunction",
-                        "prim::FusionGroup"})
+                        "prim::FusionGroup", "prim::RaiseException"})
 CALLS = ("op", "inplace", "fn", "method", "operator", "builtin", "math", "attr")
 TYPE_KINDS = frozenset({"Tensor", "int", "float", "bool", "str", "NoneType", "Tuple", "ScalarType", "Device",
                         "slice", "ellipsis", "list", "Any"})
@@ -126,6 +126,11 @@ def save(obj, f):
     """Write a ScriptFunction / ScriptModule to ``f`` (a path or a binary file)."""
     from . import ScriptModule
     w = _Writer()
+    for n in obj.graph.all_nodes():
+        if n.kind == "prim::PythonOp":      # torch's error: an ignored Python function has no saved form
+            raise RuntimeError(f"Could not export Python function call '{n.attrs['name']}'. Remove calls to Python "
+                               "functions before export. Did you forget to add @script or @script_method annotation? "
+                               "If this is a nn.ModuleList, add it to __constants__")
     model = {"kind": "module" if isinstance(obj, ScriptModule) else "function", "name": obj.name,
              "graph": w.graph(obj.graph)}
     if isinstance(obj, ScriptModule):
@@ -264,6 +269,9 @@ def _check_kind(kind, attrs):
     ns, _, name = kind.partition("::")
     if ns == "prim":
         _check(kind in PRIM_KINDS, f"an unknown node kind {kind!r}")
+        if kind == "prim::RaiseException":
+            _check(attrs.get("exception") in EXCEPTIONS and isinstance(attrs.get("message", ""), str),
+                   "a malformed prim::RaiseException")
         return
     _check(ns == "aten" and name, f"an unknown node kind {kind!r}")
     call = attrs.get("call", "op")
