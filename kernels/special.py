@@ -1216,7 +1216,9 @@ def _digamma_one(x):
 
 
 @triton.jit
-def _pow(x, y):
+def _cpow(x, y):
+    """C's pow(x, y) as exp(y log x): NaN for a negative base (named apart from the Hurwitz zeta's
+    _pow above, which this module-level name would otherwise replace)."""
     return _exp(y * tl.log(x))
 
 
@@ -1233,8 +1235,8 @@ def standard_gamma_grad(alpha, x):
         denom = denom + 1.0
         series1 = series1 + numer / denom
         series2 = series2 + numer / (denom * denom)
-    pow_x_alpha = _pow(x, alpha)
-    gamma_pdf = _pow(x, alpha - 1.0) * _exp(-x)
+    pow_x_alpha = _cpow(x, alpha)
+    gamma_pdf = _cpow(x, alpha - 1.0) * _exp(-x)
     gamma_cdf = pow_x_alpha * series1
     gamma_cdf_alpha = (tl.log(x) - _digamma_one(alpha)) * gamma_cdf - pow_x_alpha * series2
     small = -gamma_cdf_alpha / gamma_pdf
@@ -1247,7 +1249,7 @@ def standard_gamma_grad(alpha, x):
     mode_poly = numer_1 * numer_2 / (1244160.0 * (alpha * alpha) * (alpha * alpha))
     sq = _sqrt(8.0 * alpha)
     term2 = sq / (alpha - x)
-    term3 = _pow(x - alpha - alpha * tl.log(x / alpha), tl.zeros_like(x) - 1.5)
+    term3 = _cpow(x - alpha - alpha * tl.log(x / alpha), tl.zeros_like(x) - 1.5)
     term23 = tl.where(x < alpha, term2 - term3, term2 + term3)
     term1 = tl.log(x / alpha) * term23 - _sqrt(2.0 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x))
     stirling = 1.0 + 1.0 / (12.0 * alpha) * (1.0 + 1.0 / (24.0 * alpha))
@@ -1278,7 +1280,7 @@ def _beta_grad_alpha_small(x, alpha, beta):
         numer = numer * ((i - beta) * x / i)
         denom = alpha + i
         series = series + numer / denom * (factor + 1.0 / denom)
-    result = x * _pow(1.0 - x, -beta) * series
+    result = x * _cpow(1.0 - x, -beta) * series
     return tl.where(result != result, 0.0, result)
 
 
@@ -1294,7 +1296,7 @@ def _beta_grad_beta_small(x, alpha, beta):
         dbetas = dbetas * (beta - i) + betas
         betas = betas * (beta - i)
         series = series + numer / (alpha + i) * (dbetas + factor * betas)
-    result = -_pow(1.0 - x, 1.0 - beta) * series
+    result = -_cpow(1.0 - x, 1.0 - beta) * series
     return tl.where(result != result, 0.0, result)
 
 
@@ -1318,10 +1320,10 @@ def _beta_grad_alpha_mid(x, alpha, beta):
         / (1.0 + 1.0 / (12.0 * total) + 1.0 / (288.0 * total * total))
     term1_num = 2.0 * (alpha * alpha) * (x - 1.0) + alpha * beta * (x - 1.0) - x * bb
     axbx = alpha * (x - 1.0) + beta * x
-    term1 = term1_num / (_sqrt(2.0 * alpha / beta) * _pow(total, tl.zeros_like(x) + 1.5) * axbx * axbx)
+    term1 = term1_num / (_sqrt(2.0 * alpha / beta) * _cpow(total, tl.zeros_like(x) + 1.5) * axbx * axbx)
     term2 = 0.5 * tl.log(alpha / (total * x))
     term3 = _sqrt(8.0 * alpha * beta / total) / (beta * x + alpha * (x - 1.0))
-    term4 = _pow(beta * tl.log(beta / (total * (1.0 - x))) + alpha * tl.log(alpha / (total * x)),
+    term4 = _cpow(beta * tl.log(beta / (total * (1.0 - x))) + alpha * tl.log(alpha / (total * x)),
                  tl.zeros_like(x) - 1.5)
     term1234 = term1 + term2 * (term3 + tl.where(x < mean, term4, -term4))
     return tl.where((mean - 0.1 * std <= x) & (x <= mean + 0.1 * std), at_mean, stirling * prefactor * term1234)

@@ -106,3 +106,23 @@ def test_importing_tritensor_ops_registers_the_whole_table():
     alone = count("import tritensor.ops.table as t, tritensor.ops; print(len(t.TABLE))")
     everything = count("import tritensor, tritensor.ops.table as t; print(len(t.TABLE))")
     assert alone == everything > 100
+
+
+def test_no_module_defines_a_top_level_name_twice():
+    """A second ``def _pow`` at the end of kernels/special.py once replaced the Hurwitz zeta's
+    helper of the same name for every kernel of the module (module globals are looked up at call
+    time): zeta gave NaN for negative terms. Python allows the redefinition silently; this does not."""
+    import ast
+    import glob
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    twice = {}
+    for path in sorted(glob.glob(os.path.join(root, "kernels", "*.py")) +
+                       glob.glob(os.path.join(root, "tritensor", "**", "*.py"), recursive=True)):
+        with open(path) as f:
+            body = ast.parse(f.read()).body
+        names = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            twice[os.path.relpath(path, root)] = repeated
+    assert not twice, f"top-level functions or classes defined twice: {twice}"
