@@ -127,9 +127,16 @@ def _integer_division_rule(name):
 
 # --------------------------------------------------------------------------- entries
 # Backward rules are tritensor ops, so they are differentiable again (create_graph=True).
-ADD = _elementwise("add", ("x", "y"), same_type_rule, lambda ctx, g: (g, g))
+# the arithmetic core's forward rules are written out (DIAGONAL would run the backward once per
+# dual operand): a tangent None is a zero one
+def _sum_of(a, b):
+    return b if a is None else (a if b is None else add(a, b))
+
+
+ADD = _elementwise("add", ("x", "y"), same_type_rule, lambda ctx, g: (g, g), jvp=lambda ctx, tx, ty: _sum_of(tx, ty))
 SUB = _elementwise("sub", ("x", "y"), same_type_rule, lambda ctx, g: (g, neg(g)),
-                   grad_name=lambda args, attrs: "RsubBackward1" if not isinstance(args[0], Tensor) else "SubBackward0")
+                   grad_name=lambda args, attrs: "RsubBackward1" if not isinstance(args[0], Tensor) else "SubBackward0",
+                   jvp=lambda ctx, tx, ty: _sum_of(tx, None if ty is None else neg(ty)))
 def _needed(ctx, *grads):
     """Only the gradients some input needs are computed: each is a thunk."""
     out = []      # a loop, not a generator: no Python call per gradient (issue 14)
@@ -177,7 +184,9 @@ def mul_grads(grad, x, y):
     return gx, gy
 
 
-MUL = _elementwise("mul", ("x", "y"), same_type_rule, _mul_backward, saves=("x", "y"))
+MUL = _elementwise("mul", ("x", "y"), same_type_rule, _mul_backward, saves=("x", "y"),
+                   jvp=lambda ctx, tx, ty: _sum_of(None if tx is None else mul(tx, ctx.y),
+                                                   None if ty is None else mul(ctx.x, ty)))
 def _div_backward(ctx, g):
     need_x, need_y = ctx.needs_input_grad
     y = ctx.y        # tritensor ops dispatched directly (the forward's operands passed div's checks)
@@ -185,7 +194,8 @@ def _div_backward(ctx, g):
             neg(dispatch(DIV, dispatch(MUL, g, ctx.out), y)) if need_y else None)
 
 
-DIV = _elementwise("div", ("x", "y"), float_rule, _div_backward, saves=("y", "out"))
+DIV = _elementwise("div", ("x", "y"), float_rule, _div_backward, saves=("y", "out"),      # (tx - out ty) / y
+                   jvp=lambda ctx, tx, ty: div(_sum_of(tx, None if ty is None else neg(mul(ctx.out, ty))), ctx.y))
 # d/dx 1/x = -1/x^2 = -out^2 (torch: -grad * (result * result).conj())
 RECIPROCAL = _elementwise("reciprocal", ("x",), float_rule,
                           lambda ctx, g: mul(g, neg(mul(ctx.out, ctx.out))), saves=("out",))
