@@ -15,9 +15,16 @@ from ...runtime.launch import pointer
 from .. import triton as tb
 from .matmul import input_precision
 
-# block sizes (query rows, key rows) by head-dim block; tl.dot needs every dim >= 16 on hardware
+# (BLOCK_M, BLOCK_N, warps, stages) by head-dim block, for 16-bit operands; tl.dot needs every
+# dim >= 16 on hardware. Shared memory on an H100 (228 KB a block) bounds the tiles: the forward
+# keeps a (BLOCK_M, D) query tile and `stages` (BLOCK_N, D) key and value tiles, so 4-byte and
+# 8-byte operands take the smaller tiles of WIDE / WIDEST.
 GPU = {"fwd": {64: (128, 64, 4, 3), 128: (128, 64, 8, 3), 256: (64, 32, 8, 2)},
        "bwd": {64: (64, 64, 4, 2), 128: (64, 64, 8, 2), 256: (32, 32, 8, 1)}}
+GPU_WIDE = {"fwd": {64: (64, 64, 4, 2), 128: (64, 32, 4, 2), 256: (32, 32, 4, 1)},        # float32
+            "bwd": {64: (32, 32, 4, 2), 128: (32, 32, 4, 1), 256: (16, 16, 4, 1)}}
+GPU_WIDEST = {"fwd": {64: (32, 32, 4, 2), 128: (32, 32, 4, 1), 256: (16, 16, 4, 1)},      # float64
+              "bwd": {64: (32, 32, 4, 1), 128: (16, 16, 4, 1), 256: (16, 16, 4, 1)}}
 # under the interpreter: L, S of 17 and 33 cross block edges (tests keep the shapes small)
 INTERPRETER = {"fwd": {64: (16, 16, 4, 1), 128: (16, 16, 4, 1), 256: (16, 16, 4, 1)},
                "bwd": {64: (16, 16, 4, 1), 128: (16, 16, 4, 1), 256: (16, 16, 4, 1)}}
@@ -41,8 +48,9 @@ def _head_block(e):
     return max(16, tb._next_pow2(max(int(e), 1)))
 
 
-def _config(kind, block_d):
-    table = tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)[kind]
+def _config(kind, block_d, itemsize):
+    gpu = GPU if itemsize <= 2 else GPU_WIDE if itemsize == 4 else GPU_WIDEST
+    table = tb.pick(gpu, INTERPRETER_FAST, INTERPRETER)[kind]
     return table[64 if block_d <= 64 else 128 if block_d <= 128 else 256]
 
 
@@ -79,7 +87,7 @@ def forward(out, lse, q, k, v, *, mask, scale, is_causal, dropout_p, seed, offse
         return
     k_ = _kernels()
     block_d, block_dv = _head_block(E), _head_block(Ev)
-    bm, bn, warps, stages = _config("fwd", max(block_d, block_dv))
+    bm, bn, warps, stages = _config("fwd", max(block_d, block_dv), q.dtype.itemsize)
     mptr, mstrides, mask_kind = _mask_args(q, mask)
     seed, offset4, keep, inv, drop = _dropout_args(dropout_p, seed, offset)
     tb._run(k_.attention_forward_kernel, (tb._cdiv(L, bm), Z * H),
@@ -98,7 +106,7 @@ def backward(dq, dk, dv, g, q, k, v, out, lse, *, mask, scale, is_causal, dropou
     k_ = _kernels()
     acc = _acc(compute)
     block_d, block_dv = _head_block(E), _head_block(Ev)
-    bm, bn, warps, stages = _config("bwd", max(block_d, block_dv))
+    bm, bn, warps, stages = _config("bwd", max(block_d, block_dv), q.dtype.itemsize)
     delta = tb._scratch(q, (Z * H * L,), tb._dtype("float64" if compute == "float64" else "float32"))
     if L:
         tb._run(k_.attention_backward_preprocess, (tb._cdiv(L, bm), Z * H), pointer(out), pointer(g), pointer(delta),
