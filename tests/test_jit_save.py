@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import re
 import zipfile
 
 import numpy as np
@@ -169,3 +170,14 @@ def test_traced_indexing_round_trip():
     loaded = _roundtrip(traced)
     x = tt.arange(12.0).reshape(3, 4)
     assert loaded(x).tolist() == [[8.0, 12.0], [16.0, 20.0]]
+
+
+@pytest.mark.parametrize("name", ["save", "load", "manual_seed", "set_printoptions", "jit.load", "nn.functional.os",
+                                  "serialization.save", "nn.functional.F.x"])
+def test_a_loaded_graph_may_call_declared_ops_only(traced_fn, name):
+    def edit(m, z):
+        op = _first_op(m)
+        op["attrs"]["call"] = "fn"
+        op["kind"] = "aten::" + name
+    with pytest.raises(RuntimeError, match=re.escape(f"an unknown function tt.{name}")):
+        tt.jit.load(_malicious(traced_fn, edit))

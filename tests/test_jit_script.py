@@ -225,3 +225,37 @@ def test_raise_assert_ignore_and_unused():
     with pytest.raises(RuntimeError, match="Could not export Python function call '_python_side'"):
         import io
         scripted.save(io.BytesIO())
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda: tt.nn.Softmax(dim=-1), (2, 3)),                   # type(self)._function: resolved at compile time
+    (lambda: tt.nn.BatchNorm2d(2), (2, 2, 3, 3)),              # raise with an f-string; Optional buffers
+    (lambda: tt.nn.BatchNorm2d(2).eval(), (2, 2, 3, 3)),
+    (lambda: tt.nn.LayerNorm(4), (2, 4)),
+    (lambda: tt.nn.MaxPool2d(2), (1, 1, 4, 4)),
+])
+def test_library_modules_script_and_match_eager(make, shape):
+    tt.manual_seed(0)
+    m = make()
+    x = tt.tensor(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+    scripted = tt.jit.script(m)
+    np.testing.assert_allclose(scripted(x).detach().numpy(), make_eager(make, x), rtol=1e-6, atol=1e-7)
+
+
+def make_eager(make, x):
+    tt.manual_seed(0)
+    return make()(x).detach().numpy()
+
+
+def test_fstring_messages_and_optional_values():
+    def f(x, n: int):
+        if n < 0:
+            raise ValueError(f"expected n >= 0 (got {n})")
+        y = x if n > 0 else None
+        return y is None
+    scripted = tt.jit.script(f)
+    with pytest.raises(ValueError, match=re.escape("expected n >= 0 (got -2)")):
+        scripted(tt.ones(1), -2)
+    assert scripted(tt.ones(1), 0) is True and scripted(tt.ones(1), 1) is False
+    with pytest.raises(ValueError, match=re.escape("expected 4D input (got 2D input)")):   # eager's message
+        tt.jit.script(tt.nn.BatchNorm2d(2))(tt.ones(2, 2))

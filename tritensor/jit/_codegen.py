@@ -54,7 +54,7 @@ class _Writer:
         if kind == "prim::CallFunction":
             return f"{node.attrs.get('name', 'fn')}({', '.join(ins)})"
         if kind == "prim::RaiseException":
-            return f"raise {node.attrs['exception']}({node.attrs.get('message', '')!r})"
+            return f"raise {node.attrs['exception']}({ins[0] if ins else repr(node.attrs.get('message', ''))})"
         if kind == "prim::PythonOp":
             return f"{node.attrs['name']}({', '.join(pos + [f'{k}={v}' for k, v in zip(names, ins[len(pos):])])})"
         name = node.name

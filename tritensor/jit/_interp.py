@@ -10,7 +10,7 @@ import operator
 from ..ops.table import TABLE
 
 BUILTINS = {"int": int, "float": float, "bool": bool, "len": len, "abs": abs, "min": min, "max": max,
-            "range": range, "slice": slice}
+            "range": range, "slice": slice, "str": str}
 OPERATORS = {n: getattr(operator, n) for n in (
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "neg", "pos", "invert", "not_",
     "and_", "or_", "xor", "lshift", "rshift", "eq", "ne", "lt", "le", "gt", "ge", "getitem", "is_", "is_not",
@@ -93,7 +93,7 @@ def _run_block(block, env, attributes):
         elif kind == "prim::CallFunction":
             outs = run_graph(node.attrs["graph"], ins, attributes)
         elif kind == "prim::RaiseException":
-            raise EXCEPTIONS[node.attrs["exception"]](node.attrs.get("message", ""))
+            raise EXCEPTIONS[node.attrs["exception"]](ins[0] if ins else node.attrs.get("message", ""))
         elif kind == "prim::PythonOp":          # a @tt.jit.ignore'd function, left to Python
             names = node.attrs.get("names") or ()
             pos = ins[:len(ins) - len(names)]

@@ -228,10 +228,12 @@ class Compiler:
         """(class name, message) of ``raise Cls("literal")`` / ``raise Cls``."""
         msg = ""
         if isinstance(exc, ast.Call):
-            if len(exc.args) > 1 or exc.keywords or exc.args and not (
-                    isinstance(exc.args[0], ast.Constant) and isinstance(exc.args[0].value, str)):
-                raise self.fnc.error(exc, "raise takes one string literal message in script", NotSupportedError)
-            msg = exc.args[0].value if exc.args else ""
+            if len(exc.args) > 1 or exc.keywords:
+                raise self.fnc.error(exc, "raise takes one message in script", NotSupportedError)
+            if exc.args and isinstance(exc.args[0], ast.Constant) and isinstance(exc.args[0].value, str):
+                msg = exc.args[0].value
+            elif exc.args:
+                msg = exc.args[0]          # an expression (an f-string ...): a str value at run time
             exc = exc.func
         name = exc.id if isinstance(exc, ast.Name) else None
         if name not in EXCEPTIONS:
@@ -243,6 +245,10 @@ class Compiler:
         if s.exc is None or s.cause is not None:
             raise self.fnc.error(s, "raise needs an exception (and no 'from') in script", NotSupportedError)
         name, msg = self._exception(s.exc, s, env)
+        if isinstance(msg, ast.AST):
+            value = self.emit(block, "aten::str", "builtin", [self.expr(msg, block, env)], STR, s)
+            block.append(Node("prim::RaiseException", [value], {"exception": name}, self.fnc.where(s)))
+            return
         block.append(Node("prim::RaiseException", (), {"exception": name, "message": msg}, self.fnc.where(s)))
 
     def assert_stmt(self, s, block, env):
@@ -262,7 +268,9 @@ class Compiler:
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
                 raise fnc.error(s, "chained assignment is not supported", NotSupportedError)
-            self.assign(s.targets[0], self.expr(s.value, block, env), block, env)
+            target = s.targets[0]
+            value = self.expr(s.value, block, env, allow_ref=isinstance(target, ast.Name))
+            self.assign(target, value, block, env)
         elif isinstance(s, ast.AnnAssign):
             if s.value is None:
                 raise fnc.error(s, "an annotation without a value is not supported", NotSupportedError)
@@ -351,12 +359,12 @@ class Compiler:
             if rets[0] is None or rets[1] is None:
                 raise fnc.error(s, "a branch of this if neither returns nor reaches a return", NotSupportedError)
             t0, t1 = rets[0][0].type, rets[1][0].type
-            if t0.kind != t1.kind:
+            if _unify(t0, t1) is None:
                 raise fnc.error(s, f"Previous return statement returned a value of type {t0} but this return "
                                 f"statement returns a value of type {t1}")
             for b, r in zip(node.blocks, rets):
                 b.returns = r
-            return [node.add_output(self.graph, t0)]
+            return [node.add_output(self.graph, _unify(t0, t1))]
         for k, r in enumerate(rets_raw):
             if r is RAISED:                          # the raising branch's variables: the others'
                 envs[k] = dict(envs[1 - k])
@@ -366,13 +374,13 @@ class Compiler:
             a, b_ = envs[0][n], envs[1][n]
             if isinstance(a, _ModuleRef) or isinstance(b_, _ModuleRef):
                 continue
-            if a.type.kind != b_.type.kind:
+            if _unify(a.type, b_.type) is None:
                 raise fnc.error(s, f"{n} is not defined in the false branch" if n not in env else
                                 f"Type mismatch: {n} is set to type {a.type} in the true branch and type {b_.type} "
                                 "in the false branch")
             node.blocks[0].returns.append(a)
             node.blocks[1].returns.append(b_)
-            env[n] = node.add_output(self.graph, a.type, n)
+            env[n] = node.add_output(self.graph, _unify(a.type, b_.type), n)
         return None
 
     def _carried(self, body, env):
@@ -521,11 +529,12 @@ class Compiler:
             t, f = Block(self.graph), Block(self.graph)
             t.returns = [self.expr(x.body, t, dict(env))]
             f.returns = [self.expr(x.orelse, f, dict(env))]
-            if t.returns[0].type.kind != f.returns[0].type.kind:
+            typ = _unify(t.returns[0].type, f.returns[0].type)
+            if typ is None:
                 raise fnc.error(x, "the two sides of a conditional expression have different types")
             node.blocks = [t, f]
             block.append(node)
-            return node.add_output(self.graph, t.returns[0].type)
+            return node.add_output(self.graph, typ)
         if isinstance(x, (ast.Tuple, ast.List)):
             parts = [self.expr(e, block, env) for e in x.elts]
             n = block.append(Node("prim::TupleConstruct", parts, {"list": isinstance(x, ast.List)}, fnc.where(x)))
@@ -543,11 +552,24 @@ class Compiler:
             return self.emit(block, "aten::getitem", "operator", [base, idx], t, x)
         if isinstance(x, ast.Attribute):
             return self.attribute(x, block, env)
+        if isinstance(x, ast.JoinedStr):            # f"...{v}...": str() of each value, concatenated
+            parts = []
+            for v in x.values:
+                if isinstance(v, ast.Constant):
+                    parts.append(self.const(v.value, block, x))
+                    continue
+                if v.conversion not in (-1, ord("s")) or v.format_spec is not None:
+                    raise fnc.error(v, "f-string conversions and format specs are not supported", NotSupportedError)
+                parts.append(self.emit(block, "aten::str", "builtin", [self.expr(v.value, block, env)], STR, v))
+            out = parts[0] if parts else self.const("", block, x)
+            for p in parts[1:]:
+                out = self.emit(block, "aten::add", "operator", [out, p], STR, x)
+            return out
         if isinstance(x, ast.Call):
             return self.call(x, block, env)
         what = {ast.Lambda: "Lambda aren't supported", ast.ListComp: "List comprehensions aren't supported",
                 ast.DictComp: "Dict comprehensions aren't supported", ast.Dict: "Dict literals aren't supported",
-                ast.GeneratorExp: "Generator expressions aren't supported", ast.JoinedStr: "f-strings aren't supported",
+                ast.GeneratorExp: "Generator expressions aren't supported", 
                 ast.Starred: "Starred expressions aren't supported", ast.Set: "Set literals aren't supported"}
         raise fnc.error(x, what.get(type(x), f"{type(x).__name__} expressions aren't supported"),
                         UnsupportedNodeError)
@@ -624,6 +646,20 @@ class Compiler:
         if not isinstance(target, _ModuleRef):
             raise fnc.error(f, f"'{ast.unparse(f)}' is not callable")
         obj = target.obj
+        if obj is type or obj is getattr:          # on compile-time objects: evaluated now
+            refs = [self._expr(a, block, env) for a in x.args]
+            consts = [r.obj if isinstance(r, _ModuleRef) else
+                      r.node.attrs["value"] if r.node is not None and r.node.kind == "prim::Constant" else r
+                      for r in refs]
+            if obj is type and len(refs) == 1 and isinstance(refs[0], _ModuleRef):
+                return _ModuleRef(type(consts[0]))
+            if obj is getattr and len(refs) == 2 and isinstance(refs[0], _ModuleRef) and isinstance(consts[1], str):
+                if not hasattr(consts[0], consts[1]):
+                    raise fnc.error(x, f"'{consts[0]!r}' has no attribute '{consts[1]}'")
+                return self._resolve_obj(getattr(consts[0], consts[1]), block, x)
+            if obj is type:
+                raise fnc.error(x, "type() of a run-time value is not supported", NotSupportedError)
+            raise fnc.error(x, "getattr() needs a module or class and a constant name in script", NotSupportedError)
         import tritensor
         if obj is tritensor.jit.annotate:
             return self.expr(x.args[1], block, env)
@@ -707,6 +743,20 @@ class Compiler:
         if ret is None:
             return self.const(None, block, call)
         return ret[0]
+
+
+def _unify(a, b):
+    """The type of a value that is ``a`` on one path and ``b`` on the other: the same kind, or
+    an optional one (None on one path, as TorchScript's Optional[T]); None when they differ."""
+    if a.kind == b.kind:
+        return a if a.kind != "Tensor" or a == b else TENSOR
+    if a.kind == "NoneType":
+        return b
+    if b.kind == "NoneType":
+        return a
+    if {a.kind, b.kind} == {"int", "float"}:
+        return None
+    return None
 
 
 def _returns(stmts):

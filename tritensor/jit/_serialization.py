@@ -301,10 +301,22 @@ def _check_kind(kind, attrs):
         _check(name in MATH, f"an unknown math function {name!r}")
 
 
+FUNCTION_NAMESPACES = ("nn.functional.", "linalg.", "special.", "fft.")
+
+
 def _public_function(name):
-    """``tt.<name>`` (dotted: tt.nn.functional.relu) is a public callable of tritensor's namespaces."""
+    """``tt.<name>`` is a declared op (ops/surface.py's SURFACE: no file or state functions such
+    as tt.save), or a public function of nn.functional, linalg, special or fft (dotted:
+    "nn.functional.relu"): the only functions a graph, and so a loaded file, may call."""
     import types as _types
     import tritensor
+    from ..ops.surface import SURFACE
+    if "." in name:
+        ns = next((n for n in FUNCTION_NAMESPACES if name.startswith(n)), None)
+        if ns is None or "." in name[len(ns):]:
+            return False
+    elif name not in SURFACE:
+        return False
     target = tritensor
     parts = name.split(".")
     for i, part in enumerate(parts):
