@@ -19,7 +19,12 @@ device, requires_grad, grad mode: the cache key) gives every step's output and c
 the eager ops' own rules, so type promotion, broadcasting and rounding are eager's: the fused
 result equals the eager chain's bit for bit. Past ``RECOMPILE_LIMIT`` signatures one group runs
 eagerly, with a warning saying so. When a gradient is needed the group runs eagerly through the
-interpreter (autograd records the eager ops): the fused backward is not written yet.
+interpreter (autograd records the eager ops)... unless it can be differentiated as a whole:
+then (``_Differentiable``) the group and its backward are traced once per signature (the ops'
+own backward rules, recorded as a graph), split into a forward graph that also returns the
+intermediates the backward reads and a backward graph, both fused again; the group's call is one
+autograd node, ``DifferentiableGraphBackward`` (TorchScript's name). A double backward
+(create_graph=True) recomputes the group eagerly from its saved inputs, so it is exact.
 """
 from __future__ import annotations
 
@@ -33,7 +38,8 @@ from ..ops import _layout
 from ..ops.table import TABLE
 from ..tensor import Tensor
 from ._interp import FUSION_GROUP_RUNNERS, run_graph
-from ._ir import Graph
+from ._ir import Graph, Type, _copy_node
+from ._trace import Tracer
 
 RECOMPILE_LIMIT = 8
 GROUP_KIND = "prim::FusionGroup"
@@ -67,7 +73,9 @@ def _fusible(node):
 
 
 def _scalar_constant(node):
-    return node.kind == "prim::Constant" and not isinstance(node.attrs.get("value"), Tensor)
+    """A constant node (it reads nothing, so it may move to the top; a traced tensor constant
+    is a value the graph never writes in place)."""
+    return node.kind == "prim::Constant"
 
 
 def fuse_graph(graph):
@@ -212,7 +220,7 @@ def _signature(ins):
 _lock = threading.Lock()
 
 
-def _plan_for(node, ins):
+def _plan_for(node, ins, make=None):
     plans = node.attrs.setdefault("_plans", {})
     key = _signature(ins)
     plan = plans.get(key)
@@ -227,7 +235,7 @@ def _plan_for(node, ins):
                                       "signatures; it now runs eagerly for new ones", RuntimeWarning,
                                       stacklevel=4)
                     return None
-                plan = plans[key] = _plan(node.attrs["subgraph"], ins)
+                plan = plans[key] = (make or _plan)(node.attrs["subgraph"], ins)
     return plan
 
 
@@ -240,8 +248,14 @@ def _needs_grad(ins):
 def run_group(node, ins):
     """The interpreter's runner of a prim::FusionGroup node: its outputs for ``ins``."""
     sub = node.attrs["subgraph"]
-    if _needs_grad(ins) or not any(isinstance(x, Tensor) for x in ins):
+    if not any(isinstance(x, Tensor) for x in ins):
         return run_graph(sub, ins)
+    if _needs_grad(ins):
+        diff = _plan_for(node, ins, _differentiable)
+        if diff is None or diff.eager is not None:
+            return run_graph(sub, ins)
+        outs = DifferentiableGraph.apply(diff, *ins)
+        return outs if isinstance(outs, tuple) else (outs,)
     plan = _plan_for(node, ins)
     if plan is None or plan.eager is not None:
         return run_graph(sub, ins)
@@ -282,6 +296,186 @@ def _run_numpy(plan, outs, ins):
         vals.append(buf)
 
 
+# ---------------------------------------------------------------------------- autograd
+
+
+class _JointTracer(Tracer):
+    """The tracer of a group and its backward. A tensor it has not seen but whose memory is one
+    it has (a saved output unpacked as a new Tensor object: div's ``ctx.out``) is that value,
+    not a constant."""
+
+    def __init__(self):
+        super().__init__()
+        self.by_memory = {}
+
+    def bind(self, t, value):
+        super().bind(t, value)
+        self.by_memory.setdefault(_memory_key(t), value)
+
+    def value_of(self, a):
+        if isinstance(a, Tensor) and id(a) not in self.env:
+            v = self.by_memory.get(_memory_key(a))
+            if v is not None:
+                self.env[id(a)] = v
+                self.keep.append(a)
+                return v
+        return super().value_of(a)
+
+
+def _memory_key(t):
+    return (id(t._storage), t._offset, tuple(t._shape), tuple(t._stride), t.dtype)
+
+
+class _Differentiable:
+    """A group with its gradient, for one signature: ``fwd`` (fused; returns the group's outputs,
+    then the intermediates ``bwd`` reads), ``bwd`` (fused; reads the saved values, then one
+    gradient per differentiable output; returns one gradient per input that requires grad),
+    ``saved_inputs`` (positions of the group inputs ``bwd`` reads), ``n_inter``, ``grad_of``
+    (input position -> index in bwd's returns), ``diff_outputs`` (outputs that get gradients)."""
+
+    def __init__(self):
+        self.eager = None
+
+
+def _differentiable(sub, ins):
+    from ..autograd import grad as _grad
+    from ..autograd.grad_mode import enable_grad
+    d = _Differentiable()
+    tr = _JointTracer()
+    j = tr.graph
+    xs = []
+    for v, x in zip(sub.inputs, ins):
+        value = j.add_input(v.type, v.name)
+        if isinstance(x, Tensor):
+            x = x.detach().requires_grad_(x.requires_grad)
+            tr.bind(x, value)
+        xs.append(x)
+    wrt = [i for i, x in enumerate(xs) if isinstance(x, Tensor) and x.requires_grad]
+    try:
+        with tr, enable_grad():
+            outs = run_graph(sub, xs)
+            n_fwd = len(j.nodes)
+            diff = [k for k, o in enumerate(outs) if o.requires_grad and o.dtype.is_floating_point]
+            gos = []
+            for k in diff:
+                go = _ones(outs[k])
+                tr.bind(go, j.add_input(Type.of(go), f"grad_{k}"))
+                gos.append(go)
+            # create_graph: the backward rules run as recorded ops (no unrecorded shortcut kernel,
+            # as mul's two-gradient kernel of a plain backward)
+            grads = _grad([outs[k] for k in diff], [xs[i] for i in wrt], gos, allow_unused=True,
+                          create_graph=True)
+            out_values = [tr.value_of(o) for o in outs]
+            grad_values = [None if gr is None else tr.value_of(gr) for gr in grads]
+    except Exception as e:           # an op whose backward the trace cannot record: run eagerly
+        d.eager = f"its backward could not be traced ({type(e).__name__}: {e})"
+        return d
+    fwd_nodes, bwd_nodes = j.nodes[:n_fwd], j.nodes[n_fwd:]
+    if any(n.kind == "prim::Constant" and isinstance(n.attrs.get("value"), Tensor) for n in j.nodes):
+        # a tensor the trace did not see being made: its values would be baked in
+        d.eager = "its backward reads a tensor made outside the recorded ops"
+        return d
+    fwd_defined = {id(o): o for n in fwd_nodes for o in n.outputs}
+    input_pos = {id(v): i for i, v in enumerate(j.inputs[:len(sub.inputs)])}
+    saved_inputs, inter, consts, seen = [], [], [], set()
+    reads = [i for n in bwd_nodes for i in n.inputs] + [v for v in grad_values if v is not None]
+    for v in reads:
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if id(v) in input_pos:
+            saved_inputs.append(input_pos[id(v)])
+        elif id(v) in fwd_defined:
+            (consts if v.node.kind == "prim::Constant" else inter).append(v)
+    grad_inputs = j.inputs[len(sub.inputs):]
+    d.fwd = fuse_graph(_extract(fwd_nodes, j.inputs[:len(sub.inputs)], out_values + inter))
+    bwd_in = [j.inputs[i] for i in saved_inputs] + inter + list(grad_inputs)
+    returned = [v for v in grad_values if v is not None]
+    d.bwd = fuse_graph(_extract([c.node for c in consts] + bwd_nodes, bwd_in, returned))
+    d.saved_inputs, d.n_inter, d.sub = saved_inputs, len(inter), sub
+    d.n_out, d.diff_outputs = len(outs), diff
+    d.grad_of = {}
+    r = 0
+    for i, v in zip(wrt, grad_values):
+        if v is not None:
+            d.grad_of[i] = r
+            r += 1
+    return d
+
+
+def _ones(t):
+    from ..ops.creation import ones_like
+    return ones_like(t)
+
+
+def _extract(nodes, inputs, returns):
+    """A new Graph of ``nodes`` reading ``inputs`` and returning ``returns``."""
+    g = Graph()
+    mapping = {}
+    for v in inputs:
+        mapping[id(v)] = g.add_input(v.type, v.name)
+    for n in nodes:
+        _copy_node(n, g, g, mapping)
+    g.returns = [mapping[id(v)] for v in returns]
+    return g
+
+
+def _make_function():
+    from ..autograd.function import Function
+    from ..autograd.grad_mode import enable_grad, no_grad
+
+    class DifferentiableGraph(Function):
+        """One fused group as one autograd node (TorchScript's DifferentiableGraphBackward)."""
+
+        @staticmethod
+        def forward(ctx, d, *ins):
+            with no_grad():
+                res = run_graph(d.fwd, ins)
+            outs, inter = res[:d.n_out], res[d.n_out:]
+            ctx.d = d
+            ctx.scalars = [x for x in ins if not isinstance(x, Tensor)]
+            tensors = [x for x in ins if isinstance(x, Tensor)]
+            ctx.tensor_pos = [i for i, x in enumerate(ins) if isinstance(x, Tensor)]
+            ctx.save_for_backward(*tensors, *inter)
+            non_diff = [o for k, o in enumerate(outs) if k not in d.diff_outputs]
+            if non_diff:
+                ctx.mark_non_differentiable(*non_diff)
+            return outs if len(outs) > 1 else outs[0]
+
+        @staticmethod
+        def backward(ctx, *grads):
+            d = ctx.d
+            saved = ctx.saved_tensors
+            n_t = len(ctx.tensor_pos)
+            ins = [None] * (len(ctx.tensor_pos) + len(ctx.scalars))
+            for p, t in zip(ctx.tensor_pos, saved[:n_t]):
+                ins[p] = t
+            it = iter(ctx.scalars)
+            ins = [next(it) if x is None else x for x in ins]
+            gs = [grads[k] for k in d.diff_outputs]
+            result = [None] * len(ins)
+            wrt = sorted(d.grad_of)
+            if is_grad_enabled():
+                # create_graph: recompute the group eagerly from its inputs, differentiably
+                from ..autograd import grad as _grad
+                with enable_grad():
+                    outs = run_graph(d.sub, ins)
+                    got = _grad([outs[k] for k in d.diff_outputs], [ins[i] for i in wrt], gs,
+                                create_graph=True, allow_unused=True)
+                for i, g in zip(wrt, got):
+                    result[i] = g
+            else:
+                vals = [ins[i] for i in d.saved_inputs] + list(saved[n_t:]) + gs
+                got = run_graph(d.bwd, vals)
+                for i in wrt:
+                    result[i] = got[d.grad_of[i]]
+            return (None, *result)
+
+    return DifferentiableGraph
+
+
+DifferentiableGraph = _make_function()
+
 FUSION_GROUP_RUNNERS[GROUP_KIND] = run_group
 
 
@@ -298,4 +492,4 @@ def _install():
         GRAPH_FOR_HOOKS.append(_graph_for)
 
 
-del Graph, _dt
+del _dt
