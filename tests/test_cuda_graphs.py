@@ -356,3 +356,31 @@ def test_graphed_runner_with_grad_graphs_forward_and_backward():
         ref(x).sum().backward()
         for p, q in zip(model.parameters(), ref.parameters()):
             np.testing.assert_array_equal(to_numpy(p.grad), to_numpy(q.grad))
+
+
+def test_replay_after_its_input_died_reads_no_foreign_memory():
+    """torch: a graph keeps no tensor alive (the caller must); a replay after the input died
+    reads stale values. The emulated device must never read memory given back to the system:
+    the graph keeps the host memory of the segments its launches address."""
+    import weakref
+    from tritensor.runtime.allocator import allocator_for
+    gc.collect()
+    tt.cuda.empty_cache()
+    with tt.cuda.stream(tt.cuda.Stream()):        # a segment of x's own (a stream's own cache)
+        x = tt.full((1024,), 3.0, device="cuda")
+    alloc = allocator_for(tt.device("cuda", 0))
+    segment = weakref.ref(alloc.segment_host_buffer(x.data_ptr()))
+    _warm(lambda: x * 2)
+    g = tt.cuda.CUDAGraph()
+    with tt.cuda.graph(g):
+        out = x * 2
+    reserved = tt.cuda.memory_reserved()
+    del x
+    gc.collect()
+    tt.cuda.empty_cache()
+    assert tt.cuda.memory_reserved() < reserved    # x's segment went back to the device ...
+    assert segment() is not None                   # ... but its memory lives while the graph does
+    g.replay()
+    assert to_numpy(out)[:2].tolist() == [6.0, 6.0]
+    g.reset()
+    assert segment() is None

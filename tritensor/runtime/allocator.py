@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 
 import numpy as np
 
@@ -737,6 +737,20 @@ class CachingAllocator:
                         kept.append(entry)
                 lists[pool] = kept
         self._free = {s: lists for s, lists in self._free.items() if lists[0] or lists[1]}
+
+    def segment_host_buffer(self, ptr):
+        """The host buffer of the emulated segment holding address ``ptr`` (None on a real GPU
+        or when no segment of this allocator holds it). CUDA graphs keep these alive so that a
+        replay never reads memory given back to the system (runtime/graphs.py)."""
+        with self._critical():
+            starts = sorted(self._segments)
+            i = bisect_right(starts, ptr) - 1
+            if i < 0:
+                return None
+            host = self._segments[starts[i]].host
+            if host is None or ptr >= starts[i] + host.size:
+                return None
+            return host
 
     def release_pool(self, pool_id):
         """A graph pool no graph uses any more: give back its cached segments that are wholly

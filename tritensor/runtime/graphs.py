@@ -107,6 +107,17 @@ def record(kernel, grid, args, meta) -> bool:
     if graph is None:
         return False
     graph._launches.append((kernel, grid, args, dict(meta)))
+    # The graph keeps the host memory of every segment its launches address: a tensor the
+    # graph reads may die and its segment go back (empty_cache) before a replay; the replay then
+    # reads stale values, as on a GPU, but never memory the process no longer owns.
+    from .allocator import allocator_for
+    alloc = allocator_for(_device.device("cuda", index))
+    keep = graph._segment_buffers
+    for a in args:
+        if hasattr(a, "device_index") and hasattr(a, "data_ptr"):
+            buf = alloc.segment_host_buffer(a.data_ptr())
+            if buf is not None:
+                keep[id(buf)] = buf
     return True
 
 
@@ -211,6 +222,7 @@ class CUDAGraph:
         self._keep_graph = bool(keep_graph)
         self._launches = []          # emulated: (kernel, grid, args, meta)
         self._kernels = set()        # real GPU: compiled kernels the graph launches
+        self._segment_buffers = {}   # emulated: the host memory its launches address, kept alive
         self._pool = None
         self._device_index = None
         self._stream = None          # the capturing Stream
@@ -277,6 +289,7 @@ class CUDAGraph:
         if self._invalidated:
             self._launches = []
             self._kernels = set()
+            self._segment_buffers = {}
             self._let_pool_go()
             raise RuntimeError(INVALIDATED)
         self._cupy_graph = cupy_graph
@@ -323,6 +336,7 @@ class CUDAGraph:
             raise RuntimeError("Called CUDAGraph::reset during a capture.")
         self._launches = []
         self._kernels = set()
+        self._segment_buffers = {}
         self._cupy_graph = None
         self._captured = False
         self._let_pool_go()
