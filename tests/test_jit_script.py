@@ -233,6 +233,7 @@ def test_raise_assert_ignore_and_unused():
     (lambda: tt.nn.BatchNorm2d(2).eval(), (2, 2, 3, 3)),
     (lambda: tt.nn.LayerNorm(4), (2, 4)),
     (lambda: tt.nn.MaxPool2d(2), (1, 1, 4, 4)),
+    (lambda: tt.nn.Conv2d(2, 3, 3, padding=1), (1, 2, 5, 5)),  # constant tests fold: one branch compiled
 ])
 def test_library_modules_script_and_match_eager(make, shape):
     tt.manual_seed(0)
@@ -259,3 +260,25 @@ def test_fstring_messages_and_optional_values():
     assert scripted(tt.ones(1), 0) is True and scripted(tt.ones(1), 1) is False
     with pytest.raises(ValueError, match=re.escape("expected 4D input (got 2D input)")):   # eager's message
         tt.jit.script(tt.nn.BatchNorm2d(2))(tt.ones(2, 2))
+
+
+class _Configured(tt.nn.Module):
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, x):
+        if self.mode == "double" and x.dim() > 0:
+            return x * 2
+        if self.mode != "double":
+            y = [v for v in x]      # outside the subset, but under a constant test that is False
+            return y[0]
+        return x
+
+
+def test_module_configuration_folds_as_constants():
+    scripted = tt.jit.script(_Configured("double"))
+    assert scripted(tt.ones(2)).tolist() == [2.0, 2.0]
+    assert not any(n.kind == "aten::ne" for n in scripted.graph.all_nodes())     # folded away
+    with pytest.raises(UnsupportedNodeError, match="List comprehensions aren't supported"):
+        tt.jit.script(_Configured("other"))

@@ -175,6 +175,10 @@ class Compiler:
         return n.add_output(self.graph, Type.of(value))
 
     def emit(self, block, kind, call, inputs, out_type, node, kwargs=None, names=(), n_out=1):
+        if call in ("operator", "builtin", "math") and n_out == 1 and not kwargs:
+            folded = self._fold(kind, call, inputs, names, block, node)
+            if folded is not None:
+                return folded
         attrs = {"call": call}
         if kwargs:
             attrs["kwargs"] = kwargs
@@ -184,6 +188,28 @@ class Compiler:
         for _ in range(n_out):
             n.add_output(self.graph, out_type)
         return n.outputs[0] if n_out == 1 else n.outputs
+
+    def _fold(self, kind, call, inputs, names, block, node):
+        """A Python operation on compile-time constants (a module's configuration: ``self.padding_mode
+        != "zeros"``) is done now, as TorchScript folds its constants; None when it cannot be."""
+        values = []
+        for v in inputs:
+            c = _constant_of(v)
+            if c is _NOT_CONSTANT:
+                return None
+            values.append(c)
+        from ._interp import BUILTINS as _B, OPERATORS as _O
+        fn = {"operator": _O, "builtin": _B, "math": MATH}[call].get(kind.split("::", 1)[1])
+        if fn is None:
+            return None
+        pos = values[:len(values) - len(names)]
+        try:
+            result = fn(*pos, **dict(zip(names, values[len(pos):])))
+        except Exception:
+            return None                  # (it raises at run time, where eager code would)
+        if not (result is None or isinstance(result, (bool, int, float, str))):
+            return None
+        return self.const(result, block, node)
 
     def value(self, x, block, node):
         """A graph value from a compile-time constant (numbers, None, tuples of them, dtypes)."""
@@ -215,7 +241,11 @@ class Compiler:
             if isinstance(s, ast.Return):
                 return [self.expr(s.value, block, env)] if s.value is not None else [self.const(None, block, s)]
             if isinstance(s, ast.If):
-                ret = self.if_stmt(s, block, env, stmts[i + 1:])
+                cond = self._cond(s.test, block, env)
+                folded = _constant_of(cond)
+                if folded is not _NOT_CONSTANT:      # a constant test: only the branch taken is compiled
+                    return self.block(list(s.body if folded else s.orelse) + list(stmts[i + 1:]), block, env)
+                ret = self.if_stmt(s, block, env, stmts[i + 1:], cond)
                 if ret is not None:
                     return ret
                 if _returns(s.body) or _returns(s.orelse):
@@ -322,13 +352,14 @@ class Compiler:
 
     def _cond(self, test, block, env):
         c = self.expr(test, block, env)
+        if _constant_of(c) is not _NOT_CONSTANT:
+            return self.const(bool(_constant_of(c)), block, test)
         if c.type.kind != "bool":        # a tensor (or number) read as a bool: aten::Bool
             c = self.emit(block, "aten::bool", "builtin", [c], BOOL, test)
         return c
 
-    def if_stmt(self, s, block, env, rest):
+    def if_stmt(self, s, block, env, rest, cond):
         fnc = self.fnc
-        cond = self._cond(s.test, block, env)
         node = Node("prim::If", [cond], {}, fnc.where(s))
         then_ret, else_ret = _returns(s.body), _returns(s.orelse)
         bodies = [s.body, s.orelse]
@@ -511,6 +542,11 @@ class Compiler:
         if isinstance(x, ast.BoolOp):          # short-circuit: prim::If, as TorchScript's
             left = self._cond(x.values[0], block, env)
             for right_node in x.values[1:]:
+                known = _constant_of(left)
+                if known is not _NOT_CONSTANT:       # short-circuit at compile time
+                    stop = (not known) if isinstance(x.op, ast.And) else known
+                    left = left if stop else self._cond(right_node, block, env)
+                    continue
                 node = Node("prim::If", [left], {}, fnc.where(x))
                 t, f = Block(self.graph), Block(self.graph)
                 if isinstance(x.op, ast.And):
@@ -525,6 +561,9 @@ class Compiler:
             return left
         if isinstance(x, ast.IfExp):
             cond = self._cond(x.test, block, env)
+            known = _constant_of(cond)
+            if known is not _NOT_CONSTANT:
+                return self.expr(x.body if known else x.orelse, block, env)
             node = Node("prim::If", [cond], {}, fnc.where(x))
             t, f = Block(self.graph), Block(self.graph)
             t.returns = [self.expr(x.body, t, dict(env))]
@@ -743,6 +782,20 @@ class Compiler:
         if ret is None:
             return self.const(None, block, call)
         return ret[0]
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant_of(v):
+    """The Python value of a compile-time constant (not a tensor), else _NOT_CONSTANT."""
+    node = getattr(v, "node", None)
+    if node is None or node.kind != "prim::Constant":
+        return _NOT_CONSTANT
+    value = node.attrs.get("value")
+    if isinstance(value, Tensor) or not (value is None or isinstance(value, (bool, int, float, str, tuple))):
+        return _NOT_CONSTANT
+    return value
 
 
 def _unify(a, b):
