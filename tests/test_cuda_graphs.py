@@ -20,6 +20,7 @@ from tritensor.runtime import graphs as _graphs
 from conftest import to_numpy
 
 CAPTURE_ERROR = "operation not permitted when stream is capturing"
+emulated_only = pytest.mark.skipif(not tt.cuda.is_emulated(), reason="inspects the emulated graph's recorded launches")
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +46,7 @@ def test_replay_recomputes_from_static_inputs():
     g = tt.cuda.CUDAGraph()
     with tt.cuda.graph(g):
         out = x * 2 + 1
-    assert g.num_launches == 2
+    assert g.num_launches == (2 if tt.cuda.is_emulated() else 0)      # a real GPU's graph is CUDA's
     ptr = out.data_ptr()
     x.copy_(tt.tensor([0.0, 1.0, 2.0, 3.0, 4.0], device="cuda"))
     g.replay()
@@ -358,6 +359,7 @@ def test_graphed_runner_with_grad_graphs_forward_and_backward():
             np.testing.assert_array_equal(to_numpy(p.grad), to_numpy(q.grad))
 
 
+@emulated_only
 def test_replay_after_its_input_died_reads_no_foreign_memory():
     """torch: a graph keeps no tensor alive (the caller must); a replay after the input died
     reads stale values. The emulated device must never read memory given back to the system:
