@@ -97,6 +97,8 @@ def _configured(kind, dtype_name, out, M, N, K, layout, launch_all, config=None)
             cands = [c for c in CONFIGS[fam] if c.BLOCK_N <= max(32, _next_pow2(N))] or CONFIGS[fam][-1:]
         if config is None and interpreted:    # gpu_launch_configs(): the GPU's untimed first choice
             config = cands[0]
+        elif config is INTERPRETER_FAST_CONFIG:
+            config = tmm.fitted(config, M, N, K)
         elif config is None:
             key = tmm.cache_key(tmm._gpu_name(out._storage.device), dtype_name, precision,
                                 f"conv_{kind}_{tmm.shape_class(M, N, K, False, layout)}")

@@ -25,7 +25,7 @@ import json
 import os
 import tempfile
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from .. import cudnn as _cudnn   # tt.backends.cudnn.benchmark / deterministic: may the tuner time?
 from .. import triton as _tb   # _tb._run / _tb.interpreting looked up per call (tools replace them)
@@ -62,6 +62,15 @@ INTERPRETER_FAST_INT_CONFIG = Config(64, 64, 16, 8, 4, 1)
 # The integer kernel (matmul_int_kernel) is not tuned: int64 multiply-adds on CUDA cores, a
 # [BLOCK_M, BLOCK_K, BLOCK_N] product per K step held in registers (32 int64 per thread here).
 INT_CONFIG = Config(32, 32, 4, 8, 4, 2)
+
+def fitted(config, M, N, K):
+    """``config`` with each block cut down to the problem (powers of two, at least 16 as tl.dot
+    needs): under the interpreter a block's padding is NumPy work (the main job's logits, N = 10,
+    in a 256-wide tile: 25 times the arithmetic)."""
+    return replace(config, BLOCK_M=min(config.BLOCK_M, max(16, _next_pow2(M))),
+                   BLOCK_N=min(config.BLOCK_N, max(16, _next_pow2(N))),
+                   BLOCK_K=min(config.BLOCK_K, max(16, _next_pow2(K))))
+
 
 # Candidates for Hopper (sm_90: 228 KB shared memory per SM, wgmma on 64-row warpgroups), by
 # family: what the inputs become inside tl.dot decides the instruction and so the good tiles.
@@ -343,6 +352,8 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
                           INTERPRETER_CONFIG)
         if config is None:      # gpu_launch_configs(): the GPU's untimed choice (no GPU to time on)
             config = INT_CONFIG if integer else candidates(rows, N, K, family(dtype_name, precision))[0]
+        elif config is INTERPRETER_FAST_CONFIG or config is INTERPRETER_FAST_INT_CONFIG:
+            config = fitted(config, rows, N, K)
         launch_all(config)
         return
     if integer:

@@ -26,7 +26,7 @@ _K = None
 # memory-bound update; the compile check covers ITERS > 1).
 GPU_SETTINGS = {"block": 1024, "iters": 4, "warps": 4}
 INTERPRETER_SETTINGS = {"block": 64, "iters": 1, "warps": 4}
-INTERPRETER_FAST_SETTINGS = {"block": 65536, "iters": 1, "warps": 4}   # the emulated device's default profile (_plan.py): few, large programs
+INTERPRETER_FAST_SETTINGS = {"block": 16384, "iters": 1, "warps": 4}   # the emulated device's default profile (_plan.py): few, large programs
 
 
 def settings():
