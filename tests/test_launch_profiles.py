@@ -87,6 +87,11 @@ def test_matmul_and_conv_configs_follow_the_profile():
         assert tb.pick(None, tconv.INTERPRETER_FAST_CONFIG, tconv.INTERPRETER_CONFIG) is tconv.INTERPRETER_FAST_CONFIG
     for cfg in (tmm.INTERPRETER_FAST_CONFIG, tconv.INTERPRETER_FAST_CONFIG, tmm.INTERPRETER_CONFIG):
         assert min(cfg.BLOCK_M, cfg.BLOCK_N, cfg.BLOCK_K) >= 16    # tl.dot's minimum on a GPU
+    # the fast tiles are cut down to small problems (the main job's logits: 64 x 10, K = 256)
+    fitted = tmm.fitted(tmm.INTERPRETER_FAST_CONFIG, 64, 10, 256)
+    assert (fitted.BLOCK_M, fitted.BLOCK_N, fitted.BLOCK_K) == (64, 16, 64)
+    fitted = tmm.fitted(tmm.INTERPRETER_FAST_CONFIG, 3, 2, 5)
+    assert (fitted.BLOCK_M, fitted.BLOCK_N, fitted.BLOCK_K) == (16, 16, 16)
 
 
 def test_gpu_launch_configs_launch_the_gpu_blocks(recorder):
