@@ -22,7 +22,6 @@ NAMES = [line for line in (pathlib.Path(__file__).parent / "data" / "op_db_names
          if line and not line.startswith("#")]
 PUBLIC = [n for n in NAMES if not n.startswith("_")]
 
-_SEQ = "issue 24 (sequence models and attention)"
 _COMPLEX = "complex numbers and torch.fft: a later issue (tritensor has no complex dtypes yet)"
 _MASKED = "torch.masked is a prototype API (masked reductions over a mask argument): not taken up"
 _QUANT = "quantization: fp8 scaled matmul (torch._scaled_mm) needs float8 dtypes, not taken up"
