@@ -71,3 +71,4 @@ from . import profiler  # noqa: E402,F401  (tt.profiler: the emulated device's t
 from . import distributions  # noqa: E402,F401  (tt.distributions, torch.distributions)
 from . import jit  # noqa: E402,F401  (tt.jit: trace, save/load of graphs, torch.jit's namespace)
 from ._compile import compile  # noqa: E402,F401  (torch.compile: tt.jit's capture per input signature)
+from . import distributed  # noqa: E402,F401  (tt.distributed: torch.distributed on MPI; mpi4py is imported only by init_process_group)

@@ -1,0 +1,174 @@
+"""tt.distributed (issue 27 items 1, 2, 5, 6): 2 ranks on localhost through the launcher, every
+collective against NumPy (tests/distributed_worker.py), the failure cases, and a world of one
+without any launcher. Each multi-rank run is one launch (importing tritensor in two ranks on two
+cores is most of its time), with a timeout on the subprocess and on the job."""
+import datetime
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tritensor as tt
+import tritensor.distributed as dist
+from tritensor.distributed import run as launcher
+
+WORKER = str(Path(__file__).with_name("distributed_worker.py"))
+NOT_INIT = "Default process group has not been initialized, please make sure to call init_process_group."
+
+
+def _launch(case, job_timeout=60):
+    pytest.importorskip("mpi4py")
+    marker = f"marker-{uuid.uuid4().hex}"          # finds any process of this job left behind
+    env = dict(os.environ, TRITENSOR_EMULATE_CUDA="1")
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "tritensor.distributed.run", "--nproc-per-node", "2",
+                        "--timeout", str(job_timeout), WORKER, case, marker],
+                       capture_output=True, text=True, env=env, timeout=job_timeout + 30)
+    elapsed = time.monotonic() - start
+    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert marker not in left, "a process of the job is still running"
+    return p, elapsed
+
+
+# --------------------------------------------------------------------------- no process group
+def test_before_init_every_call_raises_torchs_error():
+    assert not dist.is_initialized()
+    for call in (dist.get_rank, dist.get_world_size, dist.barrier, lambda: dist.all_reduce(tt.ones(1)),
+                 lambda: dist.broadcast(tt.ones(1), 0), dist.get_backend):
+        with pytest.raises(ValueError) as e:
+            call()
+        assert str(e.value) == NOT_INIT
+    with pytest.raises(AssertionError, match="Process group cannot be None"):
+        dist.destroy_process_group()
+
+
+def test_names_as_torch():
+    assert [dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN, dist.ReduceOp.MAX,
+            dist.ReduceOp.BAND, dist.ReduceOp.BOR, dist.ReduceOp.BXOR, dist.ReduceOp.PREMUL_SUM] == list(range(9))
+    assert repr(dist.ReduceOp.SUM) == "<RedOpType.SUM: 0>"
+    assert dist.Backend("GLOO") == "gloo" and dist.Backend.MPI == "mpi" and dist.Backend.NCCL == "nccl"
+    assert dist.GroupMember.NON_GROUP_MEMBER == -100 and dist.group is dist.GroupMember
+    assert dist.default_pg_timeout == datetime.timedelta(minutes=30)
+
+
+def test_the_launcher_maps_mpis_variables_to_torchruns():
+    hydra = {"PMI_RANK": "3", "PMI_SIZE": "4", "MPI_LOCALRANKID": "1", "MPI_LOCALNRANKS": "2",
+             "TRITENSOR_NPROC_PER_NODE": "2", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "1234"}
+    assert launcher.torchrun_env(hydra) == {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
+                                            "GROUP_RANK": "1", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "1234"}
+    ompi = {"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "8", "OMPI_COMM_WORLD_LOCAL_RANK": "1",
+            "OMPI_COMM_WORLD_LOCAL_SIZE": "4"}
+    env = launcher.torchrun_env(ompi)
+    assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"], env["LOCAL_WORLD_SIZE"]) == ("5", "8", "1", "4")
+    assert env["MASTER_ADDR"] == "127.0.0.1" and env["MASTER_PORT"] == "29500"
+    a = launcher.parse(["--nproc-per-node", "4", "--nnodes", "2", "--node-rank", "1", "train.py", "--lr", "0.1"])
+    assert (a.nproc_per_node, a.nnodes, a.node_rank, a.script, a.args) == (4, 2, 1, "train.py", ["--lr", "0.1"])
+    assert launcher.parse(["--nproc_per_node=2", "x.py"]).nproc_per_node == 2       # torchrun's spelling too
+
+
+# --------------------------------------------------------------------------- a world of one
+@pytest.fixture
+def world_of_one(monkeypatch):
+    pytest.importorskip("mpi4py")
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "PMI_RANK", "PMI_SIZE"):
+        monkeypatch.delenv(k, raising=False)
+    dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=10))
+    yield
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def test_world_size_one_without_a_launcher(world_of_one):
+    assert dist.is_initialized() and dist.get_rank() == 0 and dist.get_world_size() == 1
+    assert dist.get_backend() == "mpi"
+    with pytest.raises(ValueError, match="^trying to initialize the default process group twice!$"):
+        dist.init_process_group("mpi")
+    t = tt.tensor([[1, -2], [3, 4]], dtype=tt.int32)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    assert t.tolist() == [[1, -2], [3, 4]]
+    h = tt.tensor([1.5, -2.25], dtype=tt.bfloat16)
+    dist.all_reduce(h, op=dist._make_nccl_premul_sum(2.0))        # one rank: the premultiplied input
+    assert h.tolist() == [3.0, -4.5]
+    out = tt.zeros(2, 3)
+    dist.all_gather_into_tensor(out, tt.arange(6.0).reshape(2, 3))
+    assert out.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    o = tt.zeros(4)
+    dist.reduce_scatter_tensor(o, tt.tensor([1.0, 2.0, 3.0, 4.0]))
+    assert o.tolist() == [1.0, 2.0, 3.0, 4.0]
+    w = dist.broadcast(tt.ones(3), src=0, async_op=True)
+    assert w.wait() is True and w.is_completed()
+    objs = [None]
+    dist.all_gather_object(objs, {"a": [1, "x"]})
+    assert objs == [{"a": [1, "x"]}]
+    assert dist.new_group([0]).size() == 1
+
+
+def test_torchs_argument_errors(world_of_one):
+    with pytest.raises(TypeError) as e:
+        dist.all_reduce([tt.ones(1)])
+    assert str(e.value) == ("Invalid function argument. Expected parameter `tensor` of type torch.Tensor\n"
+                            "             but got <class 'list'> instead.")
+    with pytest.raises(RuntimeError, match="^Cannot use ReduceOp.BAND with non-integral dtype$"):
+        dist.all_reduce(tt.ones(2), op=dist.ReduceOp.BAND)
+    with pytest.raises(RuntimeError, match="^Cannot use ReduceOp.AVG with boolean inputs$"):
+        dist.all_reduce(tt.ones(2, dtype=tt.bool), op=dist.ReduceOp.AVG)
+    with pytest.raises(RuntimeError, match=r"^ProcessGroupMPI::broadcast: invalid root rank: 1$"):
+        dist.broadcast(tt.ones(1), src=1)
+    with pytest.raises(ValueError, match="^Argument ``gather_list`` must be specified on destination rank.$"):
+        dist.gather(tt.ones(1), None, dst=0)
+    with pytest.raises(ValueError, match="^Argument ``scatter_list`` must be specified on source rank.$"):
+        dist.scatter(tt.ones(1), None, src=0)
+    with pytest.raises(TypeError, match="^input tensor must be the same type as the output tensor.$"):
+        dist.reduce_scatter_tensor(tt.ones(1), tt.ones(1, dtype=tt.float64))
+    with pytest.raises(ValueError, match="^ranks list must not contain duplicate entries, got \\[0, 0\\]$"):
+        dist.new_group([0, 0])
+
+
+def test_a_world_of_one_disagreeing_with_the_env_is_refused(monkeypatch):
+    pytest.importorskip("mpi4py")
+    monkeypatch.setenv("WORLD_SIZE", "2")       # torchrun's variables, but no MPI launch behind them
+    monkeypatch.setenv("RANK", "1")
+    with pytest.raises(RuntimeError, match="disagrees with the MPI launch .rank 0 of 1.*tritensor.distributed.run"):
+        dist.init_process_group("gloo")
+    assert not dist.is_initialized()
+
+
+# --------------------------------------------------------------------------- two ranks
+def test_every_collective_on_two_ranks_against_numpy():
+    p, _ = _launch("collectives")
+    assert p.returncode == 0, p.stdout + p.stderr
+    counts = sorted(int(line.split()[1]) for line in p.stdout.splitlines() if line.startswith("CHECKS"))
+    assert len(counts) == 2 and min(counts) > 200, p.stdout
+    assert p.stderr.count("backend 'gloo' is served by the MPI engine") == 2        # once per rank
+
+
+def test_a_dead_rank_fails_the_others_naming_the_rank_and_the_collective():
+    p, elapsed = _launch("dead")
+    assert p.returncode != 0
+    assert ("[Rank 0] Rank 1 exited without joining the collective WorkMPI(SeqNum=2, OpType=ALLREDUCE, "
+            "NumelIn=4, NumelOut=4, Op=SUM, Timeout(ms)=30000)") in p.stderr, p.stderr
+    assert "passed a collective" not in p.stdout
+    assert elapsed < 30            # well within the 30 s timeout: the death is seen, not waited out
+
+
+def test_a_stalled_rank_aborts_the_job_with_the_watchdog_message():
+    p, elapsed = _launch("stall")
+    assert p.returncode != 0
+    assert ("[Rank 0] Watchdog caught collective operation timeout: WorkMPI(SeqNum=2, OpType=BROADCAST, "
+            "NumelIn=4, NumelOut=4, Timeout(ms)=1500) ran for 1") in p.stderr, p.stderr
+    assert "Rank 1 did not join it." in p.stderr
+    assert elapsed < 40            # rank 1 sleeps 60 s: the job was aborted, not waited for
+
+
+def test_the_reduction_of_half_types_rounds_once():
+    """float16/bfloat16 have no MPI type: the engine reduces them in float32 and rounds once."""
+    from tritensor.distributed._backend import _reduce_rows
+    rows = np.array([[2048.0, 3.0], [1.0, -1.0], [1.0, 4.0]], np.float16)   # half's pairwise sum: 2048
+    assert _reduce_rows(rows, dist.ReduceOp.SUM, 3).tolist() == [2050.0, 6.0]
+    assert _reduce_rows(rows, dist.ReduceOp.AVG, 3).tolist() == [np.float16(2050 / 3), 2.0]
+    assert _reduce_rows(rows, dist.ReduceOp.MIN, 3).dtype == np.float16
