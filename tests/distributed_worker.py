@@ -77,7 +77,7 @@ def _same(t, want, what):
 
 
 def collectives():
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=20))
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))   # a loaded machine imports slowly
     r, n = dist.get_rank(), dist.get_world_size()
     ranks = range(n)
     check(os.environ["RANK"] == str(r) and os.environ["WORLD_SIZE"] == str(n) and os.environ["LOCAL_RANK"] == str(r)

@@ -21,7 +21,7 @@ WORKER = str(Path(__file__).with_name("distributed_worker.py"))
 NOT_INIT = "Default process group has not been initialized, please make sure to call init_process_group."
 
 
-def _launch(case, job_timeout=60):
+def _launch(case, job_timeout=90):
     pytest.importorskip("mpi4py")
     marker = f"marker-{uuid.uuid4().hex}"          # finds any process of this job left behind
     env = dict(os.environ, TRITENSOR_EMULATE_CUDA="1")
