@@ -282,3 +282,24 @@ def test_module_configuration_folds_as_constants():
     assert not any(n.kind == "aten::ne" for n in scripted.graph.all_nodes())     # folded away
     with pytest.raises(UnsupportedNodeError, match="List comprehensions aren't supported"):
         tt.jit.script(_Configured("other"))
+
+
+def test_grad_mode_blocks():
+    def f(x):
+        y = x * 2
+        with tt.no_grad():
+            z = x * 3
+            w = z + 1
+        return y + w, w.requires_grad
+    scripted = tt.jit.script(f)
+    assert "prim::With" in str(scripted.graph) and "with tt.no_grad():" in scripted.code
+    x = tt.ones(2, requires_grad=True)
+    out, w_requires_grad = scripted(x)
+    assert out.tolist() == [6.0, 6.0] and w_requires_grad is False
+    out.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]            # only y's path is differentiated
+    import io
+    buf = io.BytesIO()
+    scripted.save(buf)
+    buf.seek(0)
+    assert tt.jit.load(buf)(tt.ones(2))[0].tolist() == [6.0, 6.0]

@@ -121,6 +121,15 @@ class _Writer:
                 for o, c in zip(outs, carried):
                     self.lines.append(f"{pad}{o} = {c}")
                 continue
+            if node.kind == "prim::With":
+                self.lines.append(f"{pad}with tt.{node.attrs['context']}():")
+                start = len(self.lines)
+                self.block(node.blocks[0], indent + 1)
+                for o, r in zip(outs, node.blocks[0].returns):
+                    self.lines.append(f"{pad}  {o} = {self.name(r)}")
+                if len(self.lines) == start:
+                    self.lines.append(f"{pad}  pass")
+                continue
             if node.kind == "prim::TupleUnpack":
                 lhs = ", ".join(outs) + ("," if len(outs) == 1 else "")
                 self.lines.append(f"{pad}{lhs} = {ins[0]}")

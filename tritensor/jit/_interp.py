@@ -92,6 +92,10 @@ def _run_block(block, env, attributes):
             outs = _run_loop(node, ins, env, attributes)
         elif kind == "prim::CallFunction":
             outs = run_graph(node.attrs["graph"], ins, attributes)
+        elif kind == "prim::With":
+            from ..autograd.grad_mode import enable_grad, no_grad
+            with (no_grad() if node.attrs["context"] == "no_grad" else enable_grad()):
+                outs = _run_block(node.blocks[0], env, attributes)
         elif kind == "prim::RaiseException":
             raise EXCEPTIONS[node.attrs["exception"]](ins[0] if ins else node.attrs.get("message", ""))
         elif kind == "prim::PythonOp":          # a @tt.jit.ignore'd function, left to Python

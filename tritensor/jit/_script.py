@@ -320,6 +320,8 @@ class Compiler:
             return
         elif isinstance(s, ast.Raise):
             self.raise_stmt(s, block, env)
+        elif isinstance(s, ast.With):
+            self.with_stmt(s, block, env)
         elif isinstance(s, ast.Assert):
             self.assert_stmt(s, block, env)
         elif isinstance(s, ast.For):
@@ -335,6 +337,31 @@ class Compiler:
                     ast.FunctionDef: "nested function definitions", ast.ClassDef: "class definitions",
                     ast.Import: "imports", ast.ImportFrom: "imports"}.get(type(s), type(s).__name__)
             raise fnc.error(s, f"{what} aren't supported", UnsupportedNodeError)
+
+    def with_stmt(self, s, block, env):
+        """``with tt.no_grad():`` / ``with tt.enable_grad():`` (prim::With, one block)."""
+        import tritensor
+        item = s.items[0] if len(s.items) == 1 else None
+        ctx = None
+        if item is not None and item.optional_vars is None and isinstance(item.context_expr, ast.Call) and \
+                not item.context_expr.args and not item.context_expr.keywords:
+            ref = self._expr(item.context_expr.func, block, env)
+            if isinstance(ref, _ModuleRef):
+                ctx = {tritensor.no_grad: "no_grad", tritensor.enable_grad: "enable_grad"}.get(ref.obj)
+        if ctx is None:
+            raise self.fnc.error(s, "with statements aren't supported (except with tt.no_grad() and "
+                                 "tt.enable_grad())", UnsupportedNodeError)
+        node = Node("prim::With", [], {"context": ctx}, self.fnc.where(s))
+        b = Block(self.graph)
+        e = dict(env)
+        if self.block(s.body, b, e) is not None or _returns(s.body):
+            raise self.fnc.error(s, "return inside a with block is not supported", NotSupportedError)
+        changed = [n for n in e if not isinstance(e[n], _ModuleRef) and e[n] is not env.get(n)]
+        b.returns = [e[n] for n in changed]
+        node.blocks.append(b)
+        block.append(node)
+        for n in changed:
+            env[n] = node.add_output(self.graph, e[n].type, n)
 
     def assign(self, target, v, block, env):
         if isinstance(target, ast.Name):

@@ -34,7 +34,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
 _MEMORY_FORMATS = {str(f): f for f in (contiguous_format, channels_last, channels_last_3d, preserve_format)}
 PRIM_KINDS = frozenset({"prim::Constant", "prim::GetAttr", "prim::TupleConstruct", "prim::TupleUnpack",
                         "prim::TupleIndex", "prim::If", "prim::Loop", "prim::CallFunction",
-                        "prim::FusionGroup", "prim::RaiseException"})
+                        "prim::FusionGroup", "prim::RaiseException", "prim::With"})
 CALLS = ("op", "inplace", "fn", "method", "operator", "builtin", "math", "attr")
 TYPE_KINDS = frozenset({"Tensor", "int", "float", "bool", "str", "NoneType", "Tuple", "ScalarType", "Device",
                         "slice", "ellipsis", "list", "Any"})
@@ -253,7 +253,7 @@ class _Reader:
             env[entry[0]] = node.add_output(g, self.type(entry[1]), names.get(str(entry[0])))
         blocks = d.get("blocks", [])
         _check(isinstance(blocks, list), "malformed blocks")
-        expected = {"prim::If": 2, "prim::Loop": 1}.get(kind, 0)
+        expected = {"prim::If": 2, "prim::Loop": 1, "prim::With": 1}.get(kind, 0)
         _check(len(blocks) == expected, f"{kind} with {len(blocks)} blocks")
         for bd in blocks:
             b = Block(g)
@@ -269,6 +269,8 @@ def _check_kind(kind, attrs):
     ns, _, name = kind.partition("::")
     if ns == "prim":
         _check(kind in PRIM_KINDS, f"an unknown node kind {kind!r}")
+        if kind == "prim::With":
+            _check(attrs.get("context") in ("no_grad", "enable_grad"), "an unknown prim::With context")
         if kind == "prim::RaiseException":
             _check(attrs.get("exception") in EXCEPTIONS and isinstance(attrs.get("message", ""), str),
                    "a malformed prim::RaiseException")
