@@ -303,3 +303,17 @@ def test_grad_mode_blocks():
     scripted.save(buf)
     buf.seek(0)
     assert tt.jit.load(buf)(tt.ones(2))[0].tolist() == [6.0, 6.0]
+
+
+def test_script_and_trace_compose():
+    traced = tt.jit.trace(lambda x: x.exp() + 1, (tt.ones(2),))
+
+    def uses_trace(x):
+        return traced(x) * 2
+    scripted = tt.jit.script(uses_trace)
+    assert "prim::CallFunction" in str(scripted.graph)
+    assert np.allclose(scripted(tt.zeros(2)).numpy(), [4.0, 4.0])
+    scripted_loops = tt.jit.script(loops)
+    retraced = tt.jit.trace(lambda x: scripted_loops(x, 2)[0] + 1, (tt.ones(2),))   # the loop unrolled
+    assert [n.kind for n in retraced.graph.nodes].count("aten::mul") == 2
+    assert retraced(tt.full((2,), 3.0)).tolist() == [13.0, 13.0]

@@ -75,6 +75,8 @@ class ScriptFunction(_Callable):
 
 def _check_arity(graph, args, name):
     n = len(graph.inputs)
+    if len(args) == n and all(_matches(v.type, a) for v, a in zip(graph.inputs, args)):
+        return                    # (the common case: no declaration text built)
     decl = f"{name}({', '.join(f'{_decl_type(v.type)} {v.name}' for v in graph.inputs)})"
     if len(args) != n:
         raise RuntimeError(f"{name}() expected at most {n} argument(s) but received {len(args)} argument(s). "
