@@ -1,16 +1,13 @@
-"""tt.nn.parallel: torch.nn.parallel's names. Data parallelism (one module replicated over
-several devices, its gradients reduced) is issue 27's (tritensor.distributed); until it lands,
-constructing either wrapper raises NotImplementedError."""
+"""tt.nn.parallel: torch.nn.parallel's names. DataParallel (one process, several GPUs) is here;
+DistributedDataParallel (one process per device, gradients all-reduced) needs
+tritensor.distributed's process groups and raises NotImplementedError until it is built."""
 from __future__ import annotations
 
+from .data_parallel import (  # noqa: F401
+    DataParallel, data_parallel, gather, parallel_apply, replicate, scatter, scatter_kwargs,
+)
+
 _ISSUE = "issue 27 (distributed and data-parallel training)"
-
-
-class DataParallel:
-    """torch.nn.DataParallel: not built yet (see the module docstring)."""
-
-    def __init__(self, module, device_ids=None, output_device=None, dim=0):
-        raise NotImplementedError(f"tt.nn.parallel.DataParallel is not implemented yet: {_ISSUE}")
 
 
 class DistributedDataParallel:
@@ -18,7 +15,3 @@ class DistributedDataParallel:
 
     def __init__(self, module, *args, **kwargs):
         raise NotImplementedError(f"tt.nn.parallel.DistributedDataParallel is not implemented yet: {_ISSUE}")
-
-
-def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
-    raise NotImplementedError(f"tt.nn.parallel.data_parallel is not implemented yet: {_ISSUE}")

@@ -2,6 +2,7 @@
 from ._collate import default_collate, default_convert  # noqa: F401
 from ._worker import WorkerInfo, get_worker_info  # noqa: F401
 from .dataloader import DataLoader  # noqa: F401
+from .distributed import DistributedSampler  # noqa: F401
 from .dataset import (  # noqa: F401
     ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split,
 )
