@@ -265,3 +265,89 @@ def test_cache_dir_default(monkeypatch, tmp_path):
     monkeypatch.delenv("TRITENSOR_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache_dir() == os.path.join(str(tmp_path), "tritensor", "kernels")
+
+
+_COMPILE_SCRIPT = r'''
+import importlib.util, json, sys
+from triton.backends.compiler import GPUTarget
+from triton.runtime.driver import driver
+
+
+class TargetOnlyDriver:   # no GPU needed: compile for sm_90, launch nothing
+    def get_current_target(self):
+        return GPUTarget("cuda", 90, 32)
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+
+driver.set_active(TargetOnlyDriver())
+import tritensor as tt
+from tritensor.runtime.launch import KernelArg
+
+done = 0
+for path, grid, args, meta in json.loads(sys.stdin.read()):
+    spec = importlib.util.spec_from_file_location("fused_check", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    real = [KernelArg(1 << 20, getattr(tt, a[1])) if isinstance(a, list) and a and a[0] == "ptr"
+            else (tuple(a) if isinstance(a, list) else a) for a in args]
+    compiled = mod.fused_kernel.warmup(*real, grid=tuple(grid), **meta)
+    assert "cubin" in compiled.asm
+    done += 1
+print("compiled", done)
+'''
+
+
+def _describe(a):
+    from tritensor.runtime.launch import KernelArg
+    if isinstance(a, KernelArg):
+        return ["ptr", a.dtype.name]
+    return list(a) if isinstance(a, tuple) else a
+
+
+@pytest.mark.skipif(os.environ.get("TRITENSOR_COMPILE_CHECK", "1") == "0", reason="TRITENSOR_COMPILE_CHECK=0")
+def test_generated_kernels_compile_for_sm90(tmp_path, monkeypatch):
+    """The interpreter accepts things the compiler refuses: the kernels the fuser generates for
+    this file's groups (the IoU loss forward and backward, mixed dtypes, bool intermediates,
+    scalars, int64 indexing) compile to sm_90 cubin in a fresh process."""
+    import json
+    import subprocess
+    import sys
+    try:
+        import triton.backends.nvidia as nvidia
+    except ImportError:
+        pytest.skip("this Triton build has no NVIDIA backend")
+    if not os.path.exists(os.path.join(os.path.dirname(nvidia.__file__), "bin", "ptxas")):
+        pytest.skip("this Triton build has no bundled ptxas")
+    monkeypatch.setenv("TRITENSOR_CACHE_DIR", str(tmp_path / "kernels"))
+    recorded = []
+    real = tb._run
+
+    def record(kernel, grid, *args, **meta):
+        fn = getattr(kernel, "fn", kernel)
+        if fn.__name__ == "fused_kernel":
+            recorded.append([fn.__globals__["PATH"], list(grid), [_describe(a) for a in args], meta])
+        return real(kernel, grid, *args, **meta)
+
+    monkeypatch.setattr(tb, "_run", record)
+    args = [tt.tensor(c, device="cuda", requires_grad=True) for c in boxes(4)]
+    f = tt.jit.trace(iou_loss, tuple(args))
+    tt.autograd.grad(f(*args), args, tt.ones(4, device="cuda"))
+    a = tt.tensor(np.arange(6, dtype=np.int32).reshape(6, 1), device="cuda")
+    b = tt.tensor(np.ones((1, 5), np.float16), device="cuda")
+    tt.jit.trace(lambda a, b: (a * b + 2) * 0.5 - a, (a, b))(a, b)
+    x = tt.tensor([1.0, -2.0], dtype=tt.bfloat16, device="cuda")
+    tt.jit.trace(lambda x: (x > 0) * x + (x <= 0), (x,))(x)
+    recorded.append(list(recorded[0]))
+    recorded[-1][3] = dict(recorded[-1][3], WIDE=True)          # the int64-index variant
+    assert len(recorded) == 5
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITENSOR_EMULATE_CUDA")}
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton")
+    done = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, input=json.dumps(recorded),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "compiled 5" in done.stdout
