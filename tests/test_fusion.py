@@ -351,3 +351,18 @@ def test_generated_kernels_compile_for_sm90(tmp_path, monkeypatch):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     assert "compiled 5" in done.stdout
+
+
+def test_iou_forward_moves_its_minimum_bytes():
+    """Inputs read once, the output written once (the traffic counter of the emulated device):
+    at most 1.1x the minimum, 8 float32 inputs and 1 float32 output of n elements."""
+    from tritensor.profiler import TrafficCounter
+    n = 300
+    args = [tt.tensor(c, device="cuda") for c in boxes(n)]
+    f = tt.jit.trace(iou_loss, tuple(args))
+    f(*args)
+    with TrafficCounter(unique=False) as counter:
+        f(*args)
+    assert len(counter.launches) == 1
+    moved = sum(r.load_bytes + r.store_bytes for r in counter.launches)
+    assert 9 * 4 * n <= moved <= 1.1 * 9 * 4 * n

@@ -31,6 +31,8 @@ from __future__ import annotations
 import threading
 import warnings
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..autograd.grad_mode import is_grad_enabled
 from ..backends.base import backend_for, empty
@@ -144,6 +146,8 @@ class GroupPlan:
         self.shape = None
         self.device = None
         self.eager = None           # why this signature runs eagerly, or None
+        self.input_dtypes = []
+        self.numpy_program = None
         self._source = None
         self.module = None
 
@@ -173,6 +177,7 @@ def _plan(sub, ins):
     plan.device = device
     for i, (v, x) in enumerate(zip(sub.inputs, ins)):
         where[id(v)] = ("in", i)
+        plan.input_dtypes.append(getattr(x, "dtype", None))
         if isinstance(x, Tensor):
             plan.inputs.append("tensor")
         elif isinstance(x, (bool, int, float)):
@@ -263,6 +268,8 @@ def run_group(node, ins):
     strides = _layout.iterator_strides(plan.shape, tensors, any(k != "tensor" for k in plan.inputs))
     outs = tuple(_new(plan.shape, dtype, plan.device, strides) for _, dtype in plan.outputs)
     backend = backend_for(plan.device)
+    if 0 in plan.shape:
+        return outs
     if backend.host_memory:
         _run_numpy(plan, outs, ins)
     else:
@@ -282,18 +289,65 @@ def _new(shape, dtype, device, strides):
 
 
 def _run_numpy(plan, outs, ins):
-    """The group on cpu: each step's NumPy reference (the eager op's own) into a preallocated
-    buffer; no dispatch, no rule, no autograd between them."""
-    from ..backends.numpy_ref import run_op
-    vals = []
-    out_of = {j: outs[i] for i, (j, _) in enumerate(plan.outputs)}
+    """The group on cpu: each step's NumPy reference (the eager op's own, with its casts) on
+    NumPy arrays, intermediates in fresh buffers, outputs straight into the preallocated output
+    tensors; no dispatch, no rule, no Tensor, no autograd between the steps (``_numpy_program``)."""
+    from ..backends import numpy_ref
+    prog = plan.numpy_program
+    if prog is None:
+        prog = plan.numpy_program = _numpy_program(plan)
+    view, cast, as_array = numpy_ref._view, numpy_ref._cast, np.asarray
+    vals = [view(x) if isinstance(x, Tensor) else x for x in ins]
+    out_views = [view(o) for o in outs]
+    with np.errstate(all="ignore"):                 # NaN/inf/overflow follow IEEE, as eager's
+        for fn, is_ufunc, refs, cd, dtype, slot in prog:
+            args = [as_array(vals[k]).astype(cd) if kind == "scalar" else
+                    (vals[k] if kind == "same" else vals[k].astype(cd, copy=False)) for kind, k in refs]
+            if is_ufunc:
+                buf = out_views[slot] if slot is not None else np.empty(plan.shape, cd)
+                fn(*args, out=buf)
+            else:
+                res = fn(*args)
+                out_np = dtype.numpy_dtype
+                if slot is not None or type(res) is not np.ndarray or res.dtype != out_np \
+                        or res.shape != plan.shape:
+                    buf = out_views[slot] if slot is not None else np.empty(plan.shape, out_np)
+                    if isinstance(res, np.ndarray) and res.dtype == out_np:
+                        buf[...] = res
+                    else:
+                        np.copyto(buf, cast(as_array(res), dtype), casting="unsafe")
+                    res = buf
+                buf = res
+            vals.append(buf)
+
+
+def _numpy_program(plan):
+    """Per step: (function, is it a ufunc writing ``out=``, operand refs ("same": an array in
+    the compute dtype, "cast": one to convert, "scalar": a Python number, with its index in
+    inputs + earlier results), compute NumPy dtype, result dtype, output slot or None). A
+    ufunc writes its output directly where numpy_ref._run_ufunc would (every operand in the
+    compute dtype, the ufunc giving the result dtype); any other step is _run_reference's road."""
+    from ..backends import numpy_ref
+    n_in = len(plan.inputs)
+    prog = []
+    slot_of = {j: i for i, (j, _) in enumerate(plan.outputs)}
     for j, ((fn, refs, _, _), op, (dtype, compute)) in enumerate(zip(plan.steps, plan.ops, plan.metas)):
-        args = [ins[k] if kind == "in" else vals[k] for kind, k in refs]
-        buf = out_of.get(j)
-        if buf is None:
-            buf = empty(plan.shape, dtype, plan.device)
-        run_op(op, buf, *args, compute=compute)
-        vals.append(buf)
+        cd = compute.numpy_dtype
+        new_refs = []
+        for kind, k in refs:
+            if kind == "tmp":
+                new_refs.append(("same" if plan.metas[k][0] is compute else "cast", n_in + k))
+            elif plan.inputs[k] == "tensor":
+                new_refs.append(("same" if plan.input_dtypes[k] is compute else "cast", k))
+            else:
+                new_refs.append(("scalar", k))
+        ufunc = op.reference
+        if type(ufunc) is not np.ufunc:
+            ufunc = numpy_ref.FLOAT_UFUNCS.get(op.name) if compute.is_floating_point else None
+        direct = (ufunc is not None and dtype is compute and all(kind != "cast" for kind, _ in new_refs)
+                  and numpy_ref._writes_out(ufunc, cd, dtype.numpy_dtype, len(refs)))
+        prog.append((ufunc if direct else op.reference, direct, new_refs, cd, dtype, slot_of.get(j)))
+    return prog
 
 
 # ---------------------------------------------------------------------------- autograd

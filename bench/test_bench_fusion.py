@@ -1,0 +1,124 @@
+"""pytest-benchmark: the seed tutorial's IoU loss (20 pointwise ops) eager vs fused (tt.jit.trace's
+one generated kernel; on cpu one pass of NumPy calls into preallocated buffers), and torch eager
+vs torch.compile when torch is importable (issue 26 item 6). GPU goal: the fused loss within
+1.2x of one pass over its inputs; not measured until a GPU session runs this file.
+
+``python -m bench.test_bench_fusion`` prints the min times and the ratios in one run.
+torch rows: PYTHONPATH=/work/torchenv/lib/python3.11/site-packages OPENBLAS_NUM_THREADS=1."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import tritensor as tt
+
+N = 1 << 16
+REAL = tt.cuda.is_available() and not tt.cuda.is_emulated()
+DEVICES = ["cpu"] + (["cuda"] if REAL else [])
+
+
+def iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
+    iw = (tt.minimum(px2, tx2) - tt.maximum(px1, tx1)).clamp(min=0)
+    ih = (tt.minimum(py2, ty2) - tt.maximum(py1, ty1)).clamp(min=0)
+    inter = iw * ih
+    union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
+    return 1 - inter / (union + 1e-6)
+
+
+def torch_iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
+    import torch
+    iw = (torch.minimum(px2, tx2) - torch.maximum(px1, tx1)).clamp(min=0)
+    ih = (torch.minimum(py2, ty2) - torch.maximum(py1, ty1)).clamp(min=0)
+    inter = iw * ih
+    union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
+    return 1 - inter / (union + 1e-6)
+
+
+def columns(n=N):
+    rng = np.random.default_rng(0)
+    cols = []
+    for _ in range(2):
+        lo = rng.random((n, 2)).astype(np.float32)
+        hi = lo + rng.random((n, 2)).astype(np.float32)
+        cols += [lo[:, 0].copy(), lo[:, 1].copy(), hi[:, 0].copy(), hi[:, 1].copy()]
+    return cols
+
+
+def make(mode, device="cpu", n=N):
+    """A zero-argument callable running the loss one way, and its result's reader."""
+    cols = columns(n)
+    if mode.startswith("torch"):
+        import torch
+        torch.set_num_threads(1)
+        args = [torch.from_numpy(c).to(device) for c in cols]
+        fn = torch_iou_loss
+        if mode == "torch.compile":
+            fn = torch.compile(torch_iou_loss)
+        sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+        return (lambda: (fn(*args), sync())[0]), (lambda t: t.cpu().numpy())
+    args = [tt.tensor(c, device=device) for c in cols]
+    fn = iou_loss if mode == "eager" else tt.jit.trace(iou_loss, tuple(args))
+    sync = tt.cuda.synchronize if device == "cuda" else (lambda: None)
+    return (lambda: (fn(*args), sync())[0]), (lambda t: t.cpu().numpy())
+
+
+MODES = ["eager", "fused", "torch eager", "torch.compile"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", MODES)
+def test_iou_loss(benchmark, mode, device):
+    benchmark.group = f"IoU loss, {N} boxes, {device}"
+    if mode.startswith("torch"):
+        pytest.importorskip("torch")
+    try:
+        run, read = make(mode, device)
+        out = run()
+    except Exception as e:          # torch.compile needs a C compiler and its inductor toolchain
+        if mode == "torch.compile":
+            pytest.skip(f"torch.compile failed here: {type(e).__name__}: {str(e)[:200]}")
+        raise
+    want, _ = make("eager", "cpu")
+    np.testing.assert_allclose(read(out), want().numpy(), rtol=1e-5, atol=1e-6)
+    benchmark(run)
+
+
+def min_time(run, reps=30):
+    run()
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_fused_host_time_below_eager_on_cpu():
+    """Issue 26 item 5: one fused call's host time on cpu is below the eager chain's (min of
+    30 runs each, measured in one run; small tensors, so host overhead dominates)."""
+    eager, _ = make("eager", "cpu", n=64)
+    fused, _ = make("fused", "cpu", n=64)
+    assert min_time(fused) < min_time(eager)
+
+
+def main():
+    rows = {}
+    for device in DEVICES:
+        for n in (64, N):
+            for mode in MODES:
+                try:
+                    run, _ = make(mode, device, n)
+                    rows[(device, n, mode)] = min_time(run)
+                except Exception as e:
+                    print(f"{device} n={n} {mode}: skipped ({type(e).__name__}: {str(e)[:120]})")
+            base = rows.get((device, n, "eager"))
+            for mode in MODES:
+                t = rows.get((device, n, mode))
+                if t is not None:
+                    print(f"{device:4} n={n:6} {mode:14} {t * 1e6:10.1f} us  x{base / t:5.2f} vs tritensor eager")
+
+
+if __name__ == "__main__":
+    main()
