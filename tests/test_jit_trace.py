@@ -216,3 +216,15 @@ def test_an_unrecorded_in_place_change_warns():
         return y + 1
     with pytest.warns(TracerWarning, match="modified in place by an operation the trace could not record"):
         tt.jit.trace(f, (tt.ones(2),))
+
+
+def test_len_and_iteration_warn_as_torchs():
+    with pytest.warns(TracerWarning) as caught:
+        traced = tt.jit.trace(lambda x: sum(r for r in x) * len(x), (tt.ones(2, 3),))
+    messages = [str(w.message) for w in caught if w.category is TracerWarning]
+    assert messages == [
+        "Iterating over a tensor might cause the trace to be incorrect. Passing a tensor of different shape won't "
+        "change the number of iterations executed (and might lead to errors or silently give incorrect results).",
+        "Using len to get tensor shape might cause the trace to be incorrect. Recommended usage would be "
+        "tensor.shape[0]. Passing a tensor of different shape might lead to errors or silently give incorrect results."]
+    assert traced(tt.ones(3, 3)).tolist() == [4.0, 4.0, 4.0]      # two rows and len 2 baked in

@@ -66,6 +66,12 @@ def warn_conversion(what, stacklevel=3):
         TracerWarning, stacklevel=stacklevel)
 
 
+def warn_shape_use(message):
+    """torch's TracerWarning for len() of, or iteration over, a tensor during a trace."""
+    if state.tracer is not None and not state.suspended:
+        warnings.warn(message, TracerWarning, stacklevel=3)
+
+
 def record(op, args, attrs, out):
     """dispatch()'s hook: this thread's tracer records ``op(*args, **attrs) -> out``."""
     tracer = state.tracer

@@ -351,11 +351,19 @@ class Tensor:
         return arr.tolist()
 
     def __len__(self):
+        if _tracing.ACTIVE[0]:
+            _tracing.warn_shape_use("Using len to get tensor shape might cause the trace to be incorrect. Recommended "
+                                    "usage would be tensor.shape[0]. Passing a tensor of different shape might lead "
+                                    "to errors or silently give incorrect results.")
         if self.dim() == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._shape[0]
 
     def __iter__(self):
+        if _tracing.ACTIVE[0]:
+            _tracing.warn_shape_use("Iterating over a tensor might cause the trace to be incorrect. Passing a tensor "
+                                    "of different shape won't change the number of iterations executed (and might "
+                                    "lead to errors or silently give incorrect results).")
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._shape[0]))
