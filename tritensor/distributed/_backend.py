@@ -265,7 +265,6 @@ class MPIEngine(Engine):
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
         start = time.monotonic()
         deadline = start + timeout_s
-        spins = 0
         next_check = start + 0.05
         while not MPI.Request.Testall(requests, statuses):
             now = time.monotonic()
@@ -276,9 +275,8 @@ class MPIEngine(Engine):
                 next_check = now + 0.05
             if now >= deadline:
                 self._fail(what, now - start, timeout_s, late=pending(requests) if pending else None)
-            spins += 1
-            if spins > 200:
-                time.sleep(min(0.001, 1e-5 * (spins - 200)))
+            if now - start > 0.005:       # spin the first 5 ms (a peer a little behind), then back off
+                time.sleep(min(0.001, (now - start) / 200))
 
     def _dead_peers(self, candidates):
         """Global ranks on this host whose process has exited (a zombie counts: it is gone)."""
@@ -354,9 +352,10 @@ class MPIEngine(Engine):
         dt = h.arr.dtype
         n = self.size()
         if dt.name in self.types:
-            src = h.arr.copy() if op_type(op) != 8 else (h.arr * op.factor).astype(dt)
-            req = self.comm.Iallreduce([src, self.types[dt.name]], [h.arr, self.types[dt.name]],
-                                       _mpi_op(self.MPI, op, dt.kind == "b"))
+            if op_type(op) == 8:
+                h.arr[...] = h.arr * op.factor
+            src = self.MPI.IN_PLACE          # no copy of the input: the sum lands in the tensor's memory
+            req = self.comm.Iallreduce(src, [h.arr, self.types[dt.name]], _mpi_op(self.MPI, op, dt.kind == "b"))
 
             def finish():
                 if op_type(op) == 1 and dt.kind != "b":
