@@ -366,3 +366,33 @@ def test_iou_forward_moves_its_minimum_bytes():
     assert len(counter.launches) == 1
     moved = sum(r.load_bytes + r.store_bytes for r in counter.launches)
     assert 9 * 4 * n <= moved <= 1.1 * 9 * 4 * n
+
+
+def test_integer_groups_wrap_as_eager(device):
+    a = tt.tensor(np.array([100, -100, 7, 127, -128], np.int8), device=device)
+    b = tt.tensor(np.array([3, 3, -2, 1, -1], np.int8), device=device)
+
+    def f(a, b):
+        return ((a * b + 100) & 0x7F) - (a ^ b)       # int8 throughout: products wrap
+
+    g = tt.jit.trace(f, (a, b))
+    assert [_ops(n) for n in _groups(g)] == [["mul", "add", "bitwise_and", "bitwise_xor", "sub"]]
+    out = g(a, b)
+    an, bn = np.array([100, -100, 7, 127, -128], np.int8), np.array([3, 3, -2, 1, -1], np.int8)
+    with np.errstate(over="ignore"):
+        want = ((an * bn + np.int8(100)) & np.int8(0x7F)) - (an ^ bn)
+    assert out.dtype == tt.int8
+    np.testing.assert_array_equal(_host(out), want)
+    np.testing.assert_array_equal(_host(out), _host(f(a, b)))
+
+
+def test_size_zero_and_zero_dim_groups(device):
+    def f(x):
+        return x * 2 - 1
+
+    z = tt.ones(0, 3, device=device)
+    g = tt.jit.trace(f, (z,))
+    assert tuple(g(z).shape) == (0, 3)
+    s = tt.tensor(4.0, device=device)
+    out = tt.jit.trace(f, (s,))(s)
+    assert tuple(out.shape) == () and float(out) == 7.0

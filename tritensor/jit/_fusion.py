@@ -33,7 +33,6 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes as _dt
 from ..autograd.grad_mode import is_grad_enabled
 from ..backends.base import backend_for, empty
 from ..ops import _layout
@@ -545,5 +544,3 @@ def _install():
     if _graph_for not in GRAPH_FOR_HOOKS:
         GRAPH_FOR_HOOKS.append(_graph_for)
 
-
-del _dt
