@@ -121,6 +121,13 @@ def collectives():
     dist.all_to_all(outs, ins)
     for q in ranks:
         _same(outs[q], np.full(q + r + 1, 10.0 * q + r), "all_to_all")
+    # reduce_scatter (a list per rank), all_to_all_single (equal dim-0 slices)
+    out = tt.zeros(2, dtype=tt.int32)
+    dist.reduce_scatter(out, [tt.tensor([10 * r + q, -q], dtype=tt.int32) for q in ranks])
+    _same(out, [sum(10 * p + r for p in ranks), -r * n], "reduce_scatter")
+    o = tt.zeros(n, 2)
+    dist.all_to_all_single(o, tt.tensor([[10.0 * r + q, 1.0] for q in ranks]))
+    _same(o, [[10.0 * q + r, 1.0] for q in ranks], "all_to_all_single")
     # point to point, blocking and not, tags, any source
     if r == 0:
         dist.send(tt.tensor([1.5, 2.5]), dst=1, tag=3)
@@ -214,6 +221,7 @@ def collectives():
             check(str(e) == text, f"error text {e!r}")
     dist.barrier()
     check(dist.barrier(async_op=True).wait(), "async barrier")
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=30))
     dist.destroy_process_group()
     check(not dist.is_initialized(), "destroyed")
     print(f"CHECKS {CHECKS[0]} rank {r}", flush=True)
@@ -233,6 +241,8 @@ class Evil:
 
 
 def dead():
+    """Also with the fingerprints off (TORCH_DISTRIBUTED_DEBUG=OFF): the data operation itself
+    watches its peers' processes."""
     dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=30))
     t = tt.ones(4)
     dist.all_reduce(t)
