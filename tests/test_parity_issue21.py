@@ -79,8 +79,8 @@ def test_device_flags_of_devices_tritensor_lacks():
 def test_namespaces_programs_import():
     import tritensor.nn.parallel
     import tritensor.onnx
-    # DataParallel is built (tests/test_data_parallel.py); DistributedDataParallel not yet
-    with pytest.raises(NotImplementedError, match="issue 27"):
+    # DataParallel and DistributedDataParallel are built (tests/test_data_parallel.py, tests/test_ddp.py)
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
         tritensor.nn.parallel.DistributedDataParallel(tt.nn.Linear(2, 2))
     assert tt.nn.parallel.DataParallel is tt.nn.DataParallel
     with pytest.raises(NotImplementedError, match="no ONNX exporter"):

@@ -54,6 +54,22 @@ def _sole_holder_count() -> int:
 
 
 _OP_NODE_RELEASE = OpNode.release_saved
+
+# Callbacks queued during a backward (torch's Variable._execution_engine.queue_callback), run in
+# order once the current backward has finished; DistributedDataParallel waits for its gradient
+# all-reduces here. A backward that queued nothing pays one list test.
+_final_callbacks = []
+
+
+def queue_callback(callback):
+    """Run ``callback()`` when the backward now running finishes (after every gradient has been
+    accumulated); a callback may queue further callbacks, run in the same pass."""
+    _final_callbacks.append(callback)
+
+
+def _run_final_callbacks():
+    while _final_callbacks:
+        _final_callbacks.pop(0)()
 _SOLE = _sole_holder_count() if hasattr(sys, "getrefcount") else -1   # -1: never steal
 
 
@@ -362,9 +378,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                 if d == 0:
                     heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
             outs = None
+    except BaseException:
+        _final_callbacks.clear()   # a failed backward runs none of its callbacks (as torch)
+        raise
     finally:
         _grad_state.enabled = prev_mode
 
+    if _final_callbacks:
+        _run_final_callbacks()
     if inputs is not None and not accumulate and not allow_unused:
         if any(r is None for r in results):
             raise RuntimeError(
