@@ -396,3 +396,14 @@ def test_size_zero_and_zero_dim_groups(device):
     s = tt.tensor(4.0, device=device)
     out = tt.jit.trace(f, (s,))(s)
     assert tuple(out.shape) == () and float(out) == 7.0
+
+
+def test_tt_compile_runs_the_fused_groups(launches):
+    args = [tt.tensor(c, device="cuda") for c in boxes(50)]
+    compiled = tt.compile(iou_loss)
+    want = _host(iou_loss(*args))
+    compiled(*args)
+    launches.clear()
+    out = compiled(*args)
+    assert len(launches) == 1 and launches[0].fn.__name__ == "fused_kernel"
+    np.testing.assert_array_equal(_host(out), want)
