@@ -17,7 +17,6 @@ an engine, which returns a ``Work``. Two engines implement it:
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
@@ -375,11 +374,12 @@ class MPIEngine(Engine):
         req = self.comm.Ibcast([_bytes(h.arr), self.MPI.BYTE], root=root)
         return Work(self, [req], h.store, what, keep=h)
 
-    def allgather(self, out_flat, tensor, what):
-        """``out_flat``: a host array (size * numel) the caller distributes."""
+    def allgather(self, out, tensor, what):
+        """``out``: a tensor of size * numel elements, rank r's block r-th."""
         src = _Host(tensor).arr.copy()
-        req = self.comm.Iallgather([_bytes(src), self.MPI.BYTE], [_bytes(out_flat), self.MPI.BYTE])
-        return Work(self, [req], None, what, keep=(src, out_flat))
+        h = _Host(out, read=False)
+        req = self.comm.Iallgather([_bytes(src), self.MPI.BYTE], [_bytes(h.arr), self.MPI.BYTE])
+        return Work(self, [req], h.store, what, keep=(src, h))
 
     def reduce(self, tensor, root, op, what):
         h = _Host(tensor)
@@ -407,9 +407,10 @@ class MPIEngine(Engine):
                 h.store()
         return Work(self, [req], finish_wide, what, keep=(rows, h))
 
-    def reduce_scatter(self, out, inp_flat, op, what):
-        """``inp_flat``: a host array of size * out.numel() elements, rank r's chunk r-th."""
+    def reduce_scatter(self, out, inp, op, what):
+        """``inp``: a tensor of size * out.numel() elements, rank r's chunk r-th."""
         h = _Host(out, read=False)
+        inp_flat = _Host(inp).arr
         dt = inp_flat.dtype
         n = self.size()
         if dt.name in self.types:
@@ -431,14 +432,18 @@ class MPIEngine(Engine):
             h.store()
         return Work(self, [req], finish_wide, what, keep=(inp_flat, rows, h))
 
-    def gather(self, out_flat, tensor, root, what):
+    def gather(self, out, tensor, root, what):
+        """``out`` (the root's only): a tensor of size * numel elements."""
         src = _Host(tensor).arr.copy()
-        recv = [_bytes(out_flat), self.MPI.BYTE] if out_flat is not None else None
+        h = _Host(out, read=False) if out is not None else None
+        recv = [_bytes(h.arr), self.MPI.BYTE] if h is not None else None
         req = self.comm.Igather([_bytes(src), self.MPI.BYTE], recv, root=root)
-        return Work(self, [req], None, what, keep=(src, out_flat))
+        return Work(self, [req], h.store if h is not None else None, what, keep=(src, h))
 
-    def scatter(self, tensor, in_flat, root, what):
+    def scatter(self, tensor, inp, root, what):
+        """``inp`` (the root's only): a tensor of size * numel elements, rank r's block r-th."""
         h = _Host(tensor, read=False)
+        in_flat = _Host(inp).arr if inp is not None else None
         send = [_bytes(in_flat), self.MPI.BYTE] if in_flat is not None else None
         req = self.comm.Iscatter(send, [_bytes(h.arr), self.MPI.BYTE], root=root)
         return Work(self, [req], h.store, what, keep=(in_flat, h))
@@ -577,11 +582,18 @@ class NCCLEngine(Engine):
             return nccl.NCCL_MIN
         if t in (5, 6, 7):
             raise RuntimeError(f"Cannot use ReduceOp.{RedOpType(t).name} with NCCL")
-        return {0: nccl.NCCL_SUM, 1: getattr(nccl, "NCCL_AVG", nccl.NCCL_SUM), 2: nccl.NCCL_PROD,
+        return {0: nccl.NCCL_SUM, 1: nccl.NCCL_SUM, 2: nccl.NCCL_PROD,       # AVG: a SUM, then divided
                 3: nccl.NCCL_MIN, 4: nccl.NCCL_MAX, 8: nccl.NCCL_SUM}[t]
 
+    def _average(self, tensor, op):
+        if op_type(op) == 1:
+            if tensor.dtype.is_floating_point:
+                tensor.div_(self.size())
+            else:
+                tensor.copy_(tensor.div(self.size(), rounding_mode="trunc"))
+
     def _type(self, tensor):
-        code = self.types.get(tensor.dtype.numpy_dtype.name if tensor.dtype.numpy_dtype.name != "bfloat16" else "bfloat16")
+        code = self.types.get(tensor.dtype.numpy_dtype.name)
         if code is None:
             raise RuntimeError(f"NCCL has no type for {tensor.dtype}")
         return code
@@ -597,6 +609,7 @@ class NCCLEngine(Engine):
             tensor.mul_(op.factor)
         self.comm.allReduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), self._type(tensor),
                             self._op(op, tensor.dtype.numpy_dtype.name), self._stream())
+        self._average(tensor, op)
         return self._work(what)
 
     def broadcast(self, tensor, root, what):
@@ -604,6 +617,7 @@ class NCCLEngine(Engine):
         return self._work(what)
 
     def allgather(self, out, tensor, what):
+        tensor = tensor.contiguous()
         self.comm.allGather(tensor.data_ptr(), out.data_ptr(), tensor.numel(), self._type(tensor), self._stream())
         return self._work(what)
 
@@ -612,13 +626,15 @@ class NCCLEngine(Engine):
             tensor.mul_(op.factor)
         self.comm.reduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(), self._type(tensor),
                          self._op(op, tensor.dtype.numpy_dtype.name), root, self._stream())
+        if self.rank() == root:
+            self._average(tensor, op)
         return self._work(what)
 
     def reduce_scatter(self, out, inp, op, what):
-        if op_type(op) == 8:
-            inp = inp * op.factor
+        inp = inp * op.factor if op_type(op) == 8 else inp.contiguous()
         self.comm.reduceScatter(inp.data_ptr(), out.data_ptr(), out.numel(), self._type(out),
                                 self._op(op, out.dtype.numpy_dtype.name), self._stream())
+        self._average(out, op)
         return self._work(what)
 
     def barrier(self, what):
@@ -665,7 +681,3 @@ class _EventWork(Work):
         self._event.synchronize()
         self._done = True
         return True
-
-
-def stderr_log(message):
-    print(message, file=sys.stderr, flush=True)

@@ -11,10 +11,9 @@ import logging
 import os
 import warnings
 
-import numpy as np
 
 from . import _state
-from ._backend import DistBackendError, MPIEngine, RedOpType, Work, _PremulSum, op_type
+from ._backend import DistBackendError, MPIEngine, RedOpType, _PremulSum, op_type
 
 logger = logging.getLogger("tritensor.distributed")
 
@@ -404,15 +403,26 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     pg._engine.barrier(what).wait(secs)
 
 
-def _flat_out(pg, t, n):
-    return np.empty(n * t.numel(), t.dtype.numpy_dtype)
+def _flat_out(t, n):
+    """A flat tensor for ``n`` blocks like ``t``, on t's device (the engine writes it)."""
+    from .. import empty
+    return empty(n * t.numel(), dtype=t.dtype, device=t.device)
 
 
-def _store(t, arr):
-    """Write host values into any tensor (cpu, emulated or real cuda, non-contiguous)."""
-    from .. import from_numpy, no_grad
+def _flat_in(tensors):
+    """The blocks of ``tensors``, one after the other, in one flat tensor on their device."""
+    from .. import cat, no_grad
     with no_grad():
-        t.copy_(from_numpy(np.ascontiguousarray(arr).reshape(tuple(t.shape))))
+        return cat([t.detach().reshape(-1) for t in tensors])
+
+
+def _unpack(flat, tensors):
+    """Copy block i of ``flat`` into ``tensors[i]`` (any device, strides)."""
+    from .. import no_grad
+    with no_grad():
+        for i, t in enumerate(tensors):
+            k = t.numel()
+            t.copy_(flat[i * k:(i + 1) * k].view(tuple(t.shape)))
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -428,9 +438,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         if t.dtype != tensor.dtype or t.numel() != tensor.numel():
             raise RuntimeError("Tensors are not equal in size or data type")
     what = pg._engine.check("ALLGATHER", _meta(tensor, n_out=n * tensor.numel()))
-    out = _flat_out(pg, tensor, n)
+    out = _flat_out(tensor, n)
     work = pg._engine.allgather(out, tensor, what)
-    return _finish(_then(work, lambda: [_store(t, c) for t, c in zip(tensor_list, np.split(out, n))]), async_op)
+    return _finish(_then(work, lambda: _unpack(out, tensor_list)), async_op)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -445,9 +455,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if output_tensor.numel() != n * input_tensor.numel():
         raise ValueError("output tensor size must be equal to world_size times input tensor size")
     what = pg._engine.check("_ALLGATHER_BASE", _meta(input_tensor, n_out=output_tensor.numel()))
-    out = _flat_out(pg, input_tensor, n)
-    work = pg._engine.allgather(out, input_tensor, what)
-    return _finish(_then(work, lambda: _store(output_tensor, out)), async_op)
+    return _finish(pg._engine.allgather(output_tensor, input_tensor, what), async_op)
 
 
 def _then(work, after):
@@ -489,9 +497,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         raise ValueError("input tensor must be the same size as output size times world size")
     _check_op(op, output.dtype, "reduce_scatter_tensor")
     what = pg._engine.check("_REDUCE_SCATTER_BASE", _meta(input, n_out=output.numel()))
-    from ._backend import _Host
-    flat = _Host(input).arr.copy()
-    return _finish(pg._engine.reduce_scatter(output, flat, op, what), async_op)
+    return _finish(pg._engine.reduce_scatter(output, input, op, what), async_op)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -508,9 +514,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
             raise RuntimeError("Tensors are not equal in size or data type")
     _check_op(op, output.dtype, "reduce_scatter")
     what = pg._engine.check("REDUCE_SCATTER", _meta(output, n_out=output.numel()))
-    from ._backend import _Host
-    flat = np.concatenate([_Host(t).arr for t in input_list]) if n else np.empty(0, output.dtype.numpy_dtype)
-    return _finish(pg._engine.reduce_scatter(output, flat, op, what), async_op)
+    return _finish(pg._engine.reduce_scatter(output, _flat_in(input_list), op, what), async_op)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
@@ -533,10 +537,10 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     elif gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     what = pg._engine.check("GATHER", _meta(tensor, root))
-    out = _flat_out(pg, tensor, pg.size()) if me == root else None
+    out = _flat_out(tensor, pg.size()) if me == root else None
     work = pg._engine.gather(out, tensor, root, what)
     if me == root:
-        work = _then(work, lambda: [_store(t, c) for t, c in zip(gather_list, np.split(out, pg.size()))])
+        work = _then(work, lambda: _unpack(out, gather_list))
     return _finish(work, async_op)
 
 
@@ -560,8 +564,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     elif scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     what = pg._engine.check("SCATTER", _meta(tensor, root))
-    from ._backend import _Host
-    flat = np.concatenate([_Host(t).arr for t in scatter_list]) if me == root else None
+    flat = _flat_in(scatter_list) if me == root else None
     return _finish(pg._engine.scatter(tensor, flat, root, what), async_op)
 
 
