@@ -130,6 +130,45 @@ def buffers(rank):
     check(net[1].running_mean.tolist() == [7.0, 7.0], "buffers broadcast from rank 0 before each forward")
 
 
+def syncbn(rank):
+    """SyncBatchNorm on this rank's half (emulated cuda) against BatchNorm1d on the whole batch:
+    outputs, the input's gradient, the summed weight/bias gradients, the running statistics."""
+    g = tt.Generator()
+    g.manual_seed(7)
+    x_full = tt.randn(6, 3, 2, generator=g).double()
+    c_full = tt.randn(6, 3, 2, generator=g).double()
+    ref = tt.nn.BatchNorm1d(3).double()
+    with tt.no_grad():
+        ref.weight.copy_(tt.tensor([1.0, 2.0, -1.0]))
+    sync = tt.nn.SyncBatchNorm.convert_sync_batchnorm(
+        tt.nn.Sequential(tt.nn.BatchNorm1d(3).double())).to("cuda")[0]
+    with tt.no_grad():
+        sync.weight.copy_(tt.tensor([1.0, 2.0, -1.0]))
+    check(type(sync).__name__ == "SyncBatchNorm", "converted")
+    xr = x_full.detach().requires_grad_(True)
+    yr = ref(xr)
+    (yr * c_full).sum().backward()
+    xl = half(x_full, rank).to("cuda").detach().requires_grad_(True)
+    yl = sync(xl)
+    (yl * half(c_full, rank).to("cuda")).sum().backward()
+    check(close(yl.detach().cpu(), half(yr.detach(), rank)), "outputs normalised with the whole batch's statistics")
+    check(close(xl.grad.cpu(), half(xr.grad, rank)), "input gradient through the all-reduced statistics")
+    for name in ("weight", "bias"):
+        gsum = getattr(sync, name).grad.detach().clone()
+        dist.all_reduce(gsum)
+        check(close(gsum.cpu(), getattr(ref, name).grad), f"{name} gradients sum to the full batch's")
+    check(close(sync.running_mean.cpu(), ref.running_mean), "running mean of the whole batch")
+    check(close(sync.running_var.cpu(), ref.running_var), "running var (unbiased) of the whole batch")
+    sync.eval()
+    check(close(sync(xl.detach()).cpu(), ref.eval()(half(x_full, rank))), "eval: plain batch norm, running stats")
+    try:
+        tt.nn.SyncBatchNorm(3).train()(tt.ones(2, 3))
+    except ValueError as e:
+        check(str(e).startswith("SyncBatchNorm expected input tensor to be on GPU"), str(e))
+    else:
+        check(False, "cpu input refused")
+
+
 def main():
     dist.init_process_group("mpi")
     rank = dist.get_rank()
@@ -142,6 +181,7 @@ def main():
     accumulation(rank)
     unused(rank)
     buffers(rank)
+    syncbn(rank)
     dist.destroy_process_group()
     print(f"DDP CHECKS {CHECKS[0]}", flush=True)
 

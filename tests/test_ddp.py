@@ -1,7 +1,8 @@
 """nn.parallel.DistributedDataParallel (issue 27 items 3 and 6): 2 ranks through the launcher
 (tests/ddp_worker.py: gradients and parameters after several steps equal the single-process
 full-batch ones, with several buckets, gradient_as_bucket_view, no_sync accumulation,
-find_unused_parameters, buffer broadcast, torch's unfinished-reduction error), plus the
+find_unused_parameters, buffer broadcast, torch's unfinished-reduction error, SyncBatchNorm against
+BatchNorm on the whole batch), plus the
 single-process parts: torch's construction errors and the engine's end-of-backward callbacks."""
 import datetime
 import os
@@ -30,7 +31,7 @@ def test_ddp_on_two_ranks_matches_one_process_on_the_full_batch():
     left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert marker not in left, "a process of the job is still running"
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert p.stdout.count("DDP CHECKS 82") == 2, p.stdout
+    assert p.stdout.count("DDP CHECKS 91") == 2, p.stdout
 
 
 def test_construction_errors():

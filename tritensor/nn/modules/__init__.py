@@ -4,7 +4,7 @@ from .activation import (
     CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, LogSigmoid, Mish, PReLU, RReLU, Softmax2d, Softmin,
     Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .channelshuffle import ChannelShuffle
@@ -55,7 +55,7 @@ __all__ = [
     "ReLU", "ReLU6", "Hardtanh", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "Softmax", "LogSoftmax", "Dropout",
     "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
-    "LayerNorm", "RMSNorm", "GroupNorm", "LocalResponseNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
+    "LayerNorm", "RMSNorm", "GroupNorm", "LocalResponseNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
     "InstanceNorm2d", "InstanceNorm3d", "Embedding", "EmbeddingBag", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
     "RNNCell", "LSTMCell", "GRUCell", "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss",
     "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
