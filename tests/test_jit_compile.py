@@ -92,9 +92,9 @@ def test_compiled_module_and_arguments():
     np.testing.assert_allclose(cm(x).detach().numpy(), x.numpy() @ w.T + b, rtol=1e-6)
     cm(x).sum().backward()
     assert m[0].bias.grad.tolist() == [1.0, 1.0]
-    m.train()                                       # training is guarded: a new graph (with dropout)
-    cm(x)
-    assert cm.explain()["graph_count"] == 2
+    m.train()                                       # training is guarded: a new capture, whose dropout
+    cm(x)                                           # draws: not captured (random ops), eager instead
+    assert cm.explain()["graph_count"] == 1 and "random op" in cm.fallback_reason
 
     @tt.compile(fullgraph=True, mode="reduce-overhead")
     def scaled(x, k: float):
@@ -120,3 +120,18 @@ def test_reduce_overhead_replays_cuda_graphs_on_the_emulated_device():
     for _ in range(4):                   # two warm-ups, the capture, a replay: gradients accumulate
         cm(tt.ones(4, 3, device="cuda")).sum().backward()
     assert m.bias.grad.tolist() == [16.0, 16.0] and m.weight.grad.tolist() == [[16.0] * 3] * 2
+
+
+def test_a_random_op_in_the_function_runs_eagerly_with_fresh_draws():
+    """Random ops are not recorded by the trace: a captured dropout would repeat one mask. The
+    capture sees the draw, falls back to eager with the reason, and every call draws anew."""
+    model = tt.nn.Sequential(tt.nn.Linear(4, 4), tt.nn.Dropout(0.5))
+    compiled = tt.compile(model)
+    x = tt.ones(8, 4)
+    tt.manual_seed(0)
+    first, second = compiled(x), compiled(x)
+    assert "random op" in compiled.fallback_reason
+    assert (first != second).any().item()
+    tt.manual_seed(0)
+    expected = model(x)
+    np.testing.assert_array_equal(first.detach().numpy(), expected.detach().numpy())

@@ -228,3 +228,8 @@ def test_len_and_iteration_warn_as_torchs():
         "Using len to get tensor shape might cause the trace to be incorrect. Recommended usage would be "
         "tensor.shape[0]. Passing a tensor of different shape might lead to errors or silently give incorrect results."]
     assert traced(tt.ones(3, 3)).tolist() == [4.0, 4.0, 4.0]      # two rows and len 2 baked in
+
+
+def test_tracing_a_random_op_warns_that_its_values_become_constants():
+    with pytest.warns(tt.jit.TracerWarning, match="A random op ran while tracing"):
+        tt.jit.trace(tt.nn.Dropout(0.5), (tt.ones(2, 4),))

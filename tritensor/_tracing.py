@@ -72,6 +72,17 @@ def warn_shape_use(message):
         warnings.warn(message, TracerWarning, stacklevel=3)
 
 
+def warn_random():
+    """A random draw during a trace: tritensor's tracer does not record random ops (they do not go
+    through dispatch), so a graph would replay this call's numbers as constants, where torch's
+    records aten::dropout / aten::randn. Warn, so that tt.compile falls back to eager for the call
+    (its warned-trace rule) and tt.jit.trace users see why a traced dropout would not re-draw."""
+    if state.tracer is not None and not state.suspended:
+        warnings.warn("A random op ran while tracing: tritensor's trace keeps its values as constants (it "
+                      "does not record random ops), so the traced graph would repeat this call's random "
+                      "numbers on every call.", TracerWarning, stacklevel=4)
+
+
 def record(op, args, attrs, out):
     """dispatch()'s hook: this thread's tracer records ``op(*args, **attrs) -> out``."""
     tracer = state.tracer

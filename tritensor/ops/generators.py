@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from .. import _tracing
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..backends.base import backend_for
@@ -171,6 +172,8 @@ def _cuda_device(device):
 
 def generator_of(device, generator):
     """The generator a random op on ``device`` draws from, with torch's check of its kind."""
+    if _tracing.ACTIVE[0]:
+        _tracing.warn_random()
     if generator is None:
         return generator_for(device)
     if not isinstance(generator, Generator):
