@@ -7,7 +7,9 @@ float32, 1.3 M parameters at width 1024: the 1 MiB first bucket and one more) on
 - one process on the whole batch (this process, before the launch);
 - DDP on ``--nproc`` ranks, each on batch/nproc rows (started through tritensor.distributed.run);
 - the same DDP step inside ``no_sync()`` (no all-reduce: the compute alone), so that
-  ddp - no_sync is what the gradient reduction costs beyond the overlap.
+  ddp - no_sync is what the gradient reduction costs beyond the overlap;
+- the step inside ``no_sync()`` followed by one blocking all-reduce of all the gradients after
+  backward (no overlap): sequential - ddp is what the buckets' overlap with backward saves.
 Min over reps (the machine is shared); one BLAS thread per process. NCCL/GPUs are not measured.
 """
 from __future__ import annotations
@@ -30,7 +32,7 @@ def _setup(width, rows):
     return tt, model, x, y
 
 
-def _step_time(tt, model, params, x, y, reps, before=lambda: None, ctx=None):
+def _step_time(tt, model, params, x, y, reps, before=lambda: None, ctx=None, after=None):
     opt = tt.optim.SGD(params, lr=1e-3)
     best = float("inf")
     for _ in range(reps):
@@ -42,6 +44,8 @@ def _step_time(tt, model, params, x, y, reps, before=lambda: None, ctx=None):
         else:
             with ctx():
                 tt.nn.functional.mse_loss(model(x), y).backward()
+        if after is not None:
+            after()
         opt.step()
         best = min(best, time.perf_counter() - t0)
     return best
@@ -56,6 +60,17 @@ def rank_main(batch, width, reps, single):
     ddp = DDP(model)
     synced = _step_time(tt, ddp, ddp.parameters(), x, y, reps, before=dist.barrier)
     local = _step_time(tt, ddp, ddp.parameters(), x, y, reps, before=dist.barrier, ctx=ddp.no_sync)
+
+    def after_backward():
+        flat = tt.cat([p.grad.reshape(-1) for p in model.parameters()]).div_(n)
+        dist.all_reduce(flat)
+        offset = 0
+        for p in model.parameters():
+            p.grad.copy_(flat[offset: offset + p.numel()].view(p.shape))
+            offset += p.numel()
+
+    sequential = _step_time(tt, ddp, ddp.parameters(), x, y, reps, before=dist.barrier, ctx=ddp.no_sync,
+                            after=after_backward)
     if me == 0:
         nparams = sum(p.numel() for p in model.parameters())
         print(f"DDP step on cpu, MLP 256-{width}-{width}-10 ({nparams / 1e6:.2f} M float32 parameters, "
@@ -65,6 +80,8 @@ def rank_main(batch, width, reps, single):
               f"(speed-up {single / synced:.2f}x, ideal {n}x)")
         print(f"  DDP inside no_sync (no all-reduce): {local * 1e3:8.2f} ms  "
               f"(reduction costs {(synced - local) * 1e3:.2f} ms a step)")
+        print(f"  no_sync + one all-reduce after:     {sequential * 1e3:8.2f} ms  "
+              f"(the buckets' overlap saves {(sequential - synced) * 1e3:.2f} ms)")
     dist.destroy_process_group()
 
 

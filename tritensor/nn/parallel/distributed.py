@@ -251,6 +251,11 @@ class DistributedDataParallel(Module):
                     f"over iterations.\nParameter at index {index} has been marked as ready twice. This means that "
                     "multiple autograd engine  hooks have fired for this particular parameter during this iteration.")
             self._mark_ready(index)
+            # MPI moves a nonblocking collective on only inside MPI calls: test the buckets in
+            # flight, so that they progress while backward computes (the overlap)
+            for b in self._buckets[: self._next_bucket]:
+                if b.work is not None:
+                    b.work.is_completed()
         return hook
 
     def _mark_ready(self, index):
