@@ -74,6 +74,17 @@ def test_world_of_one(world_of_one):
     ddp(x)
     ddp(x).sum().backward()                     # a forward without backward is not an error in torch either
     assert m.weight.grad.tolist() == [[6.0, 2.0, 4.0]]
+    with pytest.raises(NotImplementedError, match="register_comm_hook"):
+        ddp.register_comm_hook(None, None)
+    with pytest.raises(NotImplementedError, match="uneven inputs"):
+        ddp.join()
+    # a module on one GPU: device_ids moves the inputs there (ints or devices, as torch)
+    g = DDP(tt.nn.Linear(3, 1).to("cuda:1"), device_ids=[tt.device("cuda:1")])
+    assert g.device_ids == [1]
+    out = g(tt.ones(2, 3))
+    assert out.device == tt.device("cuda:1")
+    out.sum().backward()
+    assert g.module.weight.grad.tolist() == [[2.0, 2.0, 2.0]]
 
 
 def test_queued_callbacks_run_once_after_the_backward():

@@ -140,7 +140,8 @@ class DistributedDataParallel(Module):
                 "DistributedDataParallel device_ids and output_device arguments only work with single-device/"
                 f"multiple-device GPU modules or CPU modules, but got device_ids {device_ids}, output_device "
                 f"{output_device}, and module parameters {devices}.")
-        self.device_ids = None if device_ids is None else list(device_ids)
+        from .data_parallel import _device_index
+        self.device_ids = None if device_ids is None else [_device_index(d) for d in device_ids]
         self.output_device = output_device
         self.dim = dim
         self.process_group = process_group if process_group is not None else dist.distributed_c10d._default()
@@ -225,6 +226,14 @@ class DistributedDataParallel(Module):
             self._unused = [i for i, p in enumerate(self._params) if id(p) not in reached]
         else:
             self._unused = []
+
+    def register_comm_hook(self, state, hook):
+        raise NotImplementedError("tt.nn.parallel.DistributedDataParallel.register_comm_hook is not implemented: "
+                                  "buckets are averaged by all_reduce (torch's default hook)")
+
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        raise NotImplementedError("tt.nn.parallel.DistributedDataParallel.join (uneven inputs) is not implemented: "
+                                  "give every rank the same number of batches (DistributedSampler does)")
 
     # ------------------------------------------------------------------ backward
     def _hook_for(self, index):
