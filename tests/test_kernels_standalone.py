@@ -864,6 +864,9 @@ class TargetOnlyDriver:   # no GPU needed: compile for sm_90, launch nothing
 
 
 driver.set_active(TargetOnlyDriver())
+sys.path.insert(0, os.environ["TRITENSOR_SM90_TESTS"])
+import sm90   # tests/sm90.py: each compiled variant's static facts (registers, spills, LDG width ...)
+from sm90 import expect, mark
 from tritensor.backends import triton as tb
 
 count = [0]
@@ -883,6 +886,7 @@ def warmup(kernel, grid, *args, **meta):
     assert "cubin" in compiled.asm
     count[0] += 1
     compiled_last[0] = compiled
+    sm90.collect(compiled, sm90.launch_site())
 
 
 def host_scratch(like, shape, dtype):
@@ -1027,6 +1031,7 @@ for name, prec, cfg in [("float16", "ieee", _MM_BIG), ("bfloat16", "ieee", _MM_B
                         ("float32", "high", tmm.Config(128, 128, 32, 8, 8, 4)), ("float64", "highest", tmm.Config(64, 64, 16, 8, 4, 4)),
                         ("float16", "ieee", _MM_SKINNY)]:
     backends_cuda.set_float32_matmul_precision("high" if prec == "high" else "highest")
+    mark()
     tmm.matmul(T((300, 200), name), T((300, 70), name), T((70, 200), name), config=cfg)
     # Hopper's tensor-core path: warpgroup MMA for 16-bit and TF32 tiles of >= 64 rows, DMMA for float64
     ptx = compiled_last[0].asm["ptx"] if compiled_last[0] is not None else None
@@ -1034,8 +1039,12 @@ for name, prec, cfg in [("float16", "ieee", _MM_BIG), ("bfloat16", "ieee", _MM_B
         pass
     elif cfg.BLOCK_M >= 64 and (name in ("float16", "bfloat16") or prec == "high"):
         assert "wgmma.mma_async" in ptx, (name, prec, cfg)
+        expect("hgmma")     # and in the SASS (tests/sm90.py)
     elif name == "float64":
         assert re.search(r"mma\.sync\.aligned\.m\d+n\d+k\d+\.row\.col\.f64", ptx), cfg   # m8n8k4 (3.9), m16n8k16 (3.6)
+        expect("dmma")
+    elif name in ("float16", "bfloat16"):
+        expect("mma")       # skinny tiles: mma.sync (HMMA)
 tmm.matmul(T((300, 200), "float16"), T((300, 70), "float16", True), T((70, 200), "float16", True), config=_MM_BIG)  # A^T, B^T
 tmm.matmul(T((3, 40, 50), "bfloat16"), T((3, 40, 70), "bfloat16"), T((3, 70, 50), "bfloat16", True),
            T((50,), "bfloat16"), alpha=0.5, beta=2.0, config=_MM_SMALL)                     # batched + bias epilogue
@@ -1268,13 +1277,16 @@ for name, prec, fam in [("float16", "highest", "16bit"), ("float32", "high", "tf
     backends_cuda.set_float32_matmul_precision(prec)
     c = compute_of(name)
     cfg = _CONV[fam]
+    mark()
     tconv.forward(T((4, 64, 28, 28), name), T((4, 32, 56, 56), name, True), T((64, 32, 3, 3), name), T((64,), name),
                   (2, 2), (1, 1), (1, 1), 1, c, config=cfg)                                   # NCHW-strided input, bias
     ptx = compiled_last[0].asm["ptx"] if compiled_last[0] is not None else None
     if ptx is not None and fam in ("16bit", "tf32"):      # warpgroup MMA (the gathered tiles staged through smem)
         assert "wgmma.mma_async" in ptx, (name, prec)
+        expect("hgmma")
     elif ptx is not None and fam == "float64":
         assert re.search(r"mma\.sync\.aligned\.m\d+n\d+k\d+\.row\.col\.f64", ptx), name
+        expect("dmma")
     tconv.input_grad(T((4, 32, 56, 56), name), T((4, 64, 28, 28), name, True), T((64, 32, 3, 3), name), None,
                      (2, 2), (1, 1), (1, 1), 1, c, config=cfg)                                # residue classes
     tconv.weight_grad(T((64, 32, 3, 3), name), T((4, 64, 28, 28), name), T((4, 32, 56, 56), name, True),
@@ -1330,6 +1342,42 @@ trs.upsample_taps(T((1, 2, 3, 4, 5), "bfloat16"), T((1, 2, 2, 2, 2), "bfloat16")
                   T((2, 3), "float32"), T((2, 4), "int64"), T((2, 4), "float32"), T((2, 5), "int64"),
                   T((2, 5), "float32"), "float32")                         # trilinear, 16-bit
 ''' + _TRANSFORMER_LAUNCHES + _RNN_LAUNCHES + _ATTENTION_LAUNCHES + r'''
+# issue 23.6: contiguous pointwise and reduction kernels move 16 bytes a thread (LDG.E.128 /
+# STG.E.128) for the 2-, 4- and 8-byte dtypes; the exceptions, with their reasons, are listed in
+# tests/sm90.py's VECTOR_EXCEPTIONS
+from tritensor.backends.triton import nn as tnn_vec
+_V = (8, 1024)
+mark()
+for name in ("float32", "bfloat16", "float16", "float64", "int32"):
+    c = compute_of(name)
+    tb.elementwise("neg", T(_V, name), [T(_V, name)], c)
+    expect("ldg128", "stg128")
+    tb.elementwise("add", T(_V, name), [T(_V, name), T(_V, name)], c)
+    expect("ldg128", "stg128")
+    tb.elementwise("where", T(_V, name), [T(_V, "bool"), T(_V, name), T(_V, name)], c)
+    expect("ldg128", "stg128")
+    tb.copy(T(_V, name), T(_V, name))
+    expect("ldg128", "stg128")
+    tb.fill(T(_V, name), 1)
+    expect("stg128")
+    tb.reduce("sum", T((1024,), name), T(_V, name), (0,), c)          # kept dim contiguous
+    expect("ldg128")      # (its store: see sm90.VECTOR_EXCEPTIONS)
+    tb.reduce("sum", T((8,), name), T(_V, name), (1,), c)             # reduced dim contiguous
+    expect("ldg128")
+for name in ("float32", "bfloat16", "float16", "float64"):
+    c = compute_of(name)
+    tb.elementwise("exp", T(_V, name), [T(_V, name)], c)
+    expect("ldg128", "stg128")
+    tb.elementwise("lt", T(_V, "bool"), [T(_V, name), T(_V, name)], c)   # a bool out: 8 bytes a thread
+    expect("ldg128")
+    tb.copy(T(_V, "float32"), T(_V, name))
+    expect("ldg128", "stg128")
+    tb.softmax("softmax", T(_V, name), T(_V, name), 1, c)
+    expect("ldg128", "stg128")
+    tb.softmax("softmax_backward", T(_V, name), T(_V, name), 1, c, grad=T(_V, name))
+    expect("ldg128", "stg128")
+    tnn_vec.layer_norm(T(_V, name), T(_V, name), T((1024,), name), T((1024,), name), T((8,), c), T((8,), c), 1e-5, c)
+    expect("ldg128", "stg128")
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")
@@ -1337,6 +1385,7 @@ tb.elementwise("exp", T((5, 40), "bfloat16"), [T((5, 40), "float32", True)], "fl
 tb.copy(T((5, 40), "float16", True), T((5, 40), "float32"))
 tb.fill(T((5, 40), "int64", True), 3)
 tb.INDEX32_LIMIT = 2 ** 31 - 1
+sm90.finish()
 print("compiled", count[0], "of", calls[0])
 '''
 
@@ -1396,25 +1445,20 @@ def test_kernels_compile_for_sm90(tmp_path, part):
     """The interpreter runs Python: some errors only show when Triton compiles (constexpr rules,
     what tl.reduce accepts, tl.dot block sizes ...). Compile a representative set of launch
     variants to sm_90 cubin in a fresh process (kernels here are already interpreted), no GPU needed."""
-    import subprocess
-    import sys
-    try:
-        import triton.backends.nvidia as nvidia
-    except ImportError:
-        pytest.skip("this Triton build has no NVIDIA backend")
-    if not os.path.exists(os.path.join(os.path.dirname(nvidia.__file__), "bin", "ptxas")):
-        pytest.skip("this Triton build has no bundled ptxas")
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITENSOR_EMULATE_CUDA")}
-    env["TRITON_CACHE_DIR"] = str(tmp_path)
-    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    env["TRITENSOR_COMPILE_PART"], env["TRITENSOR_COMPILE_PARTS"] = str(part), str(COMPILE_PARTS)
-    env["TRITENSOR_COMPILE_RECORDS"] = json.dumps(elementwise_signatures())
-    # TRITENSOR_COMPILE_PYTHON: another interpreter (with tritensor installed) whose Triton compiles
-    # instead, e.g. a venv with triton==3.6.0, the lowest the package accepts: the first H200 run
-    # (Triton 3.6) failed on launches that Triton 3.9 compiles
-    python = os.environ.get("TRITENSOR_COMPILE_PYTHON", sys.executable)
-    done = subprocess.run([python, "-c", _COMPILE_SCRIPT], env=env, capture_output=True, text=True,
-                          timeout=600)
+    import sm90
+    reason = sm90.has_compiler()
+    if reason:
+        pytest.skip(reason)
+    done = sm90.run_compile(_COMPILE_SCRIPT, tmp_path / "facts.json", tmp_path, {
+        "TRITENSOR_COMPILE_PART": str(part), "TRITENSOR_COMPILE_PARTS": str(COMPILE_PARTS),
+        "TRITENSOR_COMPILE_RECORDS": json.dumps(elementwise_signatures())})
     assert done.returncode == 0, done.stderr[-4000:]
     compiled, total = (int(w) for w in done.stdout.split("compiled")[-1].split()[::2])
     assert compiled == len(range(part, total, COMPILE_PARTS)) and compiled > 0, done.stdout
+    # the static facts of each variant, read off its cubin (tests/sm90.py): no spills, and the
+    # 16-byte accesses / tensor-core instructions the launches marked with expect(...)
+    with open(tmp_path / "facts.json") as f:
+        facts = json.load(f)
+    assert len(facts) > 0
+    found = sm90.problems(facts)
+    assert not found, "\n".join(found)

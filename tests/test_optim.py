@@ -3,8 +3,6 @@ torch's order), on cpu and cuda; param groups, errors, state_dict round trips an
 resumption; one fused launch per (group, dtype) on cuda; the kernels compile for sm_90."""
 import copy
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -460,6 +458,9 @@ class TargetOnlyDriver:   # no GPU needed: compile for sm_90, launch nothing
 
 
 driver.set_active(TargetOnlyDriver())
+import os, sys
+sys.path.insert(0, os.environ["TRITENSOR_SM90_TESTS"])
+import sm90   # tests/sm90.py: each compiled variant's static facts (registers, spills, LDG width ...)
 import tritensor as tt
 from tritensor.backends import triton as tb
 from tritensor.backends.triton import optim as to
@@ -471,6 +472,7 @@ def warmup(kernel, grid, *args, **meta):
     compiled = kernel.warmup(*args, grid=grid, **meta)
     assert "cubin" in compiled.asm
     ptx.append(compiled.asm["ptx"])
+    sm90.collect(compiled, sm90.launch_site())
 
 
 def host_scratch(like, shape, dtype):
@@ -530,6 +532,7 @@ assert "ld.global.v4.b32" in ptx[-1]
 ta.unscale(b16, one, one)
 ta.unscale(f64, one, one)
 ta.update_scale(one, Param(1, tt.int32, 1 << 22), one, 2.0, 0.5, 2000)
+sm90.finish()
 print("compiled", len(ptx))
 '''
 
@@ -538,20 +541,19 @@ print("compiled", len(ptx))
 def test_optimizer_kernels_compile_for_sm90(tmp_path):
     """The interpreter accepts things the compiler refuses: compile the fused optimizer kernels
     (each optimizer, every dtype, the aligned and unaligned variants; GradScaler's unscale and
-    scale update) to sm_90 cubin in a fresh
-    process, and check the aligned one loads 16-byte vectors with IEEE sqrt and division."""
-    try:
-        import triton.backends.nvidia as nvidia
-    except ImportError:
-        pytest.skip("this Triton build has no NVIDIA backend")
-    if not os.path.exists(os.path.join(os.path.dirname(nvidia.__file__), "bin", "ptxas")):
-        pytest.skip("this Triton build has no bundled ptxas")
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITENSOR_EMULATE_CUDA")}
-    env["TRITON_CACHE_DIR"] = str(tmp_path)
-    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    done = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, capture_output=True, text=True,
-                          timeout=600)
+    scale update) to sm_90 cubin in a fresh process, and check the aligned one loads 16-byte
+    vectors with IEEE sqrt and division; no variant spills (their static facts, read off the cubin
+    by tests/sm90.py)."""
+    import json
+    import sm90
+    reason = sm90.has_compiler()
+    if reason:
+        pytest.skip(reason)
+    done = sm90.run_compile(_COMPILE_SCRIPT, tmp_path / "facts.json", tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
+    with open(tmp_path / "facts.json") as f:
+        found = sm90.problems(json.load(f))
+    assert not found, "\n".join(found)
     assert "compiled 11" in done.stdout
 
 

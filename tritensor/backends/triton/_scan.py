@@ -25,6 +25,10 @@ def scan(op, out, x, dim, compute, reverse=False):
     for p_shape, p_strides, p_offsets, _ in pieces(kshape, kstrides):
         M = _prod(p_shape)
         block_m, block_n = _row_blocks(M, N, cfg["scan_max_block_n"], cfg)
+        if op == "logsumexp" and compute == "float64":
+            # float64 exp/log are long instruction sequences: a full tile (16 values a thread) needs
+            # past 255 registers on sm_90 and spills (tests/sm90.py); half a tile fits (208)
+            block_m = max(1, block_m // 2)
         _backend._run(k.scan.scan_kernel, (_cdiv(M, block_m),), pointer(x, p_offsets[0]), pointer(out, p_offsets[1]),
                       M, N, p_shape, p_strides[0], p_strides[1], nstrides[0], nstrides[1], OP=op,
                       REVERSE=bool(reverse), IDENTITY=ident, COMPUTE=k.compute[compute],
