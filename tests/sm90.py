@@ -379,6 +379,10 @@ SPILL_EXCEPTIONS = [
      "1024-element block: 8 values a thread) keep many terms live." + _NOT_FIXED),
     ("tiled_kernel", "FN=pow", "pow on a [64, 64] tile of transposed operands (32 values a thread): the "
      "integer-exponent loop keeps base, result and exponent tiles live." + _NOT_FIXED),
+    ("attention_backward_dkdv", "", "two fp32 accumulators (dK, dV: [BLOCK_N, BLOCK_D] each) next to the "
+     "recomputed P and dS tiles ([BLOCK_M, BLOCK_N]) and the loaded Q/dO tiles: past 255 registers at 4 "
+     "warps (64 B of stack for 16-bit, head dim 64), worst in IEEE float32 (no tensor cores: 2.3 KB); "
+     "8 warps or BLOCK_M = 32 would halve the per-thread tiles." + _NOT_FIXED),
     ("random_f64_kernel", "KIND=4", "two Philox words a float64 and the float64 transform (log) of a "
      "1024-element block: 8 values a thread." + _NOT_FIXED),
 ]

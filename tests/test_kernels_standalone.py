@@ -868,6 +868,8 @@ sys.path.insert(0, os.environ["TRITENSOR_SM90_TESTS"])
 import sm90   # tests/sm90.py: each compiled variant's static facts (registers, spills, LDG width ...)
 from sm90 import expect, mark
 from tritensor.backends import triton as tb
+from tritensor.backends.triton import _plan
+assert _plan.current_profile() == "gpu", _plan.current_profile()   # the GPU's launch settings, not the emulator's
 
 count = [0]
 calls = [0]

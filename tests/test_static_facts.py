@@ -205,3 +205,32 @@ def test_expect_marks_the_kernels_compiled_since_the_last_mark():
         sm90._COLLECTED.update(saved[0])
         sm90._ORDER[:] = saved[1]
         sm90.mark()
+
+
+# --------------------------------------------------------------------------- bench/static.py's file and table
+def test_bench_static_file_and_table(tmp_path):
+    import json
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.dirname(DATA)))   # the repository root (bench/)
+    from bench import static
+    assert static.load_static_facts(str(tmp_path / "absent.json")) == {}
+    facts = [_fact(kernel="k", variant="k[X=1]", regs=40, num_warps=4, shared=0, occupancy=1.0, ldg_bits=128,
+                   stg_bits=64, divisible16=3),
+             _fact(kernel="k", variant="k[X=2]", regs=255, num_warps=8, shared=2048, occupancy=0.125, stack=64,
+                   ldg_bits=32, stg_bits=32, tensor_core={"HGMMA": 4}, divisible16=3),
+             _fact(kernel="j", variant="j[Y=1]", regs=96, num_warps=4, shared=0, occupancy=0.5, stack=32,
+                   divisible16=0)]
+    # a variant compiled twice with different facts (Triton's alignment specialization) is kept twice
+    facts.append(dict(facts[0], divisible16=1, ldg_bits=32))
+    facts = static.dedupe(facts)
+    assert [f["variant"] for f in facts] == ["k[X=1]", "k[X=1]#2", "k[X=2]", "j[Y=1]"]
+    with open(tmp_path / "f.json", "w") as f:
+        json.dump({"triton": "x", "target": "y", "facts": facts}, f)
+    loaded = static.load_static_facts(str(tmp_path / "f.json"))
+    assert loaded["k[X=2]"]["regs"] == 255 and loaded["k[X=1]#2"]["ldg_bits"] == 32
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in static.table(facts).splitlines()[2:]}
+    # variants, regs max, spills (k[X=2]: 255 registers and a stack), frame (j: 96 registers and a
+    # stack), smem max, occupancy range, LDG bits, STG bits, tensor cores
+    assert rows["k"] == ["3", "255", "1", "0", "2.0 KB", "12%-100%", "32/128", "32/64", "HGMMA"]
+    assert rows["j"] == ["1", "96", "0", "1", "0.0 KB", "50%", "128", "128", "-"]
