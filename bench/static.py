@@ -5,7 +5,7 @@ launches in its parts, tests/test_optim.py's optimizer kernels), reads each cubi
 (tests/sm90.py: registers, spills, shared memory, H100 occupancy, widest LDG/STG, tensor-core
 instructions), writes them to build/static_facts.json and prints a table, one row per kernel:
 
-    python -m bench.static [--jobs 2] [--out build/static_facts.json] [--variants] [--candidates]
+    python -m bench.static [--jobs 2] [--out build/static_facts.json] [--variants]
 
 ``load_static_facts()`` returns the file's facts keyed by variant (kernel name + constexprs +
 pointer dtypes), or {} when it has not been computed. These are facts of the compiled code, not
@@ -37,32 +37,8 @@ def load_static_facts(path=DEFAULT_OUT):
     return {fact["variant"]: fact for fact in data["facts"]}
 
 
-# bench only (--candidates): every autotuning candidate of matmul and conv on an aligned problem
-# (the suite compiles one configuration a family, on odd shapes), the variants a tuned run picks from
-CANDIDATES = r'''
-from tritensor.backends import cuda as backends_cuda
-from tritensor.backends.triton import conv as tconv, matmul as tmm
-_DTYPE = {"16bit": "bfloat16", "tf32": "float32", "ieee32": "float32", "float64": "float64"}
-for fam, configs in tmm.CONFIGS.items():
-    name = _DTYPE[fam]
-    backends_cuda.set_float32_matmul_precision("high" if fam == "tf32" else "highest")
-    for cfg in configs:
-        tmm.matmul(T((4096, 4096), name), T((4096, 4096), name), T((4096, 4096), name), config=cfg)
-for fam, configs in tconv.CONFIGS.items():
-    name = _DTYPE[fam]
-    backends_cuda.set_float32_matmul_precision("high" if fam == "tf32" else "highest")
-    for cfg in configs:   # a ResNet-18 layer: 3x3, 128 channels, 28 x 28, batch 32
-        tconv.forward(T((32, 128, 28, 28), name), T((32, 128, 28, 28), name), T((128, 128, 3, 3), name), None,
-                      (1, 1), (1, 1), (1, 1), 1, compute_of(name), config=cfg)
-backends_cuda.set_float32_matmul_precision("highest")
-sm90.finish()
-print("compiled", count[0], "of", calls[0])
-'''
-
-
-def _compile_scripts(candidates=False):
-    """[(label, script, extra env)] of the suite's compile checks, in their parts (and the
-    autotuning candidates' script when ``candidates``)."""
+def _compile_scripts():
+    """[(label, script, extra env)] of the suite's compile checks, in their parts."""
     os.environ.setdefault("TRITENSOR_EMULATE_CUDA", "1")    # the test modules import under the interpreter
     os.environ["TRITON_INTERPRET"] = "1"
     import test_kernels_standalone as ks
@@ -73,13 +49,10 @@ def _compile_scripts(candidates=False):
                                                         "TRITENSOR_COMPILE_RECORDS": records})
             for p in range(ks.COMPILE_PARTS)]
     jobs.append(("optimizers", test_optim._COMPILE_SCRIPT, {}))
-    if candidates:
-        prelude = ks._COMPILE_SCRIPT[:ks._COMPILE_SCRIPT.index("k = tb._kernels()")]
-        jobs.append(("autotuning candidates", prelude + CANDIDATES, {}))
     return jobs
 
 
-def compute(jobs=1, log=print, partial=None, candidates=False):
+def compute(jobs=1, log=print, partial=None):
     """Compile every part (``jobs`` at a time) and return (facts, triton version); ``partial`` is
     called with the facts so far after each part."""
     import sm90
@@ -87,7 +60,7 @@ def compute(jobs=1, log=print, partial=None, candidates=False):
     reason = sm90.has_compiler()
     if reason:
         raise RuntimeError(reason)
-    scripts = _compile_scripts(candidates)
+    scripts = _compile_scripts()
     with tempfile.TemporaryDirectory(prefix="static_") as scratch:
         def one(i):
             label, script, env = scripts[i]
@@ -168,8 +141,6 @@ def main(argv=None):
     parser.add_argument("--out", default=DEFAULT_OUT)
     parser.add_argument("--variants", action="store_true", help="a row per variant, not per kernel")
     parser.add_argument("--from-file", action="store_true", help="tabulate --out without compiling")
-    parser.add_argument("--candidates", action="store_true",
-                        help="also every matmul/conv autotuning candidate on an aligned problem")
     args = parser.parse_args(argv)
     if args.from_file:
         with open(args.out) as f:
@@ -182,8 +153,9 @@ def main(argv=None):
             with open(args.out, "w") as f:
                 json.dump(data, f, indent=1)
             return data
+        # the file is rewritten after each part: a long run keeps what it did
         facts, version = compute(args.jobs, log=lambda s: print(s, file=sys.stderr),
-                                 partial=lambda facts: write(dedupe(facts)), candidates=args.candidates)   # a long run keeps what it did
+                                 partial=lambda facts: write(dedupe(facts)))
         data = write(facts, version, complete=True)
     print(f"Triton {data['triton']}, {data['target']}: {len(data['facts'])} variants")
     print(table(data["facts"], args.variants))

@@ -377,6 +377,9 @@ SPILL_EXCEPTIONS = [
      "grad and x-hat live (16 doubles each a thread) for the two row sums." + _NOT_FIXED),
     ("binary_kernel", "FN=igamma", "igamma/igammac's series and continued fraction (float32, in a "
      "1024-element block: 8 values a thread) keep many terms live." + _NOT_FIXED),
+    ("binary_kernel", "FN=standard_gamma_grad", "the implicit gradient of gamma samples (torch's "
+     "_standard_gamma_grad: its small-x series, large-alpha asymptotic and rational-fit branches, in a "
+     "1024-element block: 8 values a thread) keeps many terms live." + _NOT_FIXED),
     ("tiled_kernel", "FN=pow", "pow on a [64, 64] tile of transposed operands (32 values a thread): the "
      "integer-exponent loop keeps base, result and exponent tiles live." + _NOT_FIXED),
     ("attention_backward_dkdv", "", "two fp32 accumulators (dK, dV: [BLOCK_N, BLOCK_D] each) next to the "
