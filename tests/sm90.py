@@ -358,6 +358,9 @@ SPILL_EXCEPTIONS = [
      "o_w: three [BLOCK_M, BLOCK_K] int64 tiles), its mask and addresses, with 64-bit divisions, next to the "
      "accumulator tile: 1.7-3.6 KB of stack at 255 registers, the worst in the suite. A fix: int32 "
      "coordinates within a tile, the tap decomposition hoisted out of the K loop, smaller tiles." + _NOT_FIXED),
+    ("conv_forward_kernel", "", "the forward's gathered x tile: int64 coordinates, mask and addresses of a "
+     "[BLOCK_M, BLOCK_K] tile rebuilt each K step beside the accumulator (2.2 KB of stack for TF32 "
+     "128x128, 0.9 KB for float64)." + _NOT_FIXED),
     ("conv_weight_grad_kernel", "", "the same gathered-tile index arithmetic (the x tile's coordinates per "
      "K step, in int64) next to a 128x128 (16-bit) / 64x64 (float32 IEEE) accumulator." + _NOT_FIXED),
     ("matmul_kernel", "BLOCK_M=128, BLOCK_N=256", "the 128x256 tile (128 float32 accumulators a thread) on "
@@ -380,12 +383,18 @@ SPILL_EXCEPTIONS = [
     ("binary_kernel", "FN=standard_gamma_grad", "the implicit gradient of gamma samples (torch's "
      "_standard_gamma_grad: its small-x series, large-alpha asymptotic and rational-fit branches, in a "
      "1024-element block: 8 values a thread) keeps many terms live." + _NOT_FIXED),
+    ("binary_kernel", "FN=chebyshev_polynomial_", "the Chebyshev recurrences' data-dependent loop over the "
+     "degree in float64 (8 values a thread of a 1024-element block)." + _NOT_FIXED),
+    ("tiled_kernel", "FN=dirichlet_grad", "the Dirichlet reparameterisation gradient's series and "
+     "asymptotic branches on an [8, 64] tile of transposed operands." + _NOT_FIXED),
     ("tiled_kernel", "FN=pow", "pow on a [64, 64] tile of transposed operands (32 values a thread): the "
      "integer-exponent loop keeps base, result and exponent tiles live." + _NOT_FIXED),
     ("attention_backward_dkdv", "", "two fp32 accumulators (dK, dV: [BLOCK_N, BLOCK_D] each) next to the "
      "recomputed P and dS tiles ([BLOCK_M, BLOCK_N]) and the loaded Q/dO tiles: past 255 registers at 4 "
      "warps (64 B of stack for 16-bit, head dim 64), worst in IEEE float32 (no tensor cores: 2.3 KB); "
      "8 warps or BLOCK_M = 32 would halve the per-thread tiles." + _NOT_FIXED),
+    ("attention_backward_dq", "", "the dQ accumulator next to the recomputed P and dS tiles and the K/V "
+     "tiles, in float64 or at head dim 256 (BLOCK_D = 256: 32x256 tiles)." + _NOT_FIXED),
     ("random_f64_kernel", "KIND=4", "two Philox words a float64 and the float64 transform (log) of a "
      "1024-element block: 8 values a thread." + _NOT_FIXED),
 ]
