@@ -5,7 +5,6 @@ DataParallel(m) is the same function as m (values and gradients, within float32 
 the two replicas' gradients are summed in a different order); DistributedSampler's partitions
 recorded from torch 2.13 (shuffle=False) and the permutation properties (shuffle=True).
 """
-import warnings
 
 import pytest
 

@@ -8,7 +8,6 @@ import datetime
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
