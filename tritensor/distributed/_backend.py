@@ -258,11 +258,23 @@ class MPIEngine(Engine):
     def wait(self, requests, what, timeout_s=None, pending=None, statuses=None):
         """Poll ``requests`` until done; past the deadline (or as soon as a peer it waits for has
         exited) raise torch's watchdog-style error naming the ranks and the collective."""
+        start = time.monotonic()
+        try:
+            self._poll(requests, what, timeout_s, pending, statuses, start)
+        except self.MPI.Exception as e:
+            # MPI itself saw a peer go (a closed connection) before this rank's own check did
+            time.sleep(0.1)
+            dead = self._dead_peers(None)
+            if dead:
+                self._fail(what, time.monotonic() - start, self.timeout_s if timeout_s is None else timeout_s, dead=dead)
+            _state.BROKEN[0] = True
+            raise DistBackendError(f"[Rank {self.global_ranks[self.comm.Get_rank()]}] MPI failed in {what}: {e}") from None
+
+    def _poll(self, requests, what, timeout_s, pending, statuses, start):
         MPI = self.MPI
         if MPI.Request.Testall(requests, statuses):
             return
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
-        start = time.monotonic()
         deadline = start + timeout_s
         next_check = start + 0.05
         while not MPI.Request.Testall(requests, statuses):

@@ -198,6 +198,8 @@ def _install_exit_guard():
             from mpi4py import MPI
             import sys
             sys.stderr.flush()
+            import time
+            time.sleep(0.3)     # mpiexec forwards this rank's last lines before the abort kills it
             MPI.COMM_WORLD.Abort(1)
     atexit.register(guard)
 

@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import traceback
 
 _RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
@@ -168,6 +169,7 @@ def _abort_job(code):
     sys.stdout.flush()
     sys.stderr.flush()
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized() and mpi.COMM_WORLD.Get_size() > 1:
+        time.sleep(0.3)      # mpiexec forwards this rank's last lines before the abort kills it
         mpi.COMM_WORLD.Abort(code)
     os._exit(code)
 
@@ -193,8 +195,7 @@ def worker(argv) -> None:
         raise
     except BaseException:
         rank = os.environ.get("RANK", "?")
-        print(f"[rank {rank}] the script raised; aborting the job:", file=sys.stderr)
-        traceback.print_exc()
+        sys.stderr.write(f"[rank {rank}] the script raised; aborting the job:\n" + traceback.format_exc())
         _abort_job(1)
 
 
