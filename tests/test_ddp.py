@@ -107,3 +107,14 @@ def test_queued_callbacks_run_once_after_the_backward():
         y.sum().backward()
     (w * 1).sum().backward()
     assert "never" not in order and order[-1] == ("end", [4.0, 4.0])
+
+
+def test_queued_callbacks_belong_to_their_thread():
+    import threading
+    ran = []
+    w = tt.ones(1, requires_grad=True)
+    t = threading.Thread(target=lambda: queue_callback(lambda: ran.append("other thread")))
+    t.start()
+    t.join()
+    (w * 2).sum().backward()          # this thread's backward: the other thread's queue is not its own
+    assert ran == []

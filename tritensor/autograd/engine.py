@@ -17,6 +17,7 @@ and the machinery for hooks, retain_grad, capture and anomaly mode runs only whe
 from __future__ import annotations
 
 import sys
+import threading
 from heapq import heapify, heappop, heappush
 
 from .. import _autocast
@@ -57,19 +58,27 @@ _OP_NODE_RELEASE = OpNode.release_saved
 
 # Callbacks queued during a backward (torch's Variable._execution_engine.queue_callback), run in
 # order once the current backward has finished; DistributedDataParallel waits for its gradient
-# all-reduces here. A backward that queued nothing pays one list test.
-_final_callbacks = []
+# all-reduces here. Per thread, as backward runs in its caller's thread (DataParallel's forward
+# threads must not run another thread's callbacks). A backward that queued nothing pays one test.
+class _Callbacks(threading.local):
+    queue = None      # a list, made by the thread's first queue_callback
+
+
+_callbacks = _Callbacks()
 
 
 def queue_callback(callback):
     """Run ``callback()`` when the backward now running finishes (after every gradient has been
     accumulated); a callback may queue further callbacks, run in the same pass."""
-    _final_callbacks.append(callback)
+    if _callbacks.queue is None:
+        _callbacks.queue = []
+    _callbacks.queue.append(callback)
 
 
 def _run_final_callbacks():
-    while _final_callbacks:
-        _final_callbacks.pop(0)()
+    queue = _callbacks.queue
+    while queue:
+        queue.pop(0)()
 _SOLE = _sole_holder_count() if hasattr(sys, "getrefcount") else -1   # -1: never steal
 
 
@@ -379,12 +388,13 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                     heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
             outs = None
     except BaseException:
-        _final_callbacks.clear()   # a failed backward runs none of its callbacks (as torch)
+        if _callbacks.queue:
+            _callbacks.queue.clear()   # a failed backward runs none of its callbacks (as torch)
         raise
     finally:
         _grad_state.enabled = prev_mode
 
-    if _final_callbacks:
+    if _callbacks.queue:
         _run_final_callbacks()
     if inputs is not None and not accumulate and not allow_unused:
         if any(r is None for r in results):
