@@ -395,6 +395,12 @@ SPILL_EXCEPTIONS = [
      "8 warps or BLOCK_M = 32 would halve the per-thread tiles." + _NOT_FIXED),
     ("attention_backward_dq", "", "the dQ accumulator next to the recomputed P and dS tiles and the K/V "
      "tiles, in float64 or at head dim 256 (BLOCK_D = 256: 32x256 tiles)." + _NOT_FIXED),
+    ("attention_forward_kernel", "ACC=fp32, PRECISION=ieee, WIDEN=False, Q:fp32", "IEEE float32 tiles (no "
+     "tensor cores: the 64x64 score tile and the 64x64 output accumulator are CUDA-core FMA registers, "
+     "1.5 KB of stack at 4 warps)." + _NOT_FIXED),
+    ("attention_forward_kernel", "DROPOUT=True, BLOCK_M=128, BLOCK_N=64, BLOCK_D=128", "head dim 128 with "
+     "dropout: the Philox state and keep mask of the [128, 64] score tile beside the [128, 128] output "
+     "accumulator (512 B of stack at 8 warps)." + _NOT_FIXED),
     ("random_f64_kernel", "KIND=4", "two Philox words a float64 and the float64 transform (log) of a "
      "1024-element block: 8 values a thread." + _NOT_FIXED),
 ]

@@ -892,7 +892,11 @@ def warmup(kernel, grid, *args, **meta):
 
 
 def host_scratch(like, shape, dtype):
+    # zeroed: nothing runs here, and a launcher that reads a scratch buffer back to decide its next
+    # launches (eigh/svd's convergence measure) must decide the same way in every part's process,
+    # or the parts' launch numbering drifts apart and some launches fall in no part
     buffer = tb._HostBuffer(max(tb._prod(shape) * dtype.itemsize, 1))
+    buffer.host[:] = 0
     return tb._View(shape, tb._contiguous_strides(shape), 0, buffer, dtype)
 
 
