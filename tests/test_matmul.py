@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -652,6 +653,29 @@ def test_in_place_results_survive_autotuning(cache_dir, monkeypatch, rng):
         np.testing.assert_allclose(_host(s3), 2 + _host(x3) @ _host(y3), rtol=1e-12, atol=1e-12)
     finally:
         tmm.set_timer(previous)
+
+
+def test_the_gpu_name_is_asked_of_the_driver_once(cache_dir, monkeypatch, rng):
+    """The tuning key holds the GPU's name; cudaGetDeviceProperties costs ~1 ms, and the first H200
+    run asked it on every matmul (89 of the 127 ms of host time of 10 MLP steps). The emulated
+    device plays a GPU whose CuPy counts the questions: the second matmul asks nothing."""
+    asked = []
+
+    def get_device_properties(index):
+        asked.append(index)
+        return {"name": b"Fake GPU"}
+    fake_cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        runtime=types.SimpleNamespace(getDeviceProperties=get_device_properties)))
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setattr(tmm, "_gpu_names", {})
+    monkeypatch.setattr(tmm._tb, "interpreting", lambda: False)
+    monkeypatch.setattr(tmm, "candidates", lambda *args: [tmm.Config(16, 16, 16, 1, 4, 1)])
+    monkeypatch.setattr(tmm._cudnn, "autotune_allowed", lambda: False)
+    x = _make((17, 20), tt.float32, "cuda", rng)
+    y = _make((20, 9), tt.float32, "cuda", rng)
+    first, second = x @ y, y.t() @ x.t()
+    assert asked == [0]
+    np.testing.assert_allclose(_host(second), _host(first).T, rtol=1e-5, atol=1e-5)
 
 
 def test_autotune_picks_the_fastest_and_caches_it(cache_dir):
