@@ -9,6 +9,7 @@ which are not recorded again.
 """
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 
@@ -73,14 +74,51 @@ def warn_shape_use(message):
 
 
 def warn_random():
-    """A random draw during a trace: tritensor's tracer does not record random ops (they do not go
-    through dispatch), so a graph would replay this call's numbers as constants, where torch's
-    records aten::dropout / aten::randn. Warn, so that tt.compile falls back to eager for the call
-    (its warned-trace rule) and tt.jit.trace users see why a traced dropout would not re-draw."""
+    """A random draw during a trace that no recorded random op made (an in-place fill such as
+    ``t.uniform_()``, a draw inside another op, an explicit ``generator=``): the graph would replay
+    this call's numbers as constants. Warn, so that tt.compile falls back to eager for the call
+    (its warned-trace rule) and tt.jit.trace users see why the graph would not re-draw. The random
+    functions marked ``random_op`` (dropout, rand, randn ...) are recorded instead."""
     if state.tracer is not None and not state.suspended:
         warnings.warn("A random op ran while tracing: tritensor's trace keeps its values as constants (it "
                       "does not record random ops), so the traced graph would repeat this call's random "
                       "numbers on every call.", TracerWarning, stacklevel=4)
+
+
+RANDOM_FNS = set()      # the qualified names (tt.<name>) of the functions random_op records
+
+
+def random_op(qualname):
+    """Mark a public random function (``qualname``: its name under tt, "rand",
+    "nn.functional.dropout"): while a trace runs, a call is recorded as one node calling it
+    (``aten::<qualname>``, call "fn"), so the graph draws fresh numbers from the generator on each
+    run, in eager's order, as torch's trace records aten::dropout / aten::rand. Its internals are
+    not recorded. A call with an explicit ``generator=`` or ``out=`` is not recorded (a graph
+    cannot hold a Generator; out= writes an argument): it draws as before, with warn_random's
+    TracerWarning."""
+    RANDOM_FNS.add(qualname)
+
+    def deco(fn):
+        import inspect
+        defaults = {p.name: p.default for p in inspect.signature(fn).parameters.values()}
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            tracer = state.tracer if ACTIVE[0] else None
+            if tracer is None or state.suspended or kwargs.get("generator") is not None or \
+                    kwargs.get("out") is not None:
+                return fn(*args, **kwargs)
+            state.suspended += 1
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                state.suspended -= 1
+            # keywords left at their defaults are not recorded (the generated tt.rand passes all)
+            kwargs = {k: v for k, v in kwargs.items() if defaults.get(k, kwargs) is not v}
+            tracer.record_call(qualname, args, kwargs, out)
+            return out
+        return wrapper
+    return deco
 
 
 def record(op, args, attrs, out):

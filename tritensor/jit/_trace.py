@@ -25,7 +25,8 @@ def _user_source():
     f = sys._getframe(2)
     while f is not None:
         path = os.path.abspath(f.f_code.co_filename)
-        if not path.startswith(_PACKAGE_DIR + os.sep):
+        # (tritensor's generated wrappers, exec'd without a module name, are not the user's)
+        if not path.startswith(_PACKAGE_DIR + os.sep) and "__name__" in f.f_globals:
             return f"{f.f_code.co_filename}:{f.f_lineno}:0"
         f = f.f_back
     return None
@@ -86,6 +87,26 @@ class Tracer:
                                       _user_source()))
         self.bind(self_, node.add_output(self.graph, Type.of(self_)))
 
+    def record_call(self, qualname, args, kwargs, out):
+        """A random function's call (tritensor/_tracing.py's random_op): one node calling
+        ``tt.<qualname>`` again at run time. An in-place call (dropout(inplace=True)) changed
+        its input: the versions the graph knows follow, and the node is kept as an in-place one."""
+        from ..runtime.device import device as _device
+        args = [str(a) if isinstance(a, _device) else a for a in args]
+        kwargs = {k: str(v) if isinstance(v, _device) else v for k, v in kwargs.items()}
+        inputs = [self.value_of(a) for a in args] + [self.value_of(v) for v in kwargs.values()]
+        for t in (a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)):
+            counter = t._version_counter
+            for k, (c, _) in self.versions.items():
+                if c is counter:
+                    self.versions[k] = (c, c.value)
+        attrs = {"call": "fn"}
+        if kwargs:
+            attrs["names"] = tuple(kwargs)
+        node = self.graph.append(Node("aten::" + qualname, inputs, attrs, _user_source()))
+        for o in (out if type(out) is tuple else (out,)):
+            self.bind(o, node.add_output(self.graph, Type.of(o)))
+
     def __enter__(self):
         if _tracing.state.tracer is not None:
             raise RuntimeError("tt.jit.trace: a trace is already running in this thread")
@@ -139,11 +160,18 @@ def trace_graph(fn, inputs, input_names, attributes=()):
 
 def _drop_unused(g):
     """Remove nodes whose outputs nothing reads (dead code: ops whose results the trace did not
-    return, constants of the Python values that were only compared). In-place nodes stay."""
+    return, constants of the Python values that were only compared). In-place nodes stay, and so
+    do random ones (an unused draw still advances the generator, as eager's)."""
     live = {id(v) for v in g.returns}
     kept = []
     for n in reversed(g.nodes):
-        if n.attrs.get("call") == "inplace" or any(id(o) in live for o in n.outputs):
+        if n.attrs.get("call") == "inplace" or any(id(o) in live for o in n.outputs) or _is_random(n):
             kept.append(n)
             live.update(id(i) for i in n.inputs)
     g.nodes[:] = reversed(kept)
+
+
+def _is_random(node):
+    """A node calling a random function (it draws from the generator when it runs)."""
+    return node.attrs.get("call") == "fn" and node.kind.startswith("aten::") and \
+        node.kind[6:] in _tracing.RANDOM_FNS

@@ -8,6 +8,7 @@ gradients of gradients) come from the ops they are made of.
 from .._autocast import autocast_policy as _autocast_policy
 import warnings as _warnings
 
+from .. import _tracing
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite as _named_composite
 from ..ops import copy as _copy
@@ -642,6 +643,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     return embedding_bag_forward(weight, input, offsets, scale_grad_by_freq, MODES[mode], per_sample_weights,
                                  include_last_offset, padding_idx)[0]
 
+@_tracing.random_op("nn.functional.dropout")
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); the mask comes
     from tt.rand on input's device (tt.manual_seed reproduces it). Identity when not training."""
@@ -692,6 +694,7 @@ def _batched_feature_dropout(input, p, training, inplace, batched):
     return result
 
 
+@_tracing.random_op("nn.functional.dropout1d")
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """torch.nn.functional.dropout1d: zero whole channels of a (N, C, L) or (C, L) input with
     probability p, the rest scaled by 1 / (1 - p)."""
@@ -703,6 +706,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _batched_feature_dropout(input, p, training, inplace, input.dim() == 3)
 
 
+@_tracing.random_op("nn.functional.dropout2d")
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """torch.nn.functional.dropout2d: channel-wise dropout of a (N, C, H, W) input (dim 1 is the
     channel for any rank, with torch's deprecation warnings for ranks other than 4)."""
@@ -723,6 +727,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace)
 
 
+@_tracing.random_op("nn.functional.dropout3d")
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """torch.nn.functional.dropout3d: channel-wise dropout of a (N, C, D, H, W) or (C, D, H, W) input."""
     _check_p(p)
@@ -763,12 +768,14 @@ def _alpha_dropout(input, p, training, inplace, feature):
     return (input.mul_(noise) if inplace else input * noise).add_(b)
 
 
+@_tracing.random_op("nn.functional.alpha_dropout")
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """torch.nn.functional.alpha_dropout: dropout that keeps a SELU network's self-normalization
     (mean 0, variance 1); the input itself when not training or p == 0."""
     return _alpha_dropout(input, p, training, inplace, feature=False)
 
 
+@_tracing.random_op("nn.functional.feature_alpha_dropout")
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """torch.nn.functional.feature_alpha_dropout: alpha dropout of whole channels (dim 1)."""
     return _alpha_dropout(input, p, training, inplace, feature=True)

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from .. import _tracing
 from .. import dtypes as _dt
 from ..memory_formats import contiguous_format, format_name
 from ..runtime.device import CPU, as_device
@@ -341,12 +342,14 @@ def ones_like(x, *, dtype=None, device=None, requires_grad=False, memory_format=
     return _finish(t, requires_grad)
 
 
+@_tracing.random_op("rand_like")
 def rand_like(x, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
     t = _empty_like(x, dtype, device, memory_format, "rand_like")
     _generators.uniform_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)
 
 
+@_tracing.random_op("randn_like")
 def randn_like(x, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
     t = _empty_like(x, dtype, device, memory_format, "randn_like")
     _generators.normal_(t, 0.0, 1.0, generator=generator)
@@ -557,12 +560,14 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 # --------------------------------------------------------------------------- random
+@_tracing.random_op("rand")
 def rand(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None, out=None):
     t = empty(*_sizes("rand", args, size), dtype=dtype, device=device)
     _generators.uniform_(t, 0.0, 1.0, generator=generator)
     return _finish(t, requires_grad)
 
 
+@_tracing.random_op("randint")
 def randint(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None, out=None):
     """torch.randint(high, size) / randint(low, high, size): integers uniform in [low, high),
     int64 unless ``dtype`` says otherwise."""
@@ -581,6 +586,7 @@ def randint(*args, size=None, dtype=None, device=None, requires_grad=False, gene
     return _finish(t, requires_grad)
 
 
+@_tracing.random_op("randint_like")
 def randint_like(x, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None,
                  memory_format=None):
     if high is None:
@@ -592,6 +598,7 @@ def randint_like(x, low=0, high=None, *, dtype=None, device=None, requires_grad=
     return _finish(t, requires_grad)
 
 
+@_tracing.random_op("randn")
 def randn(*args, size=None, dtype=None, device=None, requires_grad=False, generator=None, out=None):
     t = empty(*_sizes("randn", args, size), dtype=dtype, device=device)
     _generators.normal_(t, 0.0, 1.0, generator=generator)

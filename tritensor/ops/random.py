@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _tracing
 from .. import dtypes as _dt
 from ..autograd.grad_mode import no_grad
 from ..backends.base import backend_for
@@ -37,6 +38,7 @@ def _uniform_draws(shape, dtype, device, generator):
     return u
 
 
+@_tracing.random_op("randperm")
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """torch.randperm: a random permutation of 0 .. n-1. The permutation sorts n random keys from
@@ -65,6 +67,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _finish(result, requires_grad)
 
 
+@_tracing.random_op("bernoulli")
 def bernoulli(input, p=None, *, generator=None, out=None):
     """torch.bernoulli: 1 with probability p (input's values, or the float p), else 0, in
     input's dtype and shape: a uniform draw from the generator compared with p."""
@@ -108,6 +111,7 @@ def _num(v):
     return int(v) if float(v).is_integer() else v
 
 
+@_tracing.random_op("multinomial")
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """torch.multinomial: num_samples category indices per row of the weights ``input`` (1-D or
     2-D). With replacement: inverse-CDF sampling of uniform draws; without: the categories with
@@ -149,6 +153,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return result
 
 
+@_tracing.random_op("normal")
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            pin_memory=False, requires_grad=False):
     """torch.normal's overloads: (Tensor mean, Tensor std), (Tensor mean, float std=1),
