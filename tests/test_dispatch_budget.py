@@ -31,6 +31,9 @@ BUDGET = {
     "cpu y.backward() of (a * b).sum()": 41,   # seed, SumBackward0, MulBackward0, 2 leaves
     "cpu tiny training step": 202,  # 8x8 matmul, tanh, pow, mean, backward, sub_ under no_grad
     "cuda host a + b": 19,          # emulated cuda, the launch replaced by a recorder
+    # a compiled launch of a signature seen before, from launch_kernel to Triton's C launcher
+    # (tests/test_direct_launch.py, a kernel compiled for sm_90, the C launcher recording)
+    "cuda compiled launch": 9,
 }
 
 

@@ -107,8 +107,20 @@ def _check_interpreter():
             "numpy<2.4, or a Triton release with the fix (3.9 works).")
 
 
+_MODE = []     # cuda_mode()'s answer, once decided
+
+
 def cuda_mode():
-    """'real', 'emulated' or None; decided once per process."""
+    """'real', 'emulated' or None; decided once per process (at the first question: it is asked
+    on every device check and allocation, and the real answer costs a driver call)."""
+    if _MODE:
+        return _MODE[0]
+    mode = _decide_cuda_mode()
+    _MODE.append(mode)
+    return mode
+
+
+def _decide_cuda_mode():
     if _env_true("TRITENSOR_EMULATE_CUDA") or _env_true("TRITON_INTERPRET"):
         # Triton decides interpreted-or-compiled when a kernel is decorated, which happens
         # when tritensor first imports its kernels, after this point; Triton's own helpers,

@@ -17,6 +17,7 @@ import threading
 import numpy as np
 
 from .. import triton as _backend   # the package: INDEX32_LIMIT is read there (tests rebind it)
+from ...runtime.launch import _state as _LAUNCH_STATE
 
 MAX_RANK = 6   # dims per launch (kernels/strided.py says the same)
 
@@ -113,7 +114,13 @@ INTERPRETER_FAST_SETTINGS = _Settings({
 
 
 def interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET") == "1"
+    """Whether launches run under Triton's interpreter: fixed at the process's first launch
+    (runtime/launch.py), TRITON_INTERPRET until then. Asked on the launch path of many ops: a
+    dictionary lookup, not an environment read (~50 a training step on the first H200 run)."""
+    mode = _LAUNCH_STATE["mode"]
+    if mode is None:
+        return os.environ.get("TRITON_INTERPRET") == "1"
+    return mode == "interpreted"
 
 
 # --------------------------------------------------------------------------- launch profiles
@@ -158,7 +165,7 @@ def pick(gpu, fast, small):
     (any objects: dicts of settings, matmul Configs ...) for the profile in force."""
     if _OVERRIDES:
         name = _OVERRIDES[-1][1]
-    elif os.environ.get("TRITON_INTERPRET") == "1":
+    elif interpreting():
         name = _EMULATED[0]
     else:
         return gpu
