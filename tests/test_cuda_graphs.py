@@ -386,3 +386,117 @@ def test_replay_after_its_input_died_reads_no_foreign_memory():
     assert to_numpy(out)[:2].tolist() == [6.0, 6.0]
     g.reset()
     assert segment() is None
+
+
+# ----------------------------------------------------------------------------- the real device's capture mode
+class _FakeCupy:
+    """Stands for CuPy's runtime bindings (no GPU here): logs every call into ``log``."""
+
+    class CUDARuntimeError(Exception):
+        def __init__(self, status):
+            super().__init__(f"status {status}")
+            self.status = status
+
+    def __init__(self, log, malloc_status=None):
+        import contextlib
+        import types
+        fail = self.CUDARuntimeError
+
+        def malloc(n):
+            log.append(("malloc", n))
+            if malloc_status is not None:
+                raise fail(malloc_status)
+            return 0x7000
+
+        runtime = types.SimpleNamespace(CUDARuntimeError=fail, malloc=malloc,
+                                        free=lambda p: log.append(("free", p)),
+                                        memGetInfo=lambda: (log.append(("memGetInfo",)), (5, 8))[1])
+        self.cuda = types.SimpleNamespace(runtime=runtime, Device=lambda i: contextlib.nullcontext())
+
+
+def test_real_device_memory_calls_run_in_relaxed_capture_mode_during_a_capture(monkeypatch):
+    """CUDA refuses cudaMalloc (and cudaFree, cudaMemGetInfo) in a thread whose capture mode is
+    global while a capture runs, and invalidates the capture; torch's allocator switches the
+    thread to the relaxed mode around them and back (CUDAStreamCaptureModeGuard). Outside a
+    capture no mode call is made."""
+    import sys
+    from tritensor.runtime.allocator import CudaMemory, _RawOutOfMemory
+    log = []
+    monkeypatch.setattr(_graphs, "exchange_capture_mode", lambda mode: (log.append(("mode", mode)), 1)[1])
+    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy(log))
+    raw = CudaMemory(0)
+    assert raw.alloc(2 << 20) == (0x7000, None)
+    raw.free(0x7000, 2 << 20, None)
+    assert log == [("malloc", 2 << 20), ("free", 0x7000)]
+    log.clear()
+    _graphs.CAPTURES[0xCA11] = object()                       # a capture is underway
+    try:
+        assert raw.alloc(512) == (0x7000, None)
+        raw.free(0x7000, 512, None)
+        assert raw.mem_info() == (5, 8)
+        # relaxed (2) around each call, then the thread's previous mode (thread-local, 1) back
+        assert log == [("mode", 2), ("malloc", 512), ("mode", 1), ("mode", 2), ("free", 0x7000), ("mode", 1),
+                       ("mode", 2), ("memGetInfo",), ("mode", 1)]
+        log.clear()
+        monkeypatch.setitem(sys.modules, "cupy", _FakeCupy(log, malloc_status=2))   # out of memory
+        with pytest.raises(_RawOutOfMemory):
+            raw.alloc(512)
+        assert log == [("mode", 2), ("malloc", 512), ("mode", 1)]                   # the mode is back
+    finally:
+        _graphs.CAPTURES.pop(0xCA11)
+
+
+def test_the_capture_mode_exchange_calls_the_driver(monkeypatch):
+    """cuThreadExchangeStreamCaptureMode through cuda-bindings: the new mode goes in as the
+    driver's enum, the previous one comes back; a failure raises."""
+    import enum
+    import sys
+    import types
+    calls = []
+
+    class Mode(enum.IntEnum):
+        GLOBAL, THREAD_LOCAL, RELAXED = 0, 1, 2
+
+    class Result(enum.IntEnum):
+        CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE = 0, 1
+
+    def exchange(mode):
+        calls.append(mode)
+        return (Result.CUDA_SUCCESS if isinstance(mode, Mode) else Result.CUDA_ERROR_INVALID_VALUE), Mode.GLOBAL
+
+    driver = types.SimpleNamespace(cuThreadExchangeStreamCaptureMode=exchange, CUstreamCaptureMode=Mode,
+                                   CUresult=Result)
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.driver = driver
+    monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", driver)
+    assert _graphs._driver_exchange_capture_mode(2) == 0 and calls == [Mode.RELAXED]
+    monkeypatch.setattr(driver, "CUstreamCaptureMode", int)   # not the enum: the driver refuses
+    with pytest.raises(RuntimeError, match="cuThreadExchangeStreamCaptureMode failed"):
+        _graphs._driver_exchange_capture_mode(2)
+
+
+def test_record_stream_events_wait_for_the_end_of_the_capture():
+    """torch: no event is recorded or queried while a capture runs (cudaEventQuery is illegal
+    then); a block other streams used and freed during a capture gets its events when the
+    capture ends, and stays out of the pool until they complete."""
+    from tritensor.runtime.allocator import allocator_for
+    alloc = allocator_for(tt.device("cuda", 0))
+    x = tt.ones(256, device="cuda")
+    _warm(lambda: x * 2)
+    side = tt.cuda.Stream()
+    g = tt.cuda.CUDAGraph()
+    pending = len(alloc._pending)
+    with tt.cuda.graph(g):
+        y = x * 2
+        y.record_stream(side)
+        ptr = y.data_ptr()
+        del y
+        gc.collect()
+        assert len(alloc._events_deferred) == 1 and len(alloc._pending) == pending
+        z = x * 3                                 # the block waits for its event: not reused
+        assert z.data_ptr() != ptr
+    assert not alloc._events_deferred and len(alloc._pending) == pending + 1
+    g.replay()
+    assert to_numpy(z).tolist() == [3.0] * 256

@@ -108,7 +108,7 @@ def test_compiled_module_and_arguments():
     assert tt.compile(f, disable=True) is f
 
 
-def test_reduce_overhead_replays_cuda_graphs_on_the_emulated_device():
+def test_reduce_overhead_replays_cuda_graphs():
     cf = tt.compile(lambda x, y: (x * y).relu() + 1, mode="reduce-overhead")
     y = tt.full((5,), 2.0, device="cuda")
     outs = [cf(tt.full((5,), float(i) - 1, device="cuda"), y).tolist() for i in range(4)]

@@ -42,6 +42,8 @@ from bisect import bisect_left, bisect_right, insort
 
 import numpy as np
 
+from . import graphs as _graphs
+
 KiB, MiB, GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 MIN_BLOCK_SIZE = 512           # kMinBlockSize: every size is rounded up to a multiple of this
 SMALL_SIZE = 1 * MiB           # kSmallSize: largest request served by the small pool
@@ -183,14 +185,19 @@ class HostMemory:
 
 
 class CudaMemory:
-    """Device memory through CuPy's runtime bindings (cudaMalloc / cudaFree)."""
+    """Device memory through CuPy's runtime bindings (cudaMalloc / cudaFree).
+
+    While a CUDA graph captures (runtime/graphs.py), these calls run in the relaxed capture
+    mode: CUDA refuses cudaMalloc in a thread whose capture mode is global or thread-local (the
+    capture is then invalidated), and a capture's new segments are what its private pool grows
+    by. torch's allocator does the same (CUDAStreamCaptureModeGuard while captures are underway)."""
 
     def __init__(self, index):
         self.index = index
 
     def alloc(self, nbytes):
         import cupy
-        with cupy.cuda.Device(self.index):
+        with cupy.cuda.Device(self.index), _graphs.relaxed_capture_mode():
             try:
                 return cupy.cuda.runtime.malloc(nbytes), None
             except cupy.cuda.runtime.CUDARuntimeError as e:
@@ -200,12 +207,12 @@ class CudaMemory:
 
     def free(self, ptr, nbytes, host):
         import cupy
-        with cupy.cuda.Device(self.index):
+        with cupy.cuda.Device(self.index), _graphs.relaxed_capture_mode():
             cupy.cuda.runtime.free(ptr)
 
     def mem_info(self):
         import cupy
-        with cupy.cuda.Device(self.index):
+        with cupy.cuda.Device(self.index), _graphs.relaxed_capture_mode():
             free, total = cupy.cuda.runtime.memGetInfo()
         return int(free), int(total)
 
@@ -366,6 +373,7 @@ class CachingAllocator:
         self._scopes = ((self._pools[LARGE], self._all), (self._pools[SMALL], self._all))
         self._segments = {}                  # segment ptr -> its first block
         self._pending = []                   # (event, block) awaiting completion, oldest first
+        self._events_deferred = []           # record_stream'ed blocks freed during a capture
         self._spare = []                     # Block objects merges let go of, reused by splits
         self.num_alloc_retries = 0
         self.num_ooms = 0
@@ -416,7 +424,8 @@ class CachingAllocator:
         with self._lock:
             self._busy = True
             try:
-                if self._pending:
+                if self._pending and not self.capture_pools:
+                    # torch: no event query while a capture runs (cudaEventQuery is illegal then)
                     self._process_events()
                 block = None
                 if cfg.caching:
@@ -591,7 +600,13 @@ class CachingAllocator:
                 if limit is not None and bsize >= limit:
                     self.oversize_allocations.add(-1)
                 if block.stream_uses:
-                    self._insert_events(block)
+                    if self.capture_pools:
+                        # torch: a capture forbids recording (then querying) end-of-life events;
+                        # they are recorded when the last capture ends (insert_deferred_events)
+                        self._count_pending(block)
+                        self._events_deferred.append(block)
+                    else:
+                        self._insert_events(block)
                 else:
                     self._free_block(block)
             finally:
@@ -668,7 +683,7 @@ class CachingAllocator:
                 block.stream_uses = set()
             block.stream_uses.add(stream)
 
-    def _insert_events(self, block):
+    def _insert_events(self, block, counted=False):
         factory = self._event_factory
         if factory is None:
             from .streams import Event as factory
@@ -678,9 +693,23 @@ class CachingAllocator:
             block.event_count += 1
             self._pending.append((event, block))
         block.stream_uses = None
+        if not counted:
+            self._count_pending(block)
+
+    def _count_pending(self, block):
         for sc in self._scopes[block.pool]:
             sc.pend_n += 1
             sc.pend_b += block.size
+
+    def insert_deferred_events(self):
+        """The last capture ended: record the events of the blocks freed during it that other
+        streams used (torch's insert_events_deferred_until_no_capture)."""
+        with self._critical():
+            if self.capture_pools:
+                return
+            deferred, self._events_deferred = self._events_deferred, []
+            for block in deferred:
+                self._insert_events(block, counted=True)
 
     def _event_done(self, block):
         block.event_count -= 1

@@ -27,7 +27,12 @@ Two devices, one semantics:
 - real GPU: CUDA stream capture through CuPy (``cupy.cuda.ExternalStream.begin_capture`` /
   ``end_capture`` -> ``cupy.cuda.Graph``, ``launch(stream)``). Triton's launches are
   ``cuLaunchKernel`` calls on our stream, so they are captured. The compiled kernels a graph
-  launches are kept referenced by the graph. (This path has not run on a GPU yet.)
+  launches are kept referenced by the graph. The host calls a capture needs that CUDA counts as
+  unsafe (the allocator's cudaMalloc/cudaFree, a pinned buffer's cudaHostAlloc) run in the
+  relaxed capture mode (``relaxed_capture_mode``, torch's CUDAStreamCaptureModeGuard); event
+  records and queries of ``record_stream`` wait for the end of the capture, as torch's do. (On
+  the H200, 2026-11-26, launches were captured and replayed; cudaMalloc invalidated every
+  capture that allocated, which this guard fixes: not yet rerun on a GPU.)
 - emulated device: runtime/launch.py hands each launch of a capturing stream to ``record``
   instead of running it; ``replay()`` re-runs the recorded launches under the interpreter's
   lock, with the same pointers. Scratch buffers of the launchers come from the allocator (the
@@ -52,6 +57,57 @@ _pool_users: dict = {}      # pool id -> number of graphs and handles using it
 
 CAPTURE_ERROR = "CUDA error: operation not permitted when stream is capturing"
 INVALIDATED = "CUDA error: operation failed due to a previous error during capture"
+
+
+# --------------------------------------------------------------------------- the capture mode
+# cudaStreamCaptureMode: how strictly CUDA refuses "unsafe" calls (cudaMalloc, cudaHostAlloc,
+# cudaFree, synchronous copies, event queries ...) while a capture runs. A capture begun in the
+# global mode (the default, torch's) makes every thread's unsafe call an error that invalidates
+# the capture; a thread whose own mode is relaxed may make them. A caching allocator must be able
+# to grow during a capture, so torch wraps its cudaMalloc in a guard that sets the calling
+# thread's mode to relaxed and puts the previous one back (c10/cuda/CUDAGraphsC10Utils.h,
+# CUDAStreamCaptureModeGuard, used by CUDACachingAllocator.cpp while captures are underway).
+CAPTURE_MODE_RELAXED = 2
+
+
+def _driver_exchange_capture_mode(mode: int) -> int:
+    """cuThreadExchangeStreamCaptureMode: set the calling thread's capture mode, return the
+    previous one. Through cuda-bindings when installed, else the driver library by ctypes (the
+    mode is driver state, shared with the runtime that CuPy and Triton use). CuPy has no binding."""
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        driver = None
+    if driver is not None:
+        err, previous = driver.cuThreadExchangeStreamCaptureMode(driver.CUstreamCaptureMode(mode))
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"CUDA error: cuThreadExchangeStreamCaptureMode failed ({err!r})")
+        return int(previous)
+    import ctypes
+    value = ctypes.c_int(mode)
+    err = ctypes.CDLL("libcuda.so.1").cuThreadExchangeStreamCaptureMode(ctypes.byref(value))
+    if err != 0:
+        raise RuntimeError(f"CUDA error: cuThreadExchangeStreamCaptureMode failed (CUresult {err})")
+    return value.value
+
+
+exchange_capture_mode = _driver_exchange_capture_mode     # tests replace it (no GPU here)
+
+
+class relaxed_capture_mode:
+    """``with relaxed_capture_mode():`` around an unsafe CUDA call on the real device while a
+    capture may run (torch's CUDAStreamCaptureModeGuard(cudaStreamCaptureModeRelaxed)). Does
+    nothing when no capture runs, so no driver call is made outside captures."""
+    __slots__ = ("previous",)
+
+    def __enter__(self):
+        self.previous = exchange_capture_mode(CAPTURE_MODE_RELAXED) if CAPTURES else None
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            exchange_capture_mode(self.previous)
+        return False
 
 
 # --------------------------------------------------------------------------- the capture checks
@@ -142,7 +198,8 @@ def record_upload(storage, array) -> bool:
         graph._launches.append((_UPLOAD, storage.host[: data.size], data, None))
         return True
     import cupy
-    pinned = cupy.cuda.alloc_pinned_memory(max(data.size, 1))
+    with relaxed_capture_mode():       # cudaHostAlloc is unsafe in a global-mode capture
+        pinned = cupy.cuda.alloc_pinned_memory(max(data.size, 1))
     np.frombuffer(pinned, np.uint8, data.size)[...] = data
     with cupy.cuda.Device(storage.device.index):
         cupy.cuda.runtime.memcpyAsync(storage.data_ptr(), pinned.ptr, data.size,
@@ -274,18 +331,23 @@ class CUDAGraph:
             raise RuntimeError("Capture must end on the same stream it began on.")
         handle = self._stream.cuda_stream
         CAPTURES.pop(handle, None)
-        allocator_for(_device.device("cuda", self._device_index)).capture_pools.pop(handle, None)
+        alloc = allocator_for(_device.device("cuda", self._device_index))
+        alloc.capture_pools.pop(handle, None)
         self._capturing = False
         cupy_graph = None
-        if _device.cuda_mode() == "real":
-            import cupy
-            with cupy.cuda.Device(self._device_index):
-                try:
-                    cupy_graph = self._cupy_stream.end_capture()
-                except Exception:
-                    if not self._invalidated:
-                        raise
-            self._cupy_stream = None
+        try:
+            if _device.cuda_mode() == "real":
+                import cupy
+                with cupy.cuda.Device(self._device_index):
+                    try:
+                        cupy_graph = self._cupy_stream.end_capture()
+                    except Exception:
+                        if not self._invalidated:
+                            raise
+                self._cupy_stream = None
+        finally:
+            if alloc._events_deferred:
+                alloc.insert_deferred_events()
         if self._invalidated:
             self._launches = []
             self._kernels = set()
