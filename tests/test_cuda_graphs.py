@@ -487,8 +487,8 @@ def test_record_stream_events_wait_for_the_end_of_the_capture():
     _warm(lambda: x * 2)
     side = tt.cuda.Stream()
     g = tt.cuda.CUDAGraph()
-    pending = len(alloc._pending)
     with tt.cuda.graph(g):
+        pending = len(alloc._pending)             # (entering the capture synchronised: none left)
         y = x * 2
         y.record_stream(side)
         ptr = y.data_ptr()
@@ -500,3 +500,35 @@ def test_record_stream_events_wait_for_the_end_of_the_capture():
     assert not alloc._events_deferred and len(alloc._pending) == pending + 1
     g.replay()
     assert to_numpy(z).tolist() == [3.0] * 256
+
+
+def test_a_captured_upload_allocates_its_pinned_buffer_in_relaxed_mode(monkeypatch):
+    """A launcher's upload during a capture on a real GPU: the pinned buffer (cudaHostAlloc, unsafe
+    in a global-mode capture) is made in the relaxed mode; the copy from it is queued on the
+    capturing stream, so it becomes a node of the graph, which keeps the buffer."""
+    import sys
+    import types
+    from tritensor.runtime.streams import current_stream_handle
+    log = []
+
+    class Pinned(bytearray):          # CuPy's PinnedMemoryPointer: a buffer, hashed by identity
+        ptr = 0xB0F
+        __hash__ = object.__hash__
+
+    fake = _FakeCupy(log)
+    fake.cuda.alloc_pinned_memory = lambda n: (log.append(("pinned", n)), Pinned(n))[1]
+    fake.cuda.runtime.memcpyHostToDevice = 1
+    fake.cuda.runtime.memcpyAsync = lambda *a: log.append(("memcpyAsync",) + a)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(_graphs, "exchange_capture_mode", lambda mode: (log.append(("mode", mode)), 0)[1])
+    storage = types.SimpleNamespace(device=tt.device("cuda", 0), host=None, data_ptr=lambda: 0xD0)
+    graph = types.SimpleNamespace(_kernels=set())
+    handle = current_stream_handle(0)
+    _graphs.CAPTURES[handle] = graph
+    try:
+        assert _graphs.record_upload(storage, np.array([7, 9], dtype=np.int64))
+    finally:
+        _graphs.CAPTURES.pop(handle)
+    assert log == [("mode", 2), ("pinned", 16), ("mode", 0), ("memcpyAsync", 0xD0, 0xB0F, 16, 1, handle)]
+    (pinned,) = graph._kernels
+    assert np.frombuffer(pinned, np.int64).tolist() == [7, 9]
