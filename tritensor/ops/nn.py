@@ -280,10 +280,17 @@ def _check_nll(input, target, weight):
     return C
 
 
-def _check_target_range(target, C, ignore_index):
+def _check_target_range(target, C, ignore_index, kernel_masks=False):
     """torch's "Target t is out of bounds." for a class index outside [0, C) (ignore_index aside).
-    A read of the target on the host: torch checks on the cpu and asserts inside its cuda kernel."""
+    A read of the target on the host: torch checks on the cpu and asserts inside its cuda kernel,
+    asynchronously ("device-side assert triggered"), so a cuda step never waits for the device
+    there. ``kernel_masks``: the op's kernel itself masks such a target (cross_entropy's counts it
+    as ignored, reading nothing outside its row); then a device whose backend is not torch's cpu
+    is not read back (the first H200 run: this read-back synchronised every training step,
+    1.8 ms of it), and an out-of-range target gives an undefined result there, as in torch."""
     if target.numel() == 0:
+        return
+    if kernel_masks and backend_for(target.device).torch_kind != "cpu":
         return
     if _graphs.CAPTURES and _graphs.host_reads_refused(target.device):
         # capturing a CUDA graph: no host read (torch asserts inside its kernel instead); the
@@ -471,7 +478,7 @@ def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothin
     if not input.dtype.is_floating_point:
         _softmax.log_softmax(input, cdim)            # torch's error for an integer input
     C = _check_nll(input, target, weight)
-    _check_target_range(target, C, ignore_index)
+    _check_target_range(target, C, ignore_index, kernel_masks=True)
     _check_constant_weight(weight)
     if label_smoothing > 0.0:        # torch: (1 - eps) nll + eps / C smooth, an AddBackward0 node
         return _fused_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing, C)
