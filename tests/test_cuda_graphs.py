@@ -532,3 +532,37 @@ def test_a_captured_upload_allocates_its_pinned_buffer_in_relaxed_mode(monkeypat
     assert log == [("mode", 2), ("pinned", 16), ("mode", 0), ("memcpyAsync", 0xD0, 0xB0F, 16, 1, handle)]
     (pinned,) = graph._kernels
     assert np.frombuffer(pinned, np.int64).tolist() == [7, 9]
+
+
+def test_a_capture_cuda_invalidated_raises_torchs_error_and_lets_its_pool_go(monkeypatch):
+    """Real GPU: when CUDA itself invalidated the capture (cudaStreamEndCapture fails), torch's
+    error is raised with CUDA's as its cause, and the graph's private pool is let go, as for the
+    operations tritensor refuses."""
+    import sys
+    import types
+    from tritensor.runtime import device as _device
+    from tritensor.runtime.allocator import allocator_for
+    log = []
+    fake = _FakeCupy(log)
+    invalidated = fake.CUDARuntimeError(901)             # cudaErrorStreamCaptureInvalidated
+    fake.cuda.runtime.getDeviceCount = lambda: 1
+
+    def end_capture():
+        raise invalidated
+
+    fake.cuda.ExternalStream = lambda handle, index: types.SimpleNamespace(
+        begin_capture=lambda mode: log.append(("begin_capture", handle, mode)), end_capture=end_capture)
+    s = tt.cuda.Stream()
+    g = tt.cuda.CUDAGraph()
+    with tt.cuda.stream(s):
+        monkeypatch.setitem(sys.modules, "cupy", fake)
+        monkeypatch.setattr(_device, "cuda_mode", lambda: "real")
+        g.capture_begin()
+        pool = g.pool()
+        assert pool in allocator_for(tt.device("cuda", 0)).live_pools
+        with pytest.raises(RuntimeError, match="operation failed due to a previous error during capture") as info:
+            g.capture_end()
+    assert info.value.__cause__ is invalidated and log == [("begin_capture", s.cuda_stream, 0)]   # global mode
+    assert pool not in allocator_for(tt.device("cuda", 0)).live_pools and not _graphs.CAPTURES
+    with pytest.raises(RuntimeError, match="replay without a preceding successful capture"):
+        g.replay()

@@ -334,16 +334,18 @@ class CUDAGraph:
         alloc = allocator_for(_device.device("cuda", self._device_index))
         alloc.capture_pools.pop(handle, None)
         self._capturing = False
-        cupy_graph = None
+        cupy_graph = cuda_error = None
         try:
             if _device.cuda_mode() == "real":
                 import cupy
                 with cupy.cuda.Device(self._device_index):
                     try:
                         cupy_graph = self._cupy_stream.end_capture()
-                    except Exception:
-                        if not self._invalidated:
-                            raise
+                    except cupy.cuda.runtime.CUDARuntimeError as e:
+                        # CUDA invalidated the capture (an unsafe call in it: an operation CUDA
+                        # refuses, a kernel's first load ...): torch's error follows, CUDA's as
+                        # its cause, and the graph lets its pool go as for our own refusals
+                        self._invalidated, cuda_error = True, e
                 self._cupy_stream = None
         finally:
             if alloc._events_deferred:
@@ -353,6 +355,8 @@ class CUDAGraph:
             self._kernels = set()
             self._segment_buffers = {}
             self._let_pool_go()
+            if cuda_error is not None:
+                raise RuntimeError(INVALIDATED) from cuda_error
             raise RuntimeError(INVALIDATED)
         self._cupy_graph = cupy_graph
         self._captured = True
