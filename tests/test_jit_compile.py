@@ -20,13 +20,13 @@ def test_one_graph_per_signature_and_the_guards():
     assert cf(tt.ones(2), tt.ones(2)).tolist() == [2.0, 2.0]
     assert cf(tt.ones(2), -tt.ones(2)).tolist() == [1.0, 1.0]          # the same graph, new values
     assert len(calls) == 1 and cf.explain()["graph_count"] == 1 and cf.fallback_reason is None
-    cf(tt.ones(3), tt.ones(3))                                          # a new shape
+    cf(tt.ones(3), tt.ones(3))                 # a new shape: recompiled as dynamic (test_jit_dynamic.py)
     cf(tt.ones(3, dtype=tt.float64), tt.ones(3, dtype=tt.float64))      # a new dtype
     cf(tt.ones(3, requires_grad=True), tt.ones(3))                      # requires_grad
     with tt.no_grad():
         cf(tt.ones(3), tt.ones(3))                                      # grad mode
-    assert len(calls) == 5 and cf.explain() == {"graph_count": 5, "graph_calls": 6, "eager_calls": 0,
-                                                "fallback_reasons": []}
+    assert len(calls) == 5 and cf.explain() == {"graph_count": 5, "dynamic_graph_count": 1, "graph_calls": 6,
+                                                "eager_calls": 0, "fallback_reasons": []}
     assert "aten::relu" in str(cf.graphs[0].graph)
 
 
@@ -72,7 +72,7 @@ def test_other_fallbacks():
 
 
 def test_recompile_limit():
-    cf = tt.compile(lambda x: x + 1)
+    cf = tt.compile(lambda x: x + 1, dynamic=False)
     for n in range(1, RECOMPILE_LIMIT + 1):
         cf(tt.ones(n))
     assert cf.explain()["graph_count"] == RECOMPILE_LIMIT and cf.fallback_reason is None

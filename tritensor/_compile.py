@@ -3,9 +3,17 @@
 A compiled callable captures its function by tracing (tritensor/jit/_trace.py), once per input
 signature, and replays the graph on later calls with the same signature. The signature (the
 guards) is: each tensor argument's dtype, shape, device and requires_grad; every other
-argument's value; grad mode; whether autocast is active; a module's training flag. Shapes are
-always guarded: a trace bakes in the Python ints it read from shapes, so ``dynamic=True`` is
-accepted but still compiles once per shape (correct, never silently wrong).
+argument's value; grad mode; whether autocast is active; a module's training flag.
+
+Shapes: ``dynamic=False`` guards every size (one graph per shape). ``dynamic=True`` captures
+with symbolic sizes (tritensor/jit/_symbolic.py): ``x.size(0)``, ``x.shape[1]``, ``x.numel()``
+and the arithmetic on them are recorded as graph ops, so one graph serves every size; its key is
+the symbolic signature (each tensor's dtype, rank, which sizes are 0 or 1 (specialised, as
+torch's), contiguity, device, requires_grad), and the guards the trace made (a size compared or
+read as a plain value) are checked against the arguments' sizes before it runs.
+``dynamic=None`` (torch's automatic_dynamic_shapes): static at first; a second shape of the same
+symbolic signature recompiles as dynamic. A capture whose intermediate sizes decide something
+stays static (explain() says why).
 
 ``mode="reduce-overhead"``: calls whose tensors are all on a cuda device also run through CUDA
 graphs (tritensor/cuda_graphs.py's ``graphed``: two warm-up calls per signature, then one graph
@@ -50,6 +58,8 @@ class CompiledFunction:
         self._module = module
         self.fullgraph, self.dynamic, self.mode = fullgraph, dynamic, mode
         self._graphs = {}            # guard key -> ScriptFunction / ScriptModule
+        self._dynamic = {}           # symbolic key -> [(ScriptFunction / ScriptModule, guards, inputs)]
+        self._static_shapes = set()  # the symbolic keys of the static graphs (dynamic=None's second shape)
         self._eager_keys = {}        # guard key -> the reason it runs eagerly
         self.fallback_reason = None
         self._reasons = []
@@ -59,16 +69,22 @@ class CompiledFunction:
     def explain(self):
         """What the compiler did so far (torch._dynamo.explain's counts): graphs captured,
         calls run as a graph and eagerly, and every reason for running eagerly."""
-        return {"graph_count": len(self._graphs), "graph_calls": self._calls["graph"],
-                "eager_calls": self._calls["eager"], "fallback_reasons": list(self._reasons)}
+        dynamic = sum(len(v) for v in self._dynamic.values())
+        return {"graph_count": len(self._graphs) + dynamic, "dynamic_graph_count": dynamic,
+                "graph_calls": self._calls["graph"], "eager_calls": self._calls["eager"],
+                "fallback_reasons": list(self._reasons)}
 
-    def _key(self, args):
-        key = [is_grad_enabled(), _autocast.ACTIVE[0] > 0]
+    def _key(self, args, symbolic=False):
+        key = [is_grad_enabled(), _autocast.ACTIVE[0] > 0, symbolic]
         if self._module is not None:
             key.append(self._module.training)
         for a in args:
             if isinstance(a, Tensor):
-                key.append((a.dtype, tuple(a.shape), str(a.device), a.requires_grad))
+                if symbolic:         # sizes 0 and 1 specialised (broadcasting, empty tensors), as torch's
+                    shape = (tuple(min(n, 2) for n in a._shape), a.is_contiguous())
+                else:
+                    shape = tuple(a._shape)
+                key.append((a.dtype, shape, str(a.device), a.requires_grad))
             else:
                 try:
                     hash(a)
@@ -116,11 +132,20 @@ class CompiledFunction:
             return compiled(*[a for a in args if isinstance(a, Tensor)])
         if key in self._eager_keys:
             return self._eager(args, kwargs, self._eager_keys[key])
-        if len(self._graphs) + len(self._eager_keys) >= RECOMPILE_LIMIT:
+        skey = self._key(args, symbolic=True) if self.dynamic is not False else None
+        if skey is not None:
+            for entry, guards, inputs in self._dynamic.get(skey, ()):
+                if _guards_hold(guards, inputs, [a for a in args if isinstance(a, Tensor)]):
+                    self.fallback_reason = None
+                    self._calls["graph"] += 1
+                    return entry(*[a for a in args if isinstance(a, Tensor)])
+        entries = len(self._graphs) + len(self._eager_keys) + sum(len(v) for v in self._dynamic.values())
+        if entries >= RECOMPILE_LIMIT:
             return self._eager(args, kwargs, f"cache_size_limit reached: {self._name()} was recompiled "
                                f"{RECOMPILE_LIMIT} times; it runs eagerly from now on")
+        symbolic = skey is not None and (self.dynamic is True or skey in self._static_shapes)
         try:
-            compiled, result = self._capture(args)
+            compiled, result, tracer = self._capture(args, symbolic)
         except _Fallback as e:
             if self.fullgraph:
                 raise Unsupported(f"tt.compile(fullgraph=True) cannot capture {self._name()}: {e.reason}") from None
@@ -132,14 +157,23 @@ class CompiledFunction:
             if e.has_result:            # the capture ran the function eagerly already: its result
                 return e.result
             return self._fn(*args)
-        self._graphs[key] = compiled
+        if symbolic and tracer.static_reason is None:
+            self._dynamic.setdefault(skey, []).append((compiled, tracer.guards, compiled.graph.inputs))
+        else:
+            if symbolic:
+                reason = "dynamic shapes: the graph is specialised to these sizes: " + tracer.static_reason
+                if reason not in self._reasons:
+                    self._reasons.append(reason)
+            self._graphs[key] = compiled
+            if skey is not None:
+                self._static_shapes.add(skey)
         self.fallback_reason = None
         self._calls["graph"] += 1
         return result
 
-    def _capture(self, args):
+    def _capture(self, args, symbolic=False):
         from .jit import ScriptFunction, _script_module_class
-        from .jit._trace import trace_graph
+        from .jit._trace import Tracer, trace_graph
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in positions]
 
@@ -158,7 +192,8 @@ class CompiledFunction:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", _tracing.TracerWarning)
             try:
-                graph, result = trace_graph(run, tensors, [f"arg{i}" for i in positions], attributes)
+                tracer = Tracer(symbolic=symbolic)
+                graph, result = trace_graph(run, tensors, [f"arg{i}" for i in positions], attributes, tracer)
             except RuntimeError as e:
                 if "can be output from traced functions" in str(e):
                     warned = [str(w.message) for w in caught if issubclass(w.category, _tracing.TracerWarning)]
@@ -182,12 +217,22 @@ class CompiledFunction:
             compiled = _script_module_class()._from_module(self._module, graph, type(self._module).__name__)
         else:
             compiled = ScriptFunction(graph, getattr(self._fn, "__name__", "forward"))
-        return compiled, result
+        return compiled, result, tracer
 
     @property
     def graphs(self):
-        """The captured graphs, one per signature (their .graph, .code)."""
-        return list(self._graphs.values())
+        """The captured graphs, one per signature (their .graph, .code): the static ones, then
+        the dynamic ones."""
+        return list(self._graphs.values()) + [e[0] for v in self._dynamic.values() for e in v]
+
+
+def _guards_hold(guards, inputs, tensors):
+    """Whether the arguments' sizes give every guarded size expression the trace's value."""
+    if not guards:
+        return True
+    from .jit._symbolic import evaluate
+    sizes = {id(v): t._shape for v, t in zip(inputs, tensors)}
+    return all(evaluate(expr, sizes) == value for expr, value in guards)
 
 
 def _captured_call(compiled):

@@ -33,12 +33,71 @@ def _user_source():
 
 
 class Tracer:
-    def __init__(self):
+    """``symbolic``: sizes read from the graph's tensors are symbolic (_symbolic.py), recorded as
+    size expressions; ``guards`` the (expression, value) pairs the graph relies on;
+    ``static_reason`` why the graph cannot serve other sizes (None when it can)."""
+
+    def __init__(self, symbolic=False):
         self.graph = Graph()
         self.env = {}           # id(tensor) -> Value
         self.keep = []          # the tensors of env (their ids stay unique while the trace runs)
         self.versions = {}      # id(tensor) -> (its version counter, the version the graph knows)
         self.unrecorded = False
+        self.symbolic = symbolic
+        self.guards = []
+        self.static_reason = None
+        self._sym_values = {}   # expression -> the Value computing it
+        self.size_values = set()  # (symbolic) products of the inputs' sizes: see check_baked
+
+    def add_guard(self, expr, value):
+        from ._symbolic import leaves
+        if any(v.node is not None for v in leaves(expr)):
+            if self.static_reason is None:
+                self.static_reason = ("a size of an intermediate tensor was read as a Python value "
+                                      f"(it decides something at {_user_source() or 'an unknown line'})")
+            return
+        self.guards.append((expr, value))
+
+    def watch_sizes(self, shape):
+        """Remember the products of ``shape``'s sizes (> 1): a size computed inside tritensor
+        from an input's sizes (matmul's flattening, flatten's view) is one of them."""
+        products = {1}
+        for n in shape:
+            products |= {p * n for p in products}
+        self.size_values |= {p for p in products if p > 1}
+
+    def check_baked(self, op_name, attrs):
+        """A size-like attribute holding a plain int that is one of the inputs' sizes (or a
+        product of them) was computed from sizes inside tritensor, not recorded: the graph is
+        then specialised to these sizes (``static_reason``)."""
+        if self.static_reason is not None:
+            return
+        for name, value in attrs.items():
+            if name in SIZE_ATTRIBUTES and any(n in self.size_values for n in _plain_ints(value)):
+                self.static_reason = (f"aten::{op_name}'s {name} was computed from sizes inside tritensor "
+                                      "(not recorded as size expressions)")
+                return
+
+    def symbolic_value(self, expr):
+        """The graph value computing a size expression (written once, where first needed)."""
+        if isinstance(expr, int):
+            return self.graph.constant(self.graph, expr)
+        v = self._sym_values.get(expr)
+        if v is not None:
+            return v
+        kind = expr[0]
+        if kind == "size":
+            node = Node("aten::size", [expr[1], self.graph.constant(self.graph, expr[2])], {"call": "method"})
+        elif kind == "numel":
+            node = Node("aten::numel", [expr[1]], {"call": "method"})
+        elif kind == "neg":
+            node = Node("aten::neg", [self.symbolic_value(expr[1])], {"call": "operator"})
+        else:
+            node = Node("aten::" + kind, [self.symbolic_value(e) for e in expr[1:]], {"call": "operator"})
+        self.graph.append(node)
+        from ._ir import INT
+        v = self._sym_values[expr] = node.add_output(self.graph, INT)
+        return v
 
     def bind(self, t, value):
         self.env[id(t)] = value
@@ -64,7 +123,14 @@ class Tracer:
                 v = self.graph.constant(self.graph, a.detach(), _user_source())
                 self.bind(a, v)
             return v
-        if isinstance(a, (tuple, list)) and any(isinstance(x, Tensor) for x in a):
+        if self.symbolic:
+            from ._symbolic import SymInt, contains_symbolic
+            if isinstance(a, SymInt):
+                return self.symbolic_value(a.expr)
+            symbolic = contains_symbolic(a)
+        else:
+            symbolic = False
+        if isinstance(a, (tuple, list)) and (symbolic or any(isinstance(x, Tensor) for x in a)):
             parts = [self.value_of(x) for x in a]
             node = self.graph.append(Node("prim::TupleConstruct", parts, {"list": isinstance(a, list)}))
             return node.add_output(self.graph, Type("Tuple", elements=[p.type for p in parts]))
@@ -72,8 +138,16 @@ class Tracer:
 
     def record(self, op, args, attrs, out):
         inputs = [self.value_of(a) for a in args]
-        node = self.graph.append(Node("aten::" + op.name, inputs, {"call": "op", "kwargs": dict(attrs)},
-                                      _user_source()))
+        info = {"call": "op", "kwargs": dict(attrs)}
+        if self.symbolic:
+            from ._symbolic import contains_symbolic
+            self.check_baked(op.name, attrs)
+            named = [k for k, v in attrs.items() if contains_symbolic(v)]
+            if named:        # symbolic attributes are inputs, passed by name
+                inputs += [self.value_of(attrs[k]) for k in named]
+                info["kwargs"] = {k: v for k, v in attrs.items() if k not in named}
+                info["names"] = tuple(named)
+        node = self.graph.append(Node("aten::" + op.name, inputs, info, _user_source()))
         for o in (out if type(out) is tuple else (out,)):
             self.bind(o, node.add_output(self.graph, Type.of(o)))
 
@@ -87,9 +161,10 @@ class Tracer:
                                       _user_source()))
         self.bind(self_, node.add_output(self.graph, Type.of(self_)))
 
-    def record_call(self, qualname, args, kwargs, out):
-        """A random function's call (tritensor/_tracing.py's random_op): one node calling
-        ``tt.<qualname>`` again at run time. An in-place call (dropout(inplace=True)) changed
+    def record_call(self, qualname, args, kwargs, out, call="fn"):
+        """A random function's call (tritensor/_tracing.py's random_op), or a call taking
+        symbolic sizes (_symbolic.py, call "fn" or "method"): one node calling
+        ``tt.<qualname>`` (or the method) again at run time. An in-place call (dropout(inplace=True)) changed
         its input: the versions the graph knows follow, and the node is kept as an in-place one."""
         from ..runtime.device import device as _device
         args = [str(a) if isinstance(a, _device) else a for a in args]
@@ -100,7 +175,7 @@ class Tracer:
             for k, (c, _) in self.versions.items():
                 if c is counter:
                     self.versions[k] = (c, c.value)
-        attrs = {"call": "fn"}
+        attrs = {"call": call}       # (a method's self is its first argument)
         if kwargs:
             attrs["names"] = tuple(kwargs)
         node = self.graph.append(Node("aten::" + qualname, inputs, attrs, _user_source()))
@@ -112,11 +187,17 @@ class Tracer:
             raise RuntimeError("tt.jit.trace: a trace is already running in this thread")
         _tracing.state.tracer = self
         _tracing.trace_started()
+        if self.symbolic:
+            from ._symbolic import activate
+            activate()
         return self
 
     def __exit__(self, *exc):
         _tracing.state.tracer = None
         _tracing.trace_ended()
+        if self.symbolic:
+            from ._symbolic import deactivate
+            deactivate()
 
 
 def _flatten_outputs(out, tracer):
@@ -134,16 +215,18 @@ def _flatten_outputs(out, tracer):
                        "from traced functions")
 
 
-def trace_graph(fn, inputs, input_names, attributes=()):
-    """Run ``fn(*inputs)`` once under a tracer; the Graph of what it ran and its result.
-    ``attributes``: (name, tensor) pairs (a module's parameters and buffers)."""
-    tracer = Tracer()
+def trace_graph(fn, inputs, input_names, attributes=(), tracer=None):
+    """Run ``fn(*inputs)`` once under a tracer (``tracer``, or a new one); the Graph of what it
+    ran and its result. ``attributes``: (name, tensor) pairs (a module's parameters and buffers)."""
+    tracer = tracer or Tracer()
     g = tracer.graph
     for name, x in zip(input_names, inputs):
         if not isinstance(x, Tensor):
             raise RuntimeError(f"Type '{type(x).__name__}' cannot be traced. Only Tensors and (possibly nested) "
                                "Lists, Dicts, and Tuples of Tensors can be traced")
         tracer.bind(x, g.add_input(Type.of(x), name))
+        if tracer.symbolic:
+            tracer.watch_sizes(x._shape)
     for name, t in attributes:
         if id(t) in tracer.env:
             continue
@@ -169,6 +252,23 @@ def _drop_unused(g):
             kept.append(n)
             live.update(id(i) for i in n.inputs)
     g.nodes[:] = reversed(kept)
+
+
+# the attributes of recorded ops that hold sizes (view's shape, a slice's bounds, split's length ...)
+SIZE_ATTRIBUTES = frozenset({"shape", "size", "sizes", "stride", "strides", "start", "starts", "end", "length",
+                             "index", "output_size", "input_size", "weight_shape", "nrows", "rows", "cols",
+                             "split_size", "split_sizes", "offset", "storage_offset"})
+
+
+def _plain_ints(value):
+    from ._symbolic import SymInt
+    if isinstance(value, slice):
+        value = (value.start, value.stop, value.step)
+    if isinstance(value, (tuple, list)):
+        return [n for v in value for n in _plain_ints(v)]
+    if isinstance(value, int) and not isinstance(value, (bool, SymInt)):
+        return [abs(value)]
+    return []
 
 
 def _is_random(node):
