@@ -236,11 +236,14 @@ _REAL_SCRIPT = textwrap.dedent(r'''
     def record(*args):
         calls.append(args)
 
-    def plain(args):
+    def flat(args):
         if isinstance(args[-1], tuple):     # Triton 3.9's C launcher takes the kernel's arguments as one tuple
             args = args[:-1] + args[-1]
+        return args
+
+    def plain(args):
         return [a if isinstance(a, (int, float, str, type(None))) else
-                a.data_ptr() if hasattr(a, "data_ptr") else repr(a) for a in args]
+                a.data_ptr() if hasattr(a, "data_ptr") else repr(a) for a in flat(args)]
 
     class RecordingLauncher(CudaLauncher):
         """Triton's CudaLauncher (its __call__ runs) with the C launcher recording; what its
@@ -276,7 +279,8 @@ _REAL_SCRIPT = textwrap.dedent(r'''
     sys.setprofile(lambda frame, event, arg: n_python.append(1) if event == "call" else None)
     launch.launch_kernel(scale, (2, 1), *args, BLOCK=16)
     sys.setprofile(None)
-    print(json.dumps({"calls": [plain(c) for c in calls], "slow": len(slow), "triton": triton.__version__,
+    print(json.dumps({"calls": [plain(c) for c in calls],
+                      "pointer_objects": [sum(type(a) is launch.KernelArg for a in flat(c)) for c in calls], "slow": len(slow), "triton": triton.__version__,
                       "torch": "torch" in sys.modules, "python_calls": len(n_python) - 1}))
 ''')
 
@@ -303,4 +307,7 @@ def test_direct_launch_hands_the_launcher_what_triton_does(tmp_path):
     assert calls[1] == [None if i in hooks else a for i, a in enumerate(calls[2])]
     assert calls[1][:3] == [2, 1, 1] and calls[1][-7:] == [4096 + 32, 8192, 12, "(10, 3)", 3.0, 16, False]
     assert calls[4][-7] == 4100 and calls[5][-5] == 1
+    # Triton's own launches hand the C launcher pointer objects (it calls data_ptr() and asks the
+    # driver about each address); the direct ones, the addresses as ints
+    assert r["pointer_objects"] == [2, 0, 2, 2, 0, 2, 0]
     assert len(calls) == 7 and r["python_calls"] <= BUDGET["cuda compiled launch"], r["python_calls"]

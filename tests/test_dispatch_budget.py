@@ -33,7 +33,7 @@ BUDGET = {
     "cuda host a + b": 19,          # emulated cuda, the launch replaced by a recorder
     # a compiled launch of a signature seen before, from launch_kernel to Triton's C launcher
     # (tests/test_direct_launch.py, a kernel compiled for sm_90, the C launcher recording)
-    "cuda compiled launch": 9,
+    "cuda compiled launch": 8,
 }
 
 

@@ -281,7 +281,7 @@ class DirectLaunch:
     """A compiled kernel and how to complete a launch's arguments for its launcher: the
     parameters after the positional ones come from the meta-parameters or their defaults, which
     are fixed for a signature (the key holds every meta value), so they are computed once."""
-    __slots__ = ("compiled", "run", "function", "packed_metadata", "tail", "keep", "low")
+    __slots__ = ("compiled", "run", "function", "packed_metadata", "tail", "keep", "low", "pointers")
 
     def __init__(self, compiled, spec, args, meta):
         names, defaults, constexprs = spec
@@ -302,6 +302,9 @@ class DirectLaunch:
                 tail.append(default)
         self.tail = tuple(tail)
         self.low = _low_level_launch(self.run)
+        # where the pointer arguments are (the same for every launch of the signature, whose key
+        # holds each argument's kind): the C launcher gets their addresses as ints
+        self.pointers = tuple(i for i, a in enumerate(args) if type(a) is KernelArg)
 
     def arguments(self, grid, stream, args, enter_hook, exit_hook):
         """The arguments of ``compiled.run`` for this launch (what JITFunction.run passes)."""
@@ -314,7 +317,10 @@ class DirectLaunch:
 
     def launch(self, grid, stream, args):
         """The launch without hooks: Triton's C launcher called directly where its layout is known
-        (``low``), else ``compiled.run``."""
+        (``low``), else ``compiled.run``. The C launcher is handed each pointer as an int: for an
+        object it calls ``data_ptr()`` (a Python call) and then asks the driver whether the address
+        is device memory (cuPointerGetAttribute, a driver call per pointer per launch); every
+        KernelArg of a compiled launch addresses a cuda storage of tritensor's."""
         n = len(grid)
         grid_1 = grid[1] if n > 1 else 1
         grid_2 = grid[2] if n > 2 else 1
@@ -322,12 +328,17 @@ class DirectLaunch:
         if low is None:
             self.run(grid[0], grid_1, grid_2, stream, self.function, self.packed_metadata, None, None, None,
                      *args, *self.tail)
-        elif low[0] == 36:
+            return
+        if self.pointers:
+            args = list(args)
+            for i in self.pointers:
+                args[i] = args[i]._ptr
+        if low[0] == 36:
             low[1](grid[0], grid_1, grid_2, stream, self.function, low[2], low[3], None, None,
                    self.packed_metadata, None, None, None, *args, *self.tail)
         else:
             low[1](grid[0], grid_1, grid_2, stream, self.function, low[2], low[3], self.packed_metadata,
-                   None, None, None, None, None, low[4], low[5], args + self.tail)
+                   None, None, None, None, None, low[4], low[5], (*args, *self.tail))
 
 
 def _low_level_launch(launcher):

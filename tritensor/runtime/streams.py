@@ -276,8 +276,10 @@ def current_stream(device=None) -> Stream:
 
 
 def current_stream_handle(index: int) -> int:
-    """``current_stream(index).cuda_stream`` for the launch path: no argument checks."""
-    s = _current_streams().get(index)
+    """``current_stream(index).cuda_stream`` for the launch path: no argument checks (and the
+    thread's stream table read inline: this runs on every launch)."""
+    streams = getattr(_tls, "streams", None)
+    s = None if streams is None else streams.get(index)
     return 0 if s is None else s.cuda_stream
 
 
