@@ -3,8 +3,9 @@ merges of sorted runs across tiles (sort, argsort, topk, and the selections buil
 the binary search of searchsorted / bucketize and the histogram counts (the end of this file).
 
 Keys. Every value is mapped to an integer whose signed order is torch's order of the values
-(``order_key``): integers as themselves (bool and the 8/16/32-bit types in int32, int64 in
-int64); floats through their bit pattern (negative ones with the magnitude bits flipped), -0.0
+(``order_key``): integers as themselves (bool and the 8/16-bit types and int32 in int32, int64
+and uint32 in int64), uint64 with its top bit flipped (so that its unsigned order is int64's
+signed order: 2**63 sorts after 1); floats through their bit pattern (negative ones with the magnitude bits flipped), -0.0
 made +0.0 (torch's sort keeps them equal, in their original order) and every NaN the largest key
 (NaN sorts last ascending, first descending, as torch's). float16/bfloat16 widen exactly to
 float32 first; float64 keys are int64. A descending sort inverts the key (``~key``), so one
@@ -37,6 +38,9 @@ import triton.language as tl
 from .strided import convert, store_cast, strided_offset
 
 
+SIGN64: tl.constexpr = tl.constexpr(-(2 ** 63))
+
+
 @triton.jit
 def order_key(v, DESCENDING: tl.constexpr, KEY64: tl.constexpr):
     """The integer sort key of loaded values ``v`` (see the module docstring): int64 when KEY64
@@ -54,7 +58,10 @@ def order_key(v, DESCENDING: tl.constexpr, KEY64: tl.constexpr):
             key = tl.where(f == 0, 0, key)
             key = tl.where(f != f, 0x7FFFFFFF, key)
     elif KEY64:
-        key = v.to(tl.int64)
+        if v.dtype.is_int_unsigned() and v.dtype.primitive_bitwidth == 64:
+            key = v.to(tl.int64, bitcast=True) ^ SIGN64      # unsigned order as signed order
+        else:
+            key = v.to(tl.int64)          # (uint32 zero-extends)
     else:
         key = v.to(tl.int32)
     if DESCENDING:

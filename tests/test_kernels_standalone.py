@@ -1264,7 +1264,7 @@ for name in ("float32", "float64"):
 from tritensor.backends.triton import sort as tsort   # sort/argsort/topk: tile sorts, merges, 64-bit keys
 _SORT_GPU = dict(tsort.GPU_SETTINGS)
 tsort.GPU_SETTINGS.update(tile_n=64, tile=256, merge_block=64)   # the same code, a smaller unrolled network
-for name, descending in [("float32", False), ("int64", True), ("bfloat16", True)]:
+for name, descending in [("float32", False), ("int64", True), ("bfloat16", True), ("uint64", False), ("uint32", True)]:
     tsort.sort(T((5, 300), name), T((5, 300), "int64"), T((5, 300), name, True), 1, descending)   # tiles + merges
 tsort.sort(None, T((5, 40), "int64"), T((5, 40), "bool"), 1, False)                # argsort, one tile
 tsort.sort(T((3, 7), "float64"), T((3, 7), "int64"), T((300, 3), "float64", True), 0, True, 7)   # topk
@@ -1384,6 +1384,15 @@ for name in ("float32", "bfloat16", "float16", "float64"):
     expect("ldg128", "stg128")
     tnn_vec.layer_norm(T(_V, name), T(_V, name), T((1024,), name), T((1024,), name), T((8,), c), T((8,), c), 1e-5, c)
     expect("ldg128", "stg128")
+# uint16/32/64 (issue 28, helper "udtypes"): torch's kernels for them (mul, eq, bitwise, casts both
+# ways, fill, the int64 sum; the sort keys above), unsigned conversions and wrap-around
+for fn, c, out, src in [("mul", "uint64", "uint64", "uint64"), ("eq", "uint32", "bool", "uint32"),
+                        ("bitwise_xor", "uint16", "uint16", "uint16"), ("div", "float32", "float32", "uint64")]:
+    tb.elementwise(fn, T((5, 40), out), [T((5, 40), src), T((40,), src)], c)
+for s, d in [("uint64", "float32"), ("float64", "uint64"), ("int64", "uint32"), ("uint16", "int64")]:
+    tb.copy(T((5, 40), d), T((5, 40), s, True))
+tb.fill(T((5, 40), "uint64", True), -1)
+tb.reduce("sum", T((7,), "int64"), T((7, 5000), "uint32"), (1,), "int64")
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

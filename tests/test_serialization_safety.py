@@ -112,9 +112,10 @@ def test_the_allowlist_is_exactly_this_set():
     objects). A name added here must be a checked constructor or plain data."""
     storages = {f"{n}Storage" for n in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char",
                                        "Byte", "Bool")}
-    dtypes = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"}
+    dtypes = {"float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+              "uint16", "uint32", "uint64"}
     expected = {
-        ("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor"),
+        ("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor_v3"), ("torch._utils", "_rebuild_tensor"),
         ("torch._utils", "_rebuild_parameter"), ("torch._utils", "_rebuild_parameter_with_state"),
         ("torch", "Size"), ("torch", "device"), ("torch.storage", "UntypedStorage"),
         ("collections", "OrderedDict"), ("collections", "Counter"), ("_codecs", "encode"),

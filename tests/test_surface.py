@@ -20,7 +20,8 @@ NOT_OPS_TT = {
     "Tensor", "Size", "device", "Generator", "return_types",
     # dtypes and the dtype rules (objects and queries, not ops)
     "dtype", "bfloat16", "bool", "double", "float", "float16", "float32", "float64", "half", "int",
-    "int8", "int16", "int32", "int64", "long", "short", "uint8", "get_default_dtype", "set_default_dtype",
+    "int8", "int16", "int32", "int64", "long", "short", "uint8", "uint16", "uint32", "uint64",
+    "get_default_dtype", "set_default_dtype",
     "promote_types", "result_type", "can_cast", "finfo", "iinfo",
     # memory formats (layout constants, as torch.channels_last)
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",

@@ -10,6 +10,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference
 from .dtypes import (  # noqa: F401
     bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
     int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
+    uint16, uint32, uint64,
     can_cast, finfo, iinfo,
 )
 from . import backends  # noqa: F401  (tt.backends.cuda.matmul.allow_tf32)

@@ -95,7 +95,7 @@ def _python_values(arr, dtype):
         return arr.astype(bool)
     if dtype.is_floating_point:
         return arr.astype(np.float64)                   # exact for every floating dtype
-    return arr.astype(np.int64)
+    return arr.astype(np.uint64 if dtype is _dt.uint64 else np.int64)   # (uint64 past 2**63 too)
 
 
 # --------------------------------------------------------------------------- torch's _Formatter

@@ -21,7 +21,10 @@ from .tensor import Size, Tensor
 
 _NAMES = {_dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
           _dt.bfloat16: "BFloat16Tensor", _dt.int64: "LongTensor", _dt.int32: "IntTensor",
-          _dt.int16: "ShortTensor", _dt.int8: "CharTensor", _dt.uint8: "ByteTensor", _dt.bool_: "BoolTensor"}
+          _dt.int16: "ShortTensor", _dt.int8: "CharTensor", _dt.uint8: "ByteTensor", _dt.bool_: "BoolTensor",
+          # torch names these in type strings (x.type() == "torch.UInt32Tensor", x.type("torch.UInt16Tensor"))
+          # but has no torch.UInt32Tensor class: they are not exported
+          _dt.uint16: "UInt16Tensor", _dt.uint32: "UInt32Tensor", _dt.uint64: "UInt64Tensor"}
 
 
 class tensortype(type):
@@ -73,9 +76,7 @@ def _construct(dtype, device, args):
     return creation.empty(*args, dtype=dtype, device=device)
 
 
-_CPP = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-        "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-        "bool": "bool"}
+_CPP = _dt.CPP_NAMES
 
 
 def _options(dtype, device):
@@ -97,10 +98,12 @@ def _make(dtype, device_type):
     return cls
 
 
-CPU_TYPES = {_NAMES[d]: _make(d, "cpu") for d in _NAMES}
-CUDA_TYPES = {_NAMES[d]: _make(d, "cuda") for d in _NAMES}
-_BY_STRING = {_type_string(c.dtype, "cpu"): c for c in CPU_TYPES.values()}
-_BY_STRING.update({_type_string(c.dtype, "cuda"): c for c in CUDA_TYPES.values()})
+_ALL_CPU = {_NAMES[d]: _make(d, "cpu") for d in _NAMES}
+_ALL_CUDA = {_NAMES[d]: _make(d, "cuda") for d in _NAMES}
+CPU_TYPES = {n: c for n, c in _ALL_CPU.items() if c.dtype not in _dt.UNSIGNED_LIMITED}    # the public classes
+CUDA_TYPES = {n: c for n, c in _ALL_CUDA.items() if c.dtype not in _dt.UNSIGNED_LIMITED}
+_BY_STRING = {_type_string(c.dtype, "cpu"): c for c in _ALL_CPU.values()}
+_BY_STRING.update({_type_string(c.dtype, "cuda"): c for c in _ALL_CUDA.values()})
 _BY_STRING.update({s.replace("torch.", "tritensor.", 1): c for s, c in list(_BY_STRING.items())})
 
 

@@ -2,6 +2,16 @@
 
 A dtype's ``str()`` is ``tritensor.float32``: Triton reads the part after the last dot to type a
 pointer argument, so the same object can be handed to Triton's launcher and interpreter.
+
+The unsigned dtypes uint16, uint32 and uint64 are torch's "limited" dtypes (torch 2.3+): tensors
+of them can be created, copied, converted, viewed, stored and exchanged (DLPack, NumPy), but few
+kernels handle them (ops/unsigned.py lists which: torch 2.13's CPU set) and torch has NO
+promotion rule between them and any other integer or bool dtype: ``promote_types(uint32, int32)``
+raises torch's RuntimeError (it is not int64). With a floating dtype they promote to the floating
+one; with a Python int scalar or an integer 0-d tensor (lower priority, same category) the
+unsigned tensor's dtype wins. The Array API standard's table (uint32 + int32 -> int64, uint8 +
+uint16 -> uint16 ...) is a different rule, applied only in the standard namespace
+(tritensor.array_api); this module is torch's.
 """
 from __future__ import annotations
 
@@ -23,7 +33,7 @@ class dtype:
         self._kind = kind            # 0 bool, 1 integer, 2 floating: torch's category order
         self._rank = rank            # order inside a category, for promotion
         self.is_floating_point = kind == 2
-        self.is_signed = kind != 0
+        self.is_signed = kind != 0 and not name.startswith("u")   # torch.uint8.is_signed is False
         self.is_complex = False
 
     def to_real(self):
@@ -48,12 +58,16 @@ int8 = dtype("int8", np.int8, 1, 1)
 int16 = dtype("int16", np.int16, 1, 2)
 int32 = dtype("int32", np.int32, 1, 3)
 int64 = dtype("int64", np.int64, 1, 4)
+uint16 = dtype("uint16", np.uint16, 1, 5)     # torch's limited unsigned dtypes: see the docstring
+uint32 = dtype("uint32", np.uint32, 1, 6)
+uint64 = dtype("uint64", np.uint64, 1, 7)
 float16 = dtype("float16", np.float16, 2, 0)
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, 1)
 float32 = dtype("float32", np.float32, 2, 2)
 float64 = dtype("float64", np.float64, 2, 3)
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, uint16, uint32, uint64, float16, bfloat16, float32, float64)
+UNSIGNED_LIMITED = (uint16, uint32, uint64)   # no promotion with other integers, few kernels
 FLOATING = (float16, bfloat16, float32, float64)
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {d.numpy_dtype: d for d in ALL}
@@ -81,7 +95,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+            "and bool."
         ) from None
 
 
@@ -106,9 +121,14 @@ def _category(d):
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
-    """torch.promote_types for the dtypes we have."""
+    """torch.promote_types for the dtypes we have. uint16/uint32/uint64 promote only with
+    themselves and with floating dtypes (torch: "Promotion for uint16, uint32, uint64 types is not
+    supported"); the Array API standard's table is tritensor.array_api's, not this one."""
     if a is b:
         return a
+    if (a._rank > 4 or b._rank > 4) and a._kind < 2 and b._kind < 2:     # (ranks > 4: uint16/32/64)
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{type_name(a)} and {type_name(b)}")
     if a._kind != b._kind:
         return a if a._kind > b._kind else b
     if a._kind == 2:
@@ -171,7 +191,9 @@ def result_type(*operands) -> dtype:
         if result is None:
             result = zd
         elif zd._kind > result._kind:
-            result = zd
+            # torch's combine_categories promotes a bool result with the 0-d dtype (an error
+            # for uint16/32/64) and otherwise takes the higher category's dtype
+            result = promote_types(result, zd) if result is bool_ else zd
     if scalars:
         cat = max(scalar_category(s) for s in scalars)
         if result is None:
@@ -193,7 +215,15 @@ def can_cast(src: dtype, dst: dtype) -> bool:
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool"}
+               "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool"}
+
+
+# torch's TypeMeta names (a ScalarType printed as its C++ type, as in "Expected out tensor to
+# have dtype float, but got unsigned int instead")
+CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+             "uint8": "unsigned char", "uint16": "short unsigned int", "uint32": "unsigned int",
+             "uint64": "long unsigned int", "bool": "bool"}
 
 
 def type_name(d: dtype) -> str:
@@ -240,4 +270,5 @@ class iinfo:
         self.min = _builtins.int(info.min)
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        # torch prints the limits as C's %g (iinfo(min=0, max=4.29497e+09, dtype=uint32))
+        return f"iinfo(min={_builtins.float(self.min):g}, max={_builtins.float(self.max):g}, dtype={self.dtype})"

@@ -209,6 +209,10 @@ class Tensor:
     def element_size(self):
         return self.dtype.itemsize
 
+    def is_signed(self):
+        """torch.Tensor.is_signed: the dtype's signedness (False for bool and the unsigned types)."""
+        return self._dtype.is_signed
+
     def dim(self):
         return len(self._shape)
 

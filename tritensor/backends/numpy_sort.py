@@ -26,6 +26,8 @@ def stable_order(x, axis, descending=False):
     n = keys.shape[axis] if keys.ndim else 1
     if keys.ndim and keys.dtype.itemsize <= 4 and n < 2 ** 31:
         packed = ordered_keys(keys).astype(np.int64)
+        if keys.dtype == np.uint32:     # keys past 2**31 would reach the sign bit once shifted
+            packed -= 2 ** 31
         if descending:
             packed = ~packed
         shape = [1] * keys.ndim

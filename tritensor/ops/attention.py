@@ -37,9 +37,7 @@ from .linalg import matmul as _matmul
 from .softmax import safe_softmax as _safe_softmax
 from .surface import declare
 
-_TYPEMETA = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-             "uint8": "unsigned char", "bool": "bool"}
+_TYPEMETA = _dt.CPP_NAMES
 
 
 def _typemeta(dtype):

@@ -253,9 +253,7 @@ def _tensor_type(t):
     return backend_for(t.device).torch_name("torch.", "torch.cuda.") + _dt.type_name(t.dtype) + "Tensor"
 
 
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
+_CPP_NAMES = _dt.CPP_NAMES
 
 
 def _check_shapes(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):

@@ -259,6 +259,7 @@ def fill_into(dst: Tensor, value):
 # torch's checked_convert (c10/util/TypeCast.h): a Python number written into a tensor (fill_,
 # x[i] = v, masked_fill, full, where/clamp with a scalar) must fit the tensor's dtype.
 _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
             "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float"}
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
 

@@ -16,6 +16,7 @@ from ..runtime.dlpack import from_cuda_array_interface, from_dlpack as _from_dlp
 from ..runtime.storage import Storage
 from ..tensor import Tensor
 from . import _layout
+from . import _unsigned
 from . import copy as _copy
 from . import generators as _generators
 from .dispatch import empty as _empty
@@ -112,12 +113,20 @@ def _check_python_ints(data, dtype):
     ValueError("Overflow when unpacking long long"), one outside a narrower dtype's range
     RuntimeError (NumPy would wrap both silently, or fail with its own OverflowError)."""
     info = np.iinfo(dtype.numpy_dtype)
+    # unsigned: a negative int wraps as long as -value fits (c10's checked_convert); uint64 is
+    # unpacked as an unsigned long long, which takes no negative int and no float
+    low = -int(info.max) if info.min == 0 else info.min
     stack = [data]
     while stack:
         d = stack.pop()
         if isinstance(d, (list, tuple)):
             stack.extend(d)
-        elif isinstance(d, int) and not isinstance(d, bool) and not info.min <= d <= info.max:
+        elif dtype is _dt.uint64 and not isinstance(d, bool):
+            if isinstance(d, float):
+                raise TypeError("an integer is required")
+            if isinstance(d, int) and not 0 <= d <= info.max:
+                raise OverflowError("can't convert negative int to unsigned" if d < 0 else "int too big to convert")
+        elif isinstance(d, int) and not isinstance(d, bool) and not low <= d <= info.max:
             if not -2 ** 63 <= d < 2 ** 63:
                 raise ValueError("Overflow when unpacking long long")
             raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
@@ -131,7 +140,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     dtype = _dt.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     if isinstance(data, (int, list, tuple)) and not dtype.is_floating_point and dtype is not _dt.bool_:
         _check_python_ints(data, dtype)
-    arr = _to_numpy(data)
+    # uint64's values >= 2**63 next to small ints would make NumPy infer float64: read them as
+    # uint64 directly (the check above let no negative int or float through)
+    arr = np.array(data, np.uint64) if dtype is _dt.uint64 and isinstance(data, (int, list, tuple)) \
+        else _to_numpy(data)
     with np.errstate(over="ignore"):   # out-of-range values become inf, as in torch
         arr = np.require(arr.astype(dtype.numpy_dtype, copy=False), requirements="C")
     return _finish(_pinned(_from_host_array(arr, dtype, as_device(device)), pin_memory), requires_grad)
@@ -419,6 +431,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     device = as_device(device)
     if dtype is _dt.bool_:
         raise NotImplementedError(f"\"arange_{device.type}\" not implemented for 'Bool'")
+    _unsigned.refuse("arange_cpu", dtype, device)
     if not (step > 0 or step < 0):           # (a NaN step too)
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -531,6 +544,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     device = as_device(device)
     if dtype is _dt.bool_:
         raise NotImplementedError(f"\"linspace_{device.type}\" not implemented for 'Bool'")
+    _unsigned.refuse("linspace_cpu", dtype, device)
     t = _empty((steps,), dtype, device)
     if steps == 0:
         return _finish(t, requires_grad)
@@ -551,6 +565,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     if n < 0 or m < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m)}")
     t = zeros(n, m, dtype=dtype, device=device)
+    _unsigned.refuse("eye", t.dtype)
     k = min(n, m)
     if k:
         # the diagonal is a strided view with stride m + 1: one fill launch

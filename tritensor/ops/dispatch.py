@@ -19,6 +19,7 @@ from ..backends.base import backend_for
 from ..runtime.storage import Storage
 from ..tensor import Size, Tensor, check_inference_inplace, contiguous_strides
 from . import _layout
+from . import _unsigned
 from ._overlap import check_view_geometry, geometry
 from ._sparse import SparseOperand, sparse_fallback
 from .table import OpDef
@@ -281,6 +282,7 @@ def dispatch(op: OpDef, *args, **attrs):
         if op.outputs:                   # several outputs (table.py): a tuple of them
             return _dispatch_outputs(op, args, attrs, dev)
         meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
+        _unsigned.check(op, args, meta.compute or meta.dtype, dev)    # uint16/32/64: torch's kernels only
         strides = output_strides(op, meta.shape, args, attrs)
         if key is not None:
             _remember(key, meta, dev, strides)
@@ -304,6 +306,7 @@ def _dispatch_outputs(op, args, attrs, dev):
     output, each output is allocated by the entry's layout, the backend computes them all in one
     run (nothing runs when every output is empty), and one node records the floating ones."""
     metas = op.rule(*args, **attrs)
+    _unsigned.check(op, args, metas[0].compute or metas[0].dtype, dev)
     written = args
     args = _cpu_scalars_to_values(args, dev)
     outs = tuple(empty(m.shape, m.dtype, dev, output_strides(op, m.shape, args, attrs)) for m in metas)
@@ -488,6 +491,7 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     else:
         dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
         meta = op.rule(self, *others, **attrs)
+        _unsigned.check(op, (self,) + others, meta.compute or meta.dtype, dev)
         if key is not None:      # the out-of-place call of this signature reads the same entry
             _remember(key, meta, dev, output_strides(op, meta.shape, (self,) + others, attrs))
         others = _cpu_scalars_to_values(others, dev)

@@ -197,9 +197,7 @@ def _fill_random(t, kind, a, b, generator):
 
 
 # The C++ type names torch's distribution checks print (its TypeMeta names)
-_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-              "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "float32": "float", "float64": "double"}
+_CPP_NAMES = _dt.CPP_NAMES
 # the integers a floating dtype holds exactly: [-(2**digits), 2**digits]
 _DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 

@@ -29,6 +29,7 @@ from ..backends import numpy_ref
 from ..backends.base import backend_for
 from ..backends.triton import index as ti
 from ..tensor import Tensor
+from . import _unsigned
 from . import copy as _copy
 from . import elementwise as ew
 from . import pointwise as pw
@@ -759,6 +760,7 @@ def nonzero(input, *, as_tuple=False):
             return (nonzero(_views.reshape(input, (1,)))[:, 0],)
         nz = nonzero(input)
         return tuple(_views.basic_index(nz, (slice(None), d)) for d in range(input.dim()))
+    _unsigned.refuse("nonzero_count_cpu", input.dtype, input.device)
     return backend_for(input.device).compact(input, tuple(input.shape), _dt.int64)
 
 
@@ -777,6 +779,7 @@ MASKED_SELECT = op("masked_select", ("x", "mask"), backward=_masked_select_backw
 def masked_select(input, mask):
     if not isinstance(mask, Tensor) or mask.dtype is not _dt.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
+    _unsigned.refuse("masked_select", input.dtype)
     dev = common_device([input, mask])
     shape = broadcast_shapes(input.shape, mask.shape)
     m = mask if mask.device == dev else _copy.to_device(mask, dev)     # a 0-d cpu mask

@@ -40,6 +40,7 @@ from ..backends import numpy_ref
 from ..backends.base import backend_for
 from ..backends.triton import matmul as tmm
 from ..tensor import Tensor
+from . import _unsigned
 from ._checks import check_tensor as _check_tensor
 from ..autograd.grad_mode import is_grad_enabled
 from .copy import copy_into, to_device
@@ -50,9 +51,7 @@ from .table import BILINEAR, Meta, op, signature_rule
 from .views import TRANSPOSE, _expand_layout, unsafe_view, view_strides
 
 # torch's C++ type names (caffe2 TypeMeta), as its dtype-mismatch messages print them
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
+_CPP_NAMES = _dt.CPP_NAMES
 
 
 # --------------------------------------------------------------------------- checks
@@ -354,6 +353,7 @@ def dot(input, tensor):
     _check_tensor("dot", tensor, "tensor", 2)
     if input.dim() != 1 or tensor.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {tensor.dim()}D tensors")
+    _unsigned.refuse("dot", input.dtype)
     return _dot(input, tensor)
 
 

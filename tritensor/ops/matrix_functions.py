@@ -298,9 +298,7 @@ def multi_dot(tensors):
 
 def _cpp(dtype):
     """The C++ (caffe2 TypeMeta) name torch's multi_dot prints for a dtype."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}[dtype.name]
+    return _dt.CPP_NAMES[dtype.name]
 
 
 # =========================================================================== cross

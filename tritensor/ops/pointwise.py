@@ -41,9 +41,7 @@ from .table import DIAGONAL, Meta, op, signature_rule
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
-_TYPEMETA_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-                   "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+_TYPEMETA_NAMES = _dt.CPP_NAMES
 
 
 def _by_tensor_other(base):

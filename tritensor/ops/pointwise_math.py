@@ -93,9 +93,7 @@ def _lerp_rule(x, end, weight, **_):
 
 
 # torch's dtype names in its lerp messages (c10's ScalarType printed as a C++ type)
-_CPP = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-        "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-        "uint8": "unsigned char", "bool": "bool"}
+_CPP = _dt.CPP_NAMES
 
 
 def _backend_name(x, cpu, cuda):

@@ -15,6 +15,7 @@ from ..autograd.grad_mode import no_grad
 from ..backends.base import backend_for
 from ..runtime.device import as_device
 from ..tensor import Tensor
+from . import _unsigned
 from . import copy as _copy
 from . import elementwise as _ew
 from . import pointwise as _pw
@@ -53,6 +54,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     dev = as_device(device if device is not None else "cpu")
     if dtype is _dt.bool_:
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    _unsigned.refuse("randperm", dtype)
     if dtype is _dt.float16 and n > 2049:
         raise RuntimeError("n cannot be greater than 2049 for Half type.")
     if not dtype.is_floating_point and n > 0:

@@ -22,6 +22,7 @@ from ..backends import numpy_reduce, numpy_ref
 from ..backends import triton as tb
 from ..tensor import Tensor
 from . import elementwise as _ew
+from . import _unsigned
 from . import pointwise as _pw
 from ._checks import check_int_dim, check_tensor
 from ._sparse import not_supported
@@ -347,6 +348,7 @@ def _max_min(name, input, dim, keepdim, other, other_fn, whole_entry, arg_entry)
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({type(dim).__name__}), but expected one of:\n"
                         " * (Tensor input, int dim, bool keepdim = False)\n * (Tensor input, Tensor other)")
+    _unsigned.refuse(f"{name}_all" if dim is None else f"{name}_cpu", input.dtype, input.device)
     if dim is None:
         _check_nonempty_all(name, input, None)
         # torch's MaxBackward1: the gradient is split among the elements equal to the result,
@@ -596,16 +598,21 @@ def _logical_result(name, input, dim, reduce):
     return out.to(_dt.uint8) if input.dtype is _dt.uint8 else out   # torch keeps uint8
 
 
+def _truth(input):
+    """uint16/32/64 have no count kernel in torch, but all/any: theirs reads x != 0."""
+    return _ew.ne(input, 0) if isinstance(input, Tensor) and _unsigned.is_limited(input.dtype) else input
+
+
 def all(input, dim=None, keepdim=False):
     def reduce():
-        count, n = _count("all", input, dim, keepdim)
+        count, n = _count("all", _truth(input), dim, keepdim)
         return _ew.eq(count, n)
     return _logical_result("all", input, dim, reduce)
 
 
 def any(input, dim=None, keepdim=False):
     def reduce():
-        return _ew.ne(_count("any", input, dim, keepdim)[0], 0)
+        return _ew.ne(_count("any", _truth(input), dim, keepdim)[0], 0)
     return _logical_result("any", input, dim, reduce)
 
 

@@ -35,6 +35,7 @@ from ..backends import numpy_sort
 from ..backends.base import backend_for
 from ..backends.triton import sort as tsort
 from ..tensor import Tensor
+from . import _unsigned
 from ._checks import check_tensor
 from ._return_types import return_types
 from ._shapes import reduced_shape, wrap_dim
@@ -698,7 +699,7 @@ def bincount(input, weights=None, minlength=0):
     of ``weights`` at its positions when given), over max(input) + 1 and at least ``minlength``
     bins; int64 counts, or weights' float32 / float64 for every other weights dtype."""
     check_tensor("bincount", input)
-    if input.dtype.is_floating_point or input.dtype is _dt.bool_:
+    if input.dtype.is_floating_point or input.dtype is _dt.bool_ or _unsigned.is_limited(input.dtype):
         kernel = backend_for(input.device).torch_name("bincount_cpu", "bincount_cuda")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dt.type_name(input.dtype)}'")
     minlength = _as_int("bincount", minlength, "minlength", 3)

@@ -136,9 +136,7 @@ def unary(entry, name=None, *, check=None, inplace=True, inplace_function=False,
 
 
 # --------------------------------------------------------------------------- out=
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
+_CPP_NAMES = _dt.CPP_NAMES
 
 
 def _exact(template):

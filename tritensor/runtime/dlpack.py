@@ -85,7 +85,8 @@ class DLManagedTensorVersioned(ctypes.Structure):
 
 
 # (code, bits) of each dtype: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6
-_DL_CODES = {"bool": (6, 8), "uint8": (1, 8), "int8": (0, 8), "int16": (0, 16), "int32": (0, 32),
+_DL_CODES = {"bool": (6, 8), "uint8": (1, 8), "uint16": (1, 16), "uint32": (1, 32), "uint64": (1, 64),
+             "int8": (0, 8), "int16": (0, 16), "int32": (0, 32),
              "int64": (0, 64), "float16": (2, 16), "bfloat16": (4, 16), "float32": (2, 32), "float64": (2, 64)}
 _FROM_DL = {code: name for name, code in _DL_CODES.items()}
 

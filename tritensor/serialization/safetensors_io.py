@@ -11,7 +11,7 @@ from ..tensor import Tensor
 
 
 _SAFETENSORS_DTYPES = {
-    _dt.bool_: "BOOL", _dt.uint8: "U8", _dt.int8: "I8", _dt.int16: "I16", _dt.int32: "I32", _dt.int64: "I64",
+    _dt.bool_: "BOOL", _dt.uint8: "U8", _dt.uint16: "U16", _dt.uint32: "U32", _dt.uint64: "U64", _dt.int8: "I8", _dt.int16: "I16", _dt.int32: "I32", _dt.int64: "I64",
     _dt.float16: "F16", _dt.bfloat16: "BF16", _dt.float32: "F32", _dt.float64: "F64",
 }
 _FROM_SAFETENSORS = {v: k for k, v in _SAFETENSORS_DTYPES.items()}

@@ -133,14 +133,17 @@ def check_geometry(nbytes, itemsize, offset, size, stride):
                            f"with itemsize {itemsize}: its byte sizes overflow int64")
 
 
-def _tensor_from_storage(storage, storage_offset, size, stride):
+def _tensor_from_storage(storage, storage_offset, size, stride, dtype=None):
     if type(storage) is not LoadedStorage:
         raise _refuse("a tensor must be rebuilt from a storage in the file, got "
                       f"{type(storage).__name__}")
     offset = _check_int("storage_offset", storage_offset)
     size = _check_int_tuple("size", size)
     stride = _check_int_tuple("stride", stride)
-    dtype = storage.dtype
+    if dtype is None:
+        dtype = storage.dtype
+    elif type(dtype) is not _dt.dtype or _ITEMSIZE.get(dtype) is None:
+        raise _refuse(f"a tensor's dtype must be a torch dtype, got {type(dtype).__name__}")
     check_geometry(storage.storage.nbytes, _ITEMSIZE[dtype], offset, size, stride)
     return Tensor._make(storage.storage, size, stride, offset, dtype)
 
@@ -161,6 +164,12 @@ def _set_requires_grad(t, requires_grad):
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
     """torch._utils._rebuild_tensor_v2 (backward hooks are not restored, as torch warns)."""
     return _set_requires_grad(_tensor_from_storage(storage, storage_offset, size, stride), requires_grad)
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """torch._utils._rebuild_tensor_v3: the storage is untyped (bytes) and ``dtype`` reads it;
+    torch writes it for the dtypes its typed storages lack (uint16, uint32, uint64)."""
+    return _set_requires_grad(_tensor_from_storage(storage, storage_offset, size, stride, dtype), requires_grad)
 
 
 def _rebuild_tensor(storage, storage_offset, size, stride):
@@ -283,6 +292,7 @@ _UNTYPED = StorageType(_dt.uint8, "storage.UntypedStorage")
 # tests/test_serialization_safety.py asserts this exact set.
 SAFE_GLOBALS = {
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
     ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
@@ -302,7 +312,7 @@ SAFE_GLOBALS = {
 # What REDUCE calls for each callable global (identity -> checking constructor); a global that is
 # not here (a dtype, a storage type) cannot be called.
 _CONSTRUCTORS = {
-    id(f): (f, f) for f in (_rebuild_tensor_v2, _rebuild_tensor, _rebuild_parameter,
+    id(f): (f, f) for f in (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_tensor, _rebuild_parameter,
                             _rebuild_parameter_with_state, _codecs_encode)
 }
 _CONSTRUCTORS.update({id(cls): (cls, make) for cls, make in (

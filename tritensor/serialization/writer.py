@@ -33,6 +33,8 @@ class _Global:
 
 
 _REBUILD_TENSOR_V2 = _Global("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED_STORAGE = _Global("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _TORCH_SIZE = _Global("torch", "Size")
 _TORCH_DEVICE = _Global("torch", "device")
@@ -80,6 +82,9 @@ class _TorchPickler(pickle._Pickler):
             if _is_parameter(obj):
                 data = Tensor._make(obj._storage, obj._shape, obj._stride, obj._offset, obj.dtype)
                 return (_REBUILD_PARAMETER, (data, obj.requires_grad, hooks))
+            if obj.dtype not in _STORAGE_GLOBALS:     # uint16/32/64 have no typed storage: torch's v3
+                return (_REBUILD_TENSOR_V3, (_StorageRef(obj._storage, None), obj._offset, tuple(obj._shape),
+                                             tuple(obj._stride), obj.requires_grad, hooks, obj.dtype))
             return (_REBUILD_TENSOR_V2, (_StorageRef(obj._storage, obj.dtype), obj._offset,
                                          tuple(obj._shape), tuple(obj._stride), obj.requires_grad, hooks))
         if isinstance(obj, Size):
@@ -98,6 +103,8 @@ class _TorchPickler(pickle._Pickler):
         elif entry[1] is not dtype:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
         location = "cpu" if st.device.type == "cpu" else f"cuda:{st.device.index or 0}"
+        if dtype is None:          # an untyped storage (torch.storage.UntypedStorage): its size in bytes
+            return ("storage", _UNTYPED_STORAGE, entry[0], location, st.nbytes)
         return ("storage", _STORAGE_GLOBALS[dtype], entry[0], location, st.nbytes // dtype.itemsize)
 
 

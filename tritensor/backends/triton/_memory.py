@@ -19,7 +19,8 @@ class _DType:
     """A dtype stand-in for scratch buffers in a compute dtype. Get one with ``_dtype(name)``:
     Triton's argument specialization caches a pointer's type by ``id(arg.dtype)``, so dtype
     objects must live forever (one per name), never be created per call."""
-    _ITEMSIZE = {"bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8,
+    _ITEMSIZE = {"bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint16": 2, "uint32": 4,
+                 "uint64": 8,
                  "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 
     def __init__(self, name):

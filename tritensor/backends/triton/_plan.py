@@ -268,6 +268,7 @@ def _kernels():
         k.compute = {
             "bool": tl.int32, "uint8": tl.uint8, "int8": tl.int8, "int16": tl.int16,
             "int32": tl.int32, "int64": tl.int64, "float16": tl.float32, "bfloat16": tl.float32,
+            "uint16": tl.uint16, "uint32": tl.uint32, "uint64": tl.uint64,
             "float32": tl.float32, "float64": tl.float64,
         }
         _K = k

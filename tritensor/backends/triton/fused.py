@@ -29,7 +29,7 @@ _MODULES: dict = {}         # source hash -> the imported module
 _LOCK = threading.Lock()
 
 _TL = {"bool": "tl.int1", "uint8": "tl.uint8", "int8": "tl.int8", "int16": "tl.int16", "int32": "tl.int32",
-       "int64": "tl.int64", "float16": "tl.float16", "bfloat16": "tl.bfloat16", "float32": "tl.float32",
+       "int64": "tl.int64", "uint16": "tl.uint16", "uint32": "tl.uint32", "uint64": "tl.uint64", "float16": "tl.float16", "bfloat16": "tl.bfloat16", "float32": "tl.float32",
        "float64": "tl.float64"}
 
 

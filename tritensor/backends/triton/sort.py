@@ -75,7 +75,7 @@ def sort(values, indices, x, dim, descending, k=None):
     if values is None:             # the value pointer and strides are not read: the indices' stand in
         kstrides.insert(1, kstrides[1])
         nstrides.insert(1, nstrides[1])
-    key64 = x.dtype.name in ("int64", "float64")
+    key64 = x.dtype.name in ("int64", "float64", "uint32", "uint64")     # (kernels/sort.py: order_key)
     idx64 = N >= _INT32_MAX        # positions and the sentinel past them fit int32 below this
     for p_shape, p_strides, p_offsets, _ in tb.pieces(kshape, kstrides):
         ptrs = [pointer(t, off) for t, off in zip(operands, p_offsets)]
