@@ -1,6 +1,7 @@
 """The fuser (issue 26 item 2): which ops a traced graph groups (chains, broadcast, mixed dtypes;
-views and in-place ops ending groups), one generated kernel per group on cuda (launch counts),
-the results equal to the eager chain bit for bit and to float64 NumPy formulas, the generated
+views and in-place ops ending groups; a reduction with its pointwise prologue and epilogue), one
+generated kernel per group on cuda (launch counts; two for a reduction split in chunks), the
+results equal to the eager chain bit for bit and to float64 NumPy formulas, the generated
 source in TRITENSOR_CACHE_DIR named by its hash, and the recompile limit."""
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ def iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
     inter = iw * ih
     union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
     return 1 - inter / (union + 1e-6)
+
+
+def iou_mean(*b):
+    """The seed's loss as it is trained: the mean of the boxes' 1 - IoU."""
+    return iou_loss(*b).mean()
 
 
 def iou_numpy(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
@@ -191,7 +197,10 @@ def test_a_group_output_read_later_is_returned_by_the_group(device):
         return a.sum() + (a * 3 - x).sum()        # a is read after the group ends
 
     g = tt.jit.trace(f, (x,))
-    assert len(_groups(g)) == 1 and len(_groups(g)[0].outputs) == 2
+    # the first group (the pointwise ops and a.sum()) also writes a * 3 - x, which the second
+    # (its sum, then the add) reads: one reduction per group
+    assert [_ops(n) for n in _groups(g)] == [["mul", "add", "mul", "sub", "sum"], ["sum", "add"]]
+    assert len(_groups(g)[0].outputs) == 2
     assert float(g(x)) == pytest.approx((1.25 + 5.0) + (1.25 * 3 - 0.5 + 5.0 * 3 + 2.0))
 
 
@@ -289,13 +298,13 @@ import tritensor as tt
 from tritensor.runtime.launch import KernelArg
 
 done = 0
-for path, grid, args, meta in json.loads(sys.stdin.read()):
+for name, path, grid, args, meta in json.loads(sys.stdin.read()):
     spec = importlib.util.spec_from_file_location("fused_check", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     real = [KernelArg(1 << 20, getattr(tt, a[1])) if isinstance(a, list) and a and a[0] == "ptr"
             else (tuple(a) if isinstance(a, list) else a) for a in args]
-    compiled = mod.fused_kernel.warmup(*real, grid=tuple(grid), **meta)
+    compiled = getattr(mod, name).warmup(*real, grid=tuple(grid), **meta)
     assert "cubin" in compiled.asm
     done += 1
 print("compiled", done)
@@ -313,7 +322,9 @@ def _describe(a):
 def test_generated_kernels_compile_for_sm90(tmp_path, monkeypatch):
     """The interpreter accepts things the compiler refuses: the kernels the fuser generates for
     this file's groups (the IoU loss forward and backward, mixed dtypes, bool intermediates,
-    scalars, int64 indexing) compile to sm_90 cubin in a fresh process."""
+    scalars, int64 indexing; the reduction groups: the IoU mean forward and backward, sums over
+    dims with keepdim and dtype=, amax, prod, an int64 sum, a range split in chunks and its
+    second pass) compile to sm_90 cubin in a fresh process."""
     import json
     import subprocess
     import sys
@@ -329,8 +340,8 @@ def test_generated_kernels_compile_for_sm90(tmp_path, monkeypatch):
 
     def record(kernel, grid, *args, **meta):
         fn = getattr(kernel, "fn", kernel)
-        if fn.__name__ == "fused_kernel":
-            recorded.append([fn.__globals__["PATH"], list(grid), [_describe(a) for a in args], meta])
+        if fn.__name__ in ("fused_kernel", "fused_finish"):
+            recorded.append([fn.__name__, fn.__globals__["PATH"], list(grid), [_describe(a) for a in args], meta])
         return real(kernel, grid, *args, **meta)
 
     monkeypatch.setattr(tb, "_run", record)
@@ -343,14 +354,25 @@ def test_generated_kernels_compile_for_sm90(tmp_path, monkeypatch):
     x = tt.tensor([1.0, -2.0], dtype=tt.bfloat16, device="cuda")
     tt.jit.trace(lambda x: (x > 0) * x + (x <= 0), (x,))(x)
     recorded.append(list(recorded[0]))
-    recorded[-1][3] = dict(recorded[-1][3], WIDE=True)          # the int64-index variant
+    recorded[-1][4] = dict(recorded[-1][4], WIDE=True)          # the int64-index variant
     assert len(recorded) == 5
+    args = [tt.tensor(c, device="cuda", requires_grad=True) for c in boxes(300)]
+    tt.autograd.grad(tt.jit.trace(iou_mean, tuple(args))(*args), args)     # split in 3 chunks: 2 + 1
+    with tb.emulated_blocks("gpu"):
+        args = [tt.tensor(c, device="cuda", requires_grad=True) for c in boxes(5)]
+        tt.autograd.grad(tt.jit.trace(iou_mean, tuple(args))(*args), args)      # the GPU's tiles
+        x = tt.tensor(np.ones((5, 37), np.float32), device="cuda")
+        w = tt.tensor(np.ones(37, np.float32), device="cuda")
+        tt.jit.trace(_dims_fn, (x, w))(x, w)
+        a = tt.tensor(np.ones((3, 4), np.int32), device="cuda")
+        tt.jit.trace(lambda a: (a * a - 1).sum(1) * 2, (a,))(a)
+    assert len(recorded) == 15
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITENSOR_EMULATE_CUDA")}
     env["TRITON_CACHE_DIR"] = str(tmp_path / "triton")
     done = subprocess.run([sys.executable, "-c", _COMPILE_SCRIPT], env=env, input=json.dumps(recorded),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
-    assert "compiled 5" in done.stdout
+    assert "compiled 15" in done.stdout
 
 
 def test_iou_forward_moves_its_minimum_bytes():
@@ -407,3 +429,157 @@ def test_tt_compile_runs_the_fused_groups(launches):
     out = compiled(*args)
     assert len(launches) == 1 and launches[0].fn.__name__ == "fused_kernel"
     np.testing.assert_array_equal(_host(out), want)
+
+
+# ---------------------------------------------------------------- reductions inside groups
+IOU_OPS = ["minimum", "maximum", "sub", "clamp_min", "minimum", "maximum", "sub", "clamp_min",
+           "mul", "sub", "sub", "mul", "sub", "sub", "mul", "add", "sub", "add", "div", "sub"]
+
+
+def test_iou_mean_is_one_group_with_its_reduction():
+    args = [tt.tensor(c) for c in boxes(5)]
+    f = tt.jit.trace(iou_mean, tuple(args))
+    assert [_ops(g) for g in _groups(f)] == [IOU_OPS + ["sum", "div"]]    # mean = sum / n, as traced
+    g = tt.jit.trace(lambda *b: 1 - iou_mean(*b), tuple(args))              # an epilogue of two ops
+    assert [_ops(x) for x in _groups(g)] == [IOU_OPS + ["sum", "div", "sub"]]
+
+
+@pytest.mark.emulated_blocks("gpu")
+def test_iou_mean_fused_equals_eager_and_float64(device):
+    """The fused reduction reads the reduced range in eager's tiles and order (kernels/reduce.py's
+    [BLOCK_OUT, BLOCK_RED] accumulator, then reduce_rows; on cpu the eager sum's own NumPy call),
+    so the loss is eager's bit for bit; within float32 rounding of the float64 formula."""
+    cols = boxes(2500)
+    args = [tt.tensor(c, device=device) for c in cols]
+    f = tt.jit.trace(iou_mean, tuple(args))
+    fused = f(*args)
+    assert fused.dtype == tt.float32 and tuple(fused.shape) == ()
+    assert _host(fused).tobytes() == _host(iou_mean(*args)).tobytes()
+    want = iou_numpy(*(c.astype(np.float64) for c in cols)).mean()
+    assert abs(float(fused) - want) <= 4e-7
+
+
+@pytest.mark.emulated_blocks("fast")
+def test_iou_mean_forward_is_one_launch_on_cuda(launches):
+    args = [tt.tensor(c, device="cuda") for c in boxes(300)]
+    f = tt.jit.trace(iou_mean, tuple(args))
+    f(*args)
+    launches.clear()
+    f(*args)
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
+    launches.clear()
+    iou_mean(*args)
+    assert len(launches) == 22                        # eager: 20 pointwise ops, the sum, the division
+
+
+def test_a_reduction_split_in_chunks_is_two_launches_and_eager_bits(launches):
+    """The "small" launch profile splits a 300-element sum in 3 chunks of 128 (as eager's sum
+    does: its two-pass scheme for few outputs over a long range): the fused kernel stores the
+    chunks' partial sums, fused_finish adds them and runs the epilogue. Two launches, the same
+    bits as eager's two passes."""
+    args = [tt.tensor(c, device="cuda") for c in boxes(300, seed=4)]
+    f = tt.jit.trace(iou_mean, tuple(args))
+    f(*args)
+    launches.clear()
+    out = f(*args)
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel", "fused_finish"]
+    assert _host(out).tobytes() == _host(iou_mean(*args)).tobytes()
+
+
+@pytest.mark.emulated_blocks("fast")
+def test_iou_mean_forward_moves_its_minimum_bytes():
+    """8 float32 inputs of n boxes read once and one float32 loss written: at most 1.1x that."""
+    from tritensor.profiler import TrafficCounter
+    n = 300
+    args = [tt.tensor(c, device="cuda") for c in boxes(n)]
+    f = tt.jit.trace(iou_mean, tuple(args))
+    f(*args)
+    with TrafficCounter(unique=False) as counter:
+        f(*args)
+    assert len(counter.launches) == 1
+    moved = sum(r.load_bytes + r.store_bytes for r in counter.launches)
+    minimum = 8 * 4 * n + 4
+    assert minimum <= moved <= 1.1 * minimum
+
+
+def _dims_fn(x, w):
+    y = x * w + 0.5
+    return (y.sum(0, keepdim=True, dtype=tt.float64) / 3 + 1,      # keepdim, dtype=float64
+            y,                                                      # a prologue value also returned
+            (x * x).sum(1) / 5 - 2,                                 # over the last dim, no keepdim
+            (x - w).amax(1, keepdim=True) * 2,
+            (x + 1).prod(0) - 1)
+
+
+def test_reductions_over_dims_keepdim_and_dtype(device):
+    rng = np.random.default_rng(6)
+    xn = (rng.random((5, 37)) + 0.5).astype(np.float32)
+    wn = rng.random(37).astype(np.float32)
+    x, w = tt.tensor(xn, device=device), tt.tensor(wn, device=device)
+    g = tt.jit.trace(_dims_fn, (x, w))
+    assert [_ops(n) for n in _groups(g)] == [["mul", "add", "sum", "div", "add"], ["mul", "sum", "div", "sub"],
+                                             ["sub", "amax", "mul"], ["add", "prod", "sub"]]
+    assert len(_groups(g)[0].outputs) == 2           # y is written too
+    fused, eager = g(x, w), _dims_fn(x, w)
+    for a, b in zip(fused, eager):
+        assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape) and a.stride() == b.stride()
+        assert _host(a).tobytes() == _host(b).tobytes()
+    x64, w64 = xn.astype(np.float64), wn.astype(np.float64)
+    y = (xn * wn + np.float32(0.5)).astype(np.float64)               # float32 products, as eager
+    want = [y.sum(0, keepdims=True) / 3 + 1, y, (x64 * x64).sum(1) / 5 - 2,
+            (x64 - w64).max(1, keepdims=True) * 2, (x64 + 1).prod(0) - 1]
+    assert fused[0].dtype == tt.float64
+    np.testing.assert_allclose(_host(fused[0]), want[0], rtol=1e-12)
+    for got, exp in zip(fused[1:], want[1:]):
+        np.testing.assert_allclose(_host(got), exp, rtol=3e-6, atol=1e-6)
+
+
+def test_integer_sum_and_empty_range(device):
+    a = tt.tensor(np.arange(-6, 6, dtype=np.int32).reshape(3, 4), device=device)
+
+    def f(a):
+        return (a * a - 1).sum(1) * 2                # int32 summed as int64, as eager
+
+    g = tt.jit.trace(f, (a,))
+    assert [_ops(n) for n in _groups(g)] == [["mul", "sub", "sum", "mul"]]
+    out = g(a)
+    an = np.arange(-6, 6).reshape(3, 4)
+    assert out.dtype == tt.int64
+    np.testing.assert_array_equal(_host(out), ((an * an - 1).sum(1)) * 2)
+    e = tt.ones(3, 0, device=device)
+    h = tt.jit.trace(lambda x: (x * 2).sum(1) + 1, (e,))
+    np.testing.assert_array_equal(_host(h(e)), np.ones(3, np.float32))     # the empty sum is 0
+
+
+def test_a_reduction_of_a_view_starts_a_group(device):
+    x = tt.tensor(np.arange(12, dtype=np.float32).reshape(3, 4), device=device)
+
+    def f(x):
+        return (x * 2 + 1).t().sum(1) * 3 - 1        # the view ends the first group
+
+    g = tt.jit.trace(f, (x,))
+    assert [_ops(n) for n in _groups(g)] == [["mul", "add"], ["sum", "mul", "sub"]]
+    xn = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(_host(g(x)), (xn * 2 + 1).T.sum(1) * 3 - 1)
+    assert _host(g(x)).tobytes() == _host(f(x)).tobytes()
+
+
+def test_strided_input_reduced_in_its_own_order(device):
+    base = tt.tensor(np.linspace(-1, 1, 48).astype(np.float32).reshape(6, 8), device=device)
+    x = base.t()                                     # (8, 6), strides (1, 8)
+
+    def f(x):
+        return x.sum(0) * 0.5 + 1                    # a group input reduced: read in place
+
+    g = tt.jit.trace(f, (x,))
+    assert [_ops(n) for n in _groups(g)] == [["sum", "mul", "add"]]
+    assert _host(g(x)).tobytes() == _host(f(x)).tobytes()
+    xn = np.linspace(-1, 1, 48).astype(np.float64).reshape(6, 8).T
+    np.testing.assert_allclose(_host(g(x)), xn.sum(0) * 0.5 + 1, rtol=1e-6)
+
+    def h(x):
+        return (x * x + 1).sum() * 2                 # a prologue value eager lays out as x is
+
+    g = tt.jit.trace(h, (x,))
+    assert _host(g(x)).tobytes() == _host(h(x)).tobytes()
+    np.testing.assert_allclose(float(g(x)), ((xn * xn + 1).sum()) * 2, rtol=1e-6)

@@ -1,7 +1,9 @@
 """Autograd of fused groups (issue 26 item 2): one DifferentiableGraphBackward node per group, the
 forward one launch that also writes the intermediates the backward reads, the backward one
 launch, gradients equal to eager's bit for bit, gradcheck and gradgradcheck (double backward
-recomputes the group eagerly)."""
+recomputes the group eagerly). A reduction group's backward is a broadcast of the reduced
+gradient (an expand, read with stride 0 in every lane) followed by the prologue's backward:
+one pointwise group, one launch."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 import tritensor as tt
 from tritensor.backends import triton as tb
 
-from test_fusion import boxes, iou_loss
+from test_fusion import boxes, iou_loss, iou_mean
 
 
 @pytest.fixture(autouse=True)
@@ -124,3 +126,59 @@ def test_gradcheck_and_gradgradcheck(device):
     assert tt.autograd.gradcheck(g, (x, y))
     if device == "cpu":                                 # (the emulated double backward: ~10 s)
         assert tt.autograd.gradgradcheck(g, (x, y))
+
+
+@pytest.mark.emulated_blocks("fast")
+def test_iou_mean_forward_and_backward_are_one_launch_each(launches):
+    args = [tt.tensor(c, device="cuda", requires_grad=True) for c in boxes(300, seed=3)]
+    g = tt.tensor(1.0, device="cuda")
+    f = tt.jit.trace(iou_mean, tuple(args))
+    tt.autograd.grad(f(*args), args, g)                 # the first call traces and generates
+    launches.clear()
+    out = f(*args)
+    assert type(out.grad_fn).__name__ == "DifferentiableGraphBackward"
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
+    launches.clear()
+    got = tt.autograd.grad(out, args, g)
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
+    want = tt.autograd.grad(iou_mean(*args), args, g)
+    for a, b in zip(got, want):
+        assert _host(a).tobytes() == _host(b).tobytes()
+
+
+def test_iou_mean_gradients_equal_eager_and_float64(device):
+    cols = boxes(2500 if device == "cpu" else 300, seed=7)
+    args = [tt.tensor(c, device=device, requires_grad=True) for c in cols]
+    f = tt.jit.trace(iou_mean, tuple(args))
+    got = tt.autograd.grad(f(*args), args)
+    want = tt.autograd.grad(iou_mean(*args), args)
+    for a, b in zip(got, want):
+        assert _host(a).tobytes() == _host(b).tobytes()
+    # d/d px2 of mean(1 - inter/union), in float64 (boxes overlap: clamp and min are active)
+    px1, py1, px2, py2, tx1, ty1, tx2, ty2 = (c.astype(np.float64) for c in cols)
+    iw = np.minimum(px2, tx2) - np.maximum(px1, tx1)
+    ih = np.minimum(py2, ty2) - np.maximum(py1, ty1)
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter + 1e-6
+    d_inter = np.where((iw > 0) & (px2 < tx2), np.clip(ih, 0, None), 0.0)
+    d_union = (py2 - py1) - d_inter
+    want_px2 = -(d_inter * union - inter * d_union) / union ** 2 / len(px1)
+    np.testing.assert_allclose(_host(got[2]), want_px2, rtol=1e-4, atol=1e-9)
+
+
+def test_gradcheck_of_a_reduction_group(device):
+    rng = np.random.default_rng(8)
+    shape = (3, 4) if device == "cpu" else (2, 3)
+    x = tt.tensor(rng.random(shape) + 0.5, device=device, requires_grad=True)
+    y = tt.tensor(rng.random(shape[1]) + 0.5, device=device, requires_grad=True)
+
+    def f(x, y):
+        return ((x * y).sigmoid() / (x + y)).sum(1, keepdim=True) * 0.5 + 1
+
+    def m(x, y):
+        return 1 - (x * y - x.exp()).mean()
+
+    for fn in (f, m):
+        g = tt.jit.trace(fn, (x, y))
+        assert type(g(x, y).grad_fn).__name__ == "DifferentiableGraphBackward"
+        assert tt.autograd.gradcheck(g, (x, y))

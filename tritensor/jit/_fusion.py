@@ -1,4 +1,5 @@
-"""The fuser (issue 26 item 2): maximal runs of pointwise ops over one iteration space become one
+"""The fuser (issue 26 item 2): maximal runs of pointwise ops over one iteration space, plus at
+most one reduction with its pointwise prologue and its pointwise epilogue, become one
 ``prim::FusionGroup`` node, run as one generated Triton kernel on cuda
 (tritensor/backends/triton/fused.py) and as one pass of NumPy calls into preallocated buffers on
 cpu.
@@ -6,25 +7,49 @@ cpu.
 Grouping (``fuse_graph``), over a graph's top-level nodes:
   * a node joins a group when it is a primitive elementwise op of the table (its kernel is the
     arity-generic elementwise kernel applying one FN), called with no keyword attributes, with
-    one tensor output of the group's shape on the group's device;
+    one tensor output on the group's device whose shape broadcasts with the group's iteration
+    space (a smaller value, e.g. a 0-d gradient divided by n, is computed in every lane);
+  * an ``expand`` joins as the identity of each lane (the kernel reads a broadcast operand with
+    stride 0): a reduction's backward is an expand of the reduced gradient, so the backward of
+    a reduction group is one pointwise group;
+  * one reduction (sum/prod/amax/amin of the table, full or over dims, keepdim or not, sum's
+    dtype=) whose input has the prologue's full shape; after it only an epilogue: pointwise ops
+    over the reduced shape that read no prologue value (``1 - iou.mean()``, ``loss.sum() / n``);
+  * a value that is smaller than its phase's space, or an expand, must not be read outside the
+    group (it has no memory of its own shape; an expand is a view): such a node ends the group;
   * anything else ends the group: a view (its output aliases an input: a later in-place write
-    through it must see memory, not registers), an in-place op, a reduction, control flow;
+    through it must see memory, not registers), an in-place op, a second reduction, control flow;
   * scalar constants are hoisted to the top first, so they do not split groups;
-  * a group needs two ops (one op alone is already one launch).
-The group reads each outside value once and returns the values read after it, as
-``Graph.replace_nodes`` builds it.
+  * a group needs two launching ops (one op alone is already one launch).
+The group reads each outside value once and returns the values read after it (prologue values
+too: a multi-output kernel), as ``Graph.replace_nodes`` builds it.
 
 Running a group (``run_group``): the plan of each input signature (dtypes, shapes, strides,
 device, requires_grad, grad mode: the cache key) gives every step's output and compute dtype from
-the eager ops' own rules, so type promotion, broadcasting and rounding are eager's: the fused
-result equals the eager chain's bit for bit. Past ``RECOMPILE_LIMIT`` signatures one group runs
-eagerly, with a warning saying so. When a gradient is needed the group runs eagerly through the
-interpreter (autograd records the eager ops)... unless it can be differentiated as a whole:
-then (``_Differentiable``) the group and its backward are traced once per signature (the ops'
-own backward rules, recorded as a graph), split into a forward graph that also returns the
-intermediates the backward reads and a backward graph, both fused again; the group's call is one
-autograd node, ``DifferentiableGraphBackward`` (TorchScript's name). A double backward
-(create_graph=True) recomputes the group eagerly from its saved inputs, so it is exact.
+the eager ops' own rules, so type promotion, broadcasting and rounding are eager's. Pointwise
+results equal the eager chain's bit for bit. A reduction accumulates in eager's compute dtype
+and in eager's order: on cuda the kernel reads the reduced range in the tiles, chunks and lane
+order that kernels/reduce.py's reduce_kernel uses for the same input layout (the layout eager's
+pointwise op would give the prologue's value), then reduce_rows, so the result is eager's bit
+for bit wherever that layout is eager's (contiguous inputs; a group input reduced in place); a
+prologue value eager would lay out differently changes the order of the additions, and the sum
+then differs from eager's by at most the accumulation-order bound (n * eps * sum(|x|) for n
+terms). (On a real GPU the tree of reduce_rows follows the compiler's layout of the
+accumulator, the same for the same tile and warps unless the fused loads make it choose
+another; the bound above holds either way. Not yet measured on a GPU.) On cpu the reduction is the eager sum's own NumPy call (``x.sum(axis, keepdims)`` in the
+compute dtype), bit for bit. Cost: one launch; a reduction of few outputs over a long range
+(more than 4 tiles of 4096 per program on a GPU, fewer than 528 programs) is split in chunks as
+eager's is, the fused kernel storing each chunk's partial result and ``fused_finish`` reducing
+them and running the epilogue: two launches, and n_out * chunks partials written and read back.
+
+Past ``RECOMPILE_LIMIT`` signatures one group runs eagerly, with a warning saying so. When a
+gradient is needed the group runs eagerly through the interpreter (autograd records the eager
+ops)... unless it can be differentiated as a whole: then (``_Differentiable``) the group and its
+backward are traced once per signature (the ops' own backward rules, recorded as a graph), split
+into a forward graph that also returns the intermediates the backward reads and a backward graph,
+both fused again; the group's call is one autograd node, ``DifferentiableGraphBackward``
+(TorchScript's name). A double backward (create_graph=True) recomputes the group eagerly from its
+saved inputs, so it is exact.
 """
 from __future__ import annotations
 
@@ -39,7 +64,7 @@ from ..ops import _layout
 from ..ops.table import TABLE
 from ..tensor import Tensor
 from ._interp import FUSION_GROUP_RUNNERS, run_graph
-from ._ir import Graph, Type, _copy_node
+from ._ir import Graph, Type, _copy_node, _reads
 from ._trace import Tracer
 
 RECOMPILE_LIMIT = 8
@@ -64,13 +89,36 @@ def pointwise_fns():
     return _FNS
 
 
-def _fusible(node):
-    if not node.kind.startswith("aten::") or node.attrs.get("call", "op") != "op" or node.attrs.get("kwargs"):
-        return False
-    if node.name not in pointwise_fns() or len(node.outputs) != 1:
+REDUCTIONS = ("sum", "prod", "amax", "amin")      # the reductions of kernels/reduce.py's kernel
+_REDUCTION_KWARGS = frozenset({"dims", "keepdim", "dtype", "dim_given"})
+
+
+def _typed(node):
+    if len(node.outputs) != 1:
         return False
     t = node.outputs[0].type
     return t.kind == "Tensor" and t.shape is not None and t.dtype is not None
+
+
+def _fusible(node):
+    if not node.kind.startswith("aten::") or node.attrs.get("call", "op") != "op" or node.attrs.get("kwargs"):
+        return False
+    return node.name in pointwise_fns() and _typed(node)
+
+
+def _reduction(node):
+    """A sum/prod/amax/amin of the table (full or over dims, keepdim or not, sum's dtype=)."""
+    return (node.kind.startswith("aten::") and node.attrs.get("call", "op") == "op" and node.name in REDUCTIONS
+            and set(node.attrs.get("kwargs") or ()) <= _REDUCTION_KWARGS and "dims" in node.attrs.get("kwargs", {})
+            and _typed(node) and node.inputs and node.inputs[0].type.kind == "Tensor"
+            and node.inputs[0].type.shape is not None)
+
+
+def _broadcast(node):
+    """An expand (a reduction's backward: the gradient broadcast back): inside a group it is the
+    identity of each lane, as the kernel reads a broadcast operand with stride 0."""
+    return (node.kind == "aten::expand" and node.attrs.get("call", "op") == "op" and _typed(node)
+            and set(node.attrs.get("kwargs") or ()) == {"shape"})
 
 
 def _scalar_constant(node):
@@ -79,31 +127,120 @@ def _scalar_constant(node):
     return node.kind == "prim::Constant"
 
 
+def _broadcast_shape(a, b):
+    """The broadcast of shapes a and b, or None."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _shape(v):
+    return tuple(v.type.shape)
+
+
+class _Run:
+    """A group being built: ``nodes``, the prologue's iteration space ``space`` (the broadcast of
+    its ops' shapes), ``red`` (the position of its reduction or None) and the epilogue's space
+    ``rspace`` (the reduction's output shape)."""
+
+    def __init__(self, node, device):
+        self.nodes, self.device, self.red, self.rspace, self.space = [], device, None, None, None
+        self.defined = set()
+        self.add(node)
+
+    def add(self, node):
+        if _reduction(node):
+            self.red, self.rspace = len(self.nodes), _shape(node.outputs[0])
+            if self.space is None:
+                self.space = _shape(node.inputs[0])
+        elif self.red is None:
+            here = _shape(node.outputs[0])
+            self.space = here if self.space is None else _broadcast_shape(self.space, here)
+        self.nodes.append(node)
+        self.defined.update(id(o) for o in node.outputs)
+
+    def accepts(self, node):
+        device = node.outputs[0].type.device
+        if device != self.device:
+            return False
+        if _reduction(node):
+            return self.red is None and _shape(node.inputs[0]) == self.space
+        here = _shape(node.outputs[0])
+        if self.red is None:
+            return _broadcast_shape(self.space, here) is not None
+        # the epilogue: over the reduced shape, reading no prologue value
+        prologue = {id(o) for n in self.nodes[:self.red] for o in n.outputs}
+        return _broadcast_shape(self.rspace, here) == self.rspace and \
+            not any(id(i) in prologue for i in node.inputs)
+
+    def launches(self):
+        return sum(1 for n in self.nodes if not _broadcast(n))
+
+
+def _runs(nodes, users, excluded):
+    """The candidate groups of ``nodes`` (top level, in order), ``excluded`` nodes ending them."""
+    runs, run = [], None
+    for n in nodes:
+        if _scalar_constant(n):
+            continue
+        joins = id(n) not in excluded and (_fusible(n) or _reduction(n) or _broadcast(n))
+        if joins and run is not None and run.accepts(n):
+            run.add(n)
+            continue
+        if run is not None and run.launches() > 1:
+            runs.append(run)
+        run = _Run(n, n.outputs[0].type.device) if joins and not _broadcast(n) else None
+    if run is not None and run.launches() > 1:
+        runs.append(run)
+    return runs
+
+
+def _escaping(run, users):
+    """The first node of ``run`` whose value must not leave the group but does: a broadcast (its
+    output is a view: an outside in-place write through it must see memory) or a value smaller
+    than its phase's space (computed in every lane, it has no memory of its own shape)."""
+    inside = {id(n) for n in run.nodes}
+    for k, n in enumerate(run.nodes):
+        if k == run.red:
+            continue
+        space = run.space if run.red is None or k < run.red else run.rspace
+        if _broadcast(n) or _shape(n.outputs[0]) != space:
+            if any(u is None or id(u) not in inside for u in users.get(id(n.outputs[0]), ())):
+                return n
+    return None
+
+
+def _users(g):
+    users = {}
+    for n in g.nodes:
+        for i in _reads(n):
+            users.setdefault(id(i), []).append(n)
+    for v in g.returns:
+        users.setdefault(id(v), []).append(None)
+    return users
+
+
 def fuse_graph(graph):
     """A copy of ``graph`` with its fusion groups (prim::FusionGroup nodes)."""
     g = graph.copy()
     consts = [n for n in g.nodes if _scalar_constant(n)]
     g.nodes[:] = consts + [n for n in g.nodes if not _scalar_constant(n)]
     _sink_pure_nodes(g.nodes)
-    runs, run, space = [], [], None
-    for n in g.nodes:
-        if _fusible(n):
-            t = n.outputs[0].type
-            here = (tuple(t.shape), t.device)
-            if run and here == space:
-                run.append(n)
-                continue
-            if len(run) > 1:
-                runs.append(run)
-            run, space = [n], here
-        elif not _scalar_constant(n):
-            if len(run) > 1:
-                runs.append(run)
-            run, space = [], None
-    if len(run) > 1:
-        runs.append(run)
+    users = _users(g)
+    excluded = set()
+    while True:
+        runs = _runs(g.nodes, users, excluded)
+        bad = [b for b in (_escaping(r, users) for r in runs) if b is not None]
+        if not bad:
+            break
+        excluded.update(id(b) for b in bad)
     for r in runs:
-        g.replace_nodes(r, GROUP_KIND)
+        g.replace_nodes(r.nodes, GROUP_KIND)
     return g
 
 
@@ -137,12 +274,18 @@ def fusion_groups(graph):
 
 class GroupPlan:
     """One group for one input signature: ``inputs`` ("tensor", or a scalar's kernel kind 1/2),
-    ``steps`` (FN name, operand refs ("in", i) / ("tmp", j), compute dtype name, output dtype
-    name), ``outputs`` ((step, dtype) per group output), ``shape``; ``ops``/``metas`` for cpu."""
+    ``steps`` (name, operand refs ("in", i) / ("tmp", j), compute dtype name, output dtype
+    name; the name is an elementwise FN, "expand" or the reduction's op), ``kinds`` ("pointwise",
+    "expand" or "reduce" per step), ``shapes`` (each step's own shape: a smaller one is computed
+    in every lane of its phase, broadcast), ``outputs`` ((step, dtype) per group output),
+    ``shape`` (the prologue's iteration space), ``red`` (the reduction's step or None) with
+    ``red_dims``/``keepdim``/``red_shape``; ``ops``/``metas``/``attrs`` for cpu."""
 
     def __init__(self):
         self.inputs, self.steps, self.outputs, self.ops, self.metas = [], [], [], [], []
+        self.kinds, self.shapes, self.attrs = [], [], []
         self.shape = None
+        self.red, self.red_dims, self.keepdim, self.red_shape = None, (), False, None
         self.device = None
         self.eager = None           # why this signature runs eagerly, or None
         self.input_dtypes = []
@@ -157,8 +300,18 @@ class GroupPlan:
             self._source = generate_source(self)
         return self._source
 
+    def phase(self, j):
+        """0 for a prologue step (over ``shape``), 1 for the reduction and its epilogue."""
+        return 0 if self.red is None or j < self.red else 1
+
     def describe(self):
-        return " -> ".join(fn for fn, *_ in self.steps) + f" over {list(self.shape)}"
+        if self.red is None:
+            return " -> ".join(fn for fn, *_ in self.steps) + f" over {list(self.shape)}"
+        pro = " -> ".join(fn for fn, *_ in self.steps[:self.red])
+        epi = " -> ".join(fn for fn, *_ in self.steps[self.red + 1:])
+        red = f"{self.steps[self.red][0]}(dims={list(self.red_dims)}, keepdim={self.keepdim})"
+        return f"{pro + ' over ' + str(list(self.shape)) + ' -> ' if pro else ''}{red}" \
+            f"{' -> ' + epi if epi else ''} to {list(self.red_shape)}"
 
 
 def _placeholder(dtype, shape, device):
@@ -187,28 +340,83 @@ def _plan(sub, ins):
         fake[id(v)] = x
     fns = pointwise_fns()
     for node in sub.nodes:
-        op = TABLE[node.name]
         args = [fake[id(i)] for i in node.inputs]
-        meta = op.rule(*args)
-        if plan.shape is None:
-            plan.shape = tuple(meta.shape)
-        if tuple(meta.shape) != plan.shape or any(isinstance(a, Tensor) and a.device != device for a in args):
-            plan.eager = "the group's ops do not share one iteration space"
+        if any(isinstance(a, Tensor) and a.device != device for a in args):
+            plan.eager = "the group's ops do not share one device"
             return plan
-        compute = meta.compute or meta.dtype
-        plan.steps.append((fns[node.name], [where[id(i)] for i in node.inputs], compute.name, meta.dtype.name))
+        kwargs = dict(node.attrs.get("kwargs") or {})
+        j = len(plan.steps)
+        if _broadcast(node):
+            x = args[0]
+            shape = tuple(kwargs["shape"])
+            lead = len(shape) - x.dim()
+            shape = tuple(x.shape[k - lead] if s == -1 and k >= lead else s for k, s in enumerate(shape))
+            if lead < 0 or _broadcast_shape(x.shape, shape) != shape:
+                plan.eager = f"expand of {list(x.shape)} to {list(shape)}"
+                return plan
+            op, dtype, compute, name, kind = TABLE["expand"], x.dtype, x.dtype, "expand", "expand"
+        else:
+            op = TABLE[node.name]
+            meta = op.rule(*args, **kwargs)
+            shape, dtype = tuple(meta.shape), meta.dtype
+            compute = meta.compute or meta.dtype
+            if node.name in REDUCTIONS and kwargs:
+                dims = tuple(sorted(int(d) for d in kwargs["dims"]))
+                x_shape = tuple(args[0].shape)
+                if plan.red is not None or any(d >= len(x_shape) for d in dims):
+                    plan.eager = "the group's reduction does not fit this signature"
+                    return plan
+                plan.red, plan.red_dims, plan.keepdim = j, dims, bool(kwargs.get("keepdim"))
+                plan.red_shape, plan.shape = shape, x_shape
+                name, kind = node.name, "reduce"
+            else:
+                name, kind = fns[node.name], "pointwise"
+        plan.steps.append((name, [where[id(i)] for i in node.inputs], compute.name, dtype.name))
+        plan.kinds.append(kind)
+        plan.shapes.append(shape)
+        plan.attrs.append(kwargs)
         plan.ops.append(op)
-        plan.metas.append((meta.dtype, compute))
-        j = len(plan.steps) - 1
+        plan.metas.append((dtype, compute))
         where[id(node.outputs[0])] = ("tmp", j)
-        fake[id(node.outputs[0])] = _placeholder(meta.dtype, plan.shape, device)
+        fake[id(node.outputs[0])] = _placeholder(dtype, shape, device)
     for v in sub.returns:
         kind, j = where[id(v)]
         if kind != "tmp":
             plan.eager = "a group returning its own input"
             return plan
         plan.outputs.append((j, plan.metas[j][0]))
+    why = _check_spaces(plan)
+    if why:
+        plan.eager = why
     return plan
+
+
+def _check_spaces(plan):
+    """Why the steps do not share the group's iteration spaces (None when they do): every
+    prologue step broadcasts to ``shape`` (the reduction's input shape), every epilogue step to
+    the reduced shape, and every output has its phase's full shape."""
+    n_pro = len(plan.steps) if plan.red is None else plan.red
+    if plan.red is None:
+        space = ()
+        for sh in plan.shapes:
+            space = _broadcast_shape(space, sh)
+            if space is None:
+                return "the group's ops do not share one iteration space"
+        plan.shape = space
+    spaces = [plan.shape if j < n_pro else plan.red_shape for j in range(len(plan.steps))]
+    for j, sh in enumerate(plan.shapes):
+        if j != plan.red and _broadcast_shape(sh, spaces[j]) != spaces[j]:
+            return "the group's ops do not share one iteration space"
+    for j, _ in plan.outputs:
+        if plan.shapes[j] != spaces[j] or plan.kinds[j] == "expand":
+            return "a group output smaller than its iteration space"
+    if plan.red is not None:
+        for kind, k in plan.steps[plan.red][1]:
+            if kind == "tmp" and plan.shapes[k] != plan.shape:
+                return "a reduction of a broadcast value"
+        if plan.steps[plan.red][0] in ("amax", "amin") and 0 in [plan.shape[d] for d in plan.red_dims]:
+            return "an amax/amin over an empty dim (eager raises)"
+    return None
 
 
 def _signature(ins):
@@ -265,9 +473,12 @@ def run_group(node, ins):
         return run_graph(sub, ins)
     tensors = [(x._shape, x._stride) for x in ins if isinstance(x, Tensor)]
     strides = _layout.iterator_strides(plan.shape, tensors, any(k != "tensor" for k in plan.inputs))
-    outs = tuple(_new(plan.shape, dtype, plan.device, strides) for _, dtype in plan.outputs)
+    # prologue outputs in the layout of eager's pointwise ops; the reduction's and the
+    # epilogue's contiguous, as eager's reduction writes them
+    outs = tuple(_new(plan.shape, dtype, plan.device, strides) if plan.phase(j) == 0 else
+                 empty(plan.red_shape, dtype, plan.device) for j, dtype in plan.outputs)
     backend = backend_for(plan.device)
-    if 0 in plan.shape:
+    if 0 in plan.shape and (plan.red is None or 0 in plan.red_shape):
         return outs
     if backend.host_memory:
         _run_numpy(plan, outs, ins)
@@ -288,29 +499,32 @@ def _new(shape, dtype, device, strides):
 
 
 def _run_numpy(plan, outs, ins):
-    """The group on cpu: each step's NumPy reference (the eager op's own, with its casts) on
-    NumPy arrays, intermediates in fresh buffers, outputs straight into the preallocated output
-    tensors; no dispatch, no rule, no Tensor, no autograd between the steps (``_numpy_program``)."""
+    """The group on cpu: each step's NumPy reference (the eager op's own, with its casts; the
+    reduction's with its dims/keepdim, an expand a broadcast view) on NumPy arrays,
+    intermediates in fresh buffers, outputs straight into the preallocated output tensors; no
+    dispatch, no rule, no Tensor, no autograd between the steps (``_numpy_program``)."""
     from ..backends import numpy_ref
     prog = plan.numpy_program
     if prog is None:
-        prog = plan.numpy_program = _numpy_program(plan)
+        prog = plan.numpy_program = _numpy_program(plan, ins)
     view, cast, as_array = numpy_ref._view, numpy_ref._cast, np.asarray
     vals = [view(x) if isinstance(x, Tensor) else x for x in ins]
     out_views = [view(o) for o in outs]
     with np.errstate(all="ignore"):                 # NaN/inf/overflow follow IEEE, as eager's
-        for fn, is_ufunc, refs, cd, dtype, slot in prog:
+        for fn, mode, refs, cd, dtype, slot, shape, attrs, layout in prog:
             args = [as_array(vals[k]).astype(cd) if kind == "scalar" else
                     (vals[k] if kind == "same" else vals[k].astype(cd, copy=False)) for kind, k in refs]
-            if is_ufunc:
-                buf = out_views[slot] if slot is not None else np.empty(plan.shape, cd)
+            if mode == "ufunc":
+                buf = out_views[slot] if slot is not None else _dense_empty(shape, layout, cd)
                 fn(*args, out=buf)
+            elif mode == "expand":
+                buf = np.broadcast_to(args[0], shape)
             else:
-                res = fn(*args)
+                res = fn(*args, **attrs)
                 out_np = dtype.numpy_dtype
                 if slot is not None or type(res) is not np.ndarray or res.dtype != out_np \
-                        or res.shape != plan.shape:
-                    buf = out_views[slot] if slot is not None else np.empty(plan.shape, out_np)
+                        or res.shape != shape or layout is not None:
+                    buf = out_views[slot] if slot is not None else _dense_empty(shape, layout, out_np)
                     if isinstance(res, np.ndarray) and res.dtype == out_np:
                         buf[...] = res
                     else:
@@ -320,18 +534,38 @@ def _run_numpy(plan, outs, ins):
             vals.append(buf)
 
 
-def _numpy_program(plan):
-    """Per step: (function, is it a ufunc writing ``out=``, operand refs ("same": an array in
-    the compute dtype, "cast": one to convert, "scalar": a Python number, with its index in
-    inputs + earlier results), compute NumPy dtype, result dtype, output slot or None). A
-    ufunc writes its output directly where numpy_ref._run_ufunc would (every operand in the
-    compute dtype, the ufunc giving the result dtype); any other step is _run_reference's road."""
+def _dense_empty(shape, strides, dtype):
+    """np.empty(shape), dense in the order of ``strides`` (None: row-major)."""
+    if strides is None:
+        return np.empty(shape, dtype)
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    return np.empty([shape[d] for d in order], dtype).transpose(np.argsort(order))
+
+
+def _numpy_program(plan, ins):
+    """Per step: (function, mode ("ufunc": a ufunc writing ``out=``, "call", "expand"), operand
+    refs ("same": an array in the compute dtype, "cast": one to convert, "scalar": a Python
+    number, with its index in inputs + earlier results), compute NumPy dtype, result dtype,
+    output slot or None, the step's shape, its keyword attributes). A ufunc writes its output
+    directly where numpy_ref._run_ufunc would (every operand in the compute dtype, the ufunc
+    giving the result dtype); any other step is _run_reference's road (the reduction's
+    reference is the eager sum's own: ``x.sum(axis=dims, keepdims=keepdim)`` in the compute
+    dtype, so the fused and eager results are the same bits: its operand is laid out as eager's
+    pointwise op would lay it out, since NumPy's pairwise sum follows the memory order)."""
     from ..backends import numpy_ref
     n_in = len(plan.inputs)
     prog = []
     slot_of = {j: i for i, (j, _) in enumerate(plan.outputs)}
+    operand = plan.steps[plan.red][1][0] if plan.red is not None else (None, None)
+    layout = None
+    if operand[0] == "tmp":
+        tensors = [(x._shape, x._stride) for x in ins if isinstance(x, Tensor)]
+        layout = tuple(_layout.iterator_strides(plan.shape, tensors, any(k != "tensor" for k in plan.inputs)))
+        if layout == tuple(_layout.contiguous_strides(plan.shape)):
+            layout = None
     for j, ((fn, refs, _, _), op, (dtype, compute)) in enumerate(zip(plan.steps, plan.ops, plan.metas)):
         cd = compute.numpy_dtype
+        lay = layout if operand == ("tmp", j) else None
         new_refs = []
         for kind, k in refs:
             if kind == "tmp":
@@ -340,12 +574,19 @@ def _numpy_program(plan):
                 new_refs.append(("same" if plan.input_dtypes[k] is compute else "cast", k))
             else:
                 new_refs.append(("scalar", k))
+        shape, attrs = plan.shapes[j], plan.attrs[j]
+        if plan.kinds[j] == "expand":
+            prog.append((None, "expand", new_refs, cd, dtype, slot_of.get(j), shape, {}, None))
+            continue
         ufunc = op.reference
-        if type(ufunc) is not np.ufunc:
+        if plan.kinds[j] == "reduce":
+            ufunc = None
+        elif type(ufunc) is not np.ufunc:
             ufunc = numpy_ref.FLOAT_UFUNCS.get(op.name) if compute.is_floating_point else None
         direct = (ufunc is not None and dtype is compute and all(kind != "cast" for kind, _ in new_refs)
                   and numpy_ref._writes_out(ufunc, cd, dtype.numpy_dtype, len(refs)))
-        prog.append((ufunc if direct else op.reference, direct, new_refs, cd, dtype, slot_of.get(j)))
+        prog.append((ufunc if direct else op.reference, "ufunc" if direct else "call", new_refs, cd, dtype,
+                     slot_of.get(j), shape, attrs, lay))
     return prog
 
 
