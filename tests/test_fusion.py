@@ -375,19 +375,23 @@ def test_generated_kernels_compile_for_sm90(tmp_path, monkeypatch):
     assert "compiled 15" in done.stdout
 
 
-def test_iou_forward_moves_its_minimum_bytes():
+@pytest.mark.emulated_blocks("fast")
+@pytest.mark.parametrize("loss, out_elems", [("iou_loss", 300), ("iou_mean", 1)])
+def test_iou_forward_moves_its_minimum_bytes(loss, out_elems):
     """Inputs read once, the output written once (the traffic counter of the emulated device):
-    at most 1.1x the minimum, 8 float32 inputs and 1 float32 output of n elements."""
+    at most 1.1x the minimum, 8 float32 inputs of n boxes and the float32 output (n losses, or
+    their mean)."""
     from tritensor.profiler import TrafficCounter
     n = 300
     args = [tt.tensor(c, device="cuda") for c in boxes(n)]
-    f = tt.jit.trace(iou_loss, tuple(args))
+    f = tt.jit.trace(globals()[loss], tuple(args))
     f(*args)
     with TrafficCounter(unique=False) as counter:
         f(*args)
     assert len(counter.launches) == 1
     moved = sum(r.load_bytes + r.store_bytes for r in counter.launches)
-    assert 9 * 4 * n <= moved <= 1.1 * 9 * 4 * n
+    minimum = 8 * 4 * n + 4 * out_elems
+    assert minimum <= moved <= 1.1 * minimum
 
 
 def test_integer_groups_wrap_as_eager(device):
@@ -484,22 +488,6 @@ def test_a_reduction_split_in_chunks_is_two_launches_and_eager_bits(launches):
     out = f(*args)
     assert [k.fn.__name__ for k in launches] == ["fused_kernel", "fused_finish"]
     assert _host(out).tobytes() == _host(iou_mean(*args)).tobytes()
-
-
-@pytest.mark.emulated_blocks("fast")
-def test_iou_mean_forward_moves_its_minimum_bytes():
-    """8 float32 inputs of n boxes read once and one float32 loss written: at most 1.1x that."""
-    from tritensor.profiler import TrafficCounter
-    n = 300
-    args = [tt.tensor(c, device="cuda") for c in boxes(n)]
-    f = tt.jit.trace(iou_mean, tuple(args))
-    f(*args)
-    with TrafficCounter(unique=False) as counter:
-        f(*args)
-    assert len(counter.launches) == 1
-    moved = sum(r.load_bytes + r.store_bytes for r in counter.launches)
-    minimum = 8 * 4 * n + 4
-    assert minimum <= moved <= 1.1 * minimum
 
 
 def _dims_fn(x, w):

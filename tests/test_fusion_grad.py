@@ -48,21 +48,29 @@ def test_iou_gradients_equal_eager_and_one_node(device):
         np.testing.assert_array_equal(got, want)
 
 
-def test_iou_forward_and_backward_are_one_launch_each(launches):
-    args = [tt.tensor(c, device="cuda", requires_grad=True) for c in boxes(200, seed=3)]
-    g = tt.ones(200, device="cuda")
-    f = tt.jit.trace(iou_loss, tuple(args))
+@pytest.mark.emulated_blocks("fast")
+@pytest.mark.parametrize("loss", ["iou_loss", "iou_mean"])
+def test_iou_forward_and_backward_are_one_launch_each(launches, loss):
+    """The loss per box, and its mean (the reduction and its backward's broadcast inside the
+    groups): one launch forward, one backward, eager's gradients bit for bit."""
+    fn = {"iou_loss": iou_loss, "iou_mean": iou_mean}[loss]
+    args = [tt.tensor(c, device="cuda", requires_grad=True) for c in boxes(300, seed=3)]
+    g = tt.ones(300, device="cuda") if loss == "iou_loss" else tt.tensor(1.0, device="cuda")
+    f = tt.jit.trace(fn, tuple(args))
     tt.autograd.grad(f(*args), args, g)                 # the first call traces and generates
     launches.clear()
     out = f(*args)
-    assert len(launches) == 1
+    assert type(out.grad_fn).__name__ == "DifferentiableGraphBackward"
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
     launches.clear()
-    tt.autograd.grad(out, args, g)
-    assert len(launches) == 1
-    out = iou_loss(*args)
+    got = tt.autograd.grad(out, args, g)
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
+    out = fn(*args)
     launches.clear()
-    tt.autograd.grad(out, args, g)
+    want = tt.autograd.grad(out, args, g)
     assert len(launches) >= 20                          # eager's backward
+    for a, b in zip(got, want):
+        assert _host(a).tobytes() == _host(b).tobytes()
 
 
 def test_the_forward_saves_only_what_the_backward_reads():
@@ -126,24 +134,6 @@ def test_gradcheck_and_gradgradcheck(device):
     assert tt.autograd.gradcheck(g, (x, y))
     if device == "cpu":                                 # (the emulated double backward: ~10 s)
         assert tt.autograd.gradgradcheck(g, (x, y))
-
-
-@pytest.mark.emulated_blocks("fast")
-def test_iou_mean_forward_and_backward_are_one_launch_each(launches):
-    args = [tt.tensor(c, device="cuda", requires_grad=True) for c in boxes(300, seed=3)]
-    g = tt.tensor(1.0, device="cuda")
-    f = tt.jit.trace(iou_mean, tuple(args))
-    tt.autograd.grad(f(*args), args, g)                 # the first call traces and generates
-    launches.clear()
-    out = f(*args)
-    assert type(out.grad_fn).__name__ == "DifferentiableGraphBackward"
-    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
-    launches.clear()
-    got = tt.autograd.grad(out, args, g)
-    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
-    want = tt.autograd.grad(iou_mean(*args), args, g)
-    for a, b in zip(got, want):
-        assert _host(a).tobytes() == _host(b).tobytes()
 
 
 def test_iou_mean_gradients_equal_eager_and_float64(device):

@@ -32,7 +32,7 @@ import threading
 
 from ...runtime.launch import pointer
 from .. import triton as _backend
-from ._plan import _cdiv, _prod, _scalar_arg, broadcast_strides, coalesce, needs_int64, settings
+from ._plan import _cdiv, _contiguous_strides, _prod, _scalar_arg, broadcast_strides, coalesce, needs_int64, settings
 
 _MODULES: dict = {}         # source hash -> the imported module
 _LOCK = threading.Lock()
@@ -327,7 +327,7 @@ def run_reduction(plan, outs, inputs):
         from ...ops import _layout
         x_strides = _layout.iterator_strides(shape, [(x._shape, x._stride) for x in tensors.values()],
                                              any(kd != "tensor" for kd in plan.inputs))
-        x_strides = x_strides or _contiguous(shape)
+        x_strides = x_strides or _contiguous_strides(shape)
     # reduced dims in order of decreasing stride, as eager's reduce() orders them
     rdims = sorted((d for d in dims if shape[d] != 1), key=lambda d: -abs(x_strides[d]))
     pro_in, epi_in = _phase_inputs(plan)
@@ -394,11 +394,3 @@ def _kept_strides(strides, plan, kept):
     if plan.keepdim:
         return [strides[d] for d in kept]
     return list(strides)
-
-
-def _contiguous(shape):
-    out, acc = [], 1
-    for s in reversed(shape):
-        out.append(acc)
-        acc *= max(int(s), 1)
-    return tuple(reversed(out))
