@@ -25,7 +25,7 @@ import json
 import os
 import tempfile
 import threading
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from .. import cudnn as _cudnn   # tt.backends.cudnn.benchmark / deterministic: may the tuner time?
 from .. import triton as _tb   # _tb._run / _tb.interpreting looked up per call (tools replace them)
@@ -46,7 +46,9 @@ class Config:
     num_stages: int
 
     def meta(self):
-        return asdict(self)
+        # written out: dataclasses.asdict recurses through a deep copy of every field, on every launch
+        return {"BLOCK_M": self.BLOCK_M, "BLOCK_N": self.BLOCK_N, "BLOCK_K": self.BLOCK_K,
+                "GROUP_M": self.GROUP_M, "num_warps": self.num_warps, "num_stages": self.num_stages}
 
 
 # One fixed configuration under the interpreter: blocks of 32 x 32 (>= 16, as tl.dot needs on a
@@ -114,6 +116,19 @@ def candidates(M, N, K, fam):
     """The configurations worth timing for an M x N x K problem of family ``fam``: shared memory
     for all pipeline stages must fit, tiles much taller/wider than the problem are pointless
     (they compute padding), and the skinny-M tiles (< 64 rows) only compete when M is small."""
+    # they depend on M and N only through their powers of two (M > 32 is pow2(M) > 32): computed
+    # once per class, not on every matmul
+    cls = (_next_pow2(M), _next_pow2(N), fam)
+    known = _CANDIDATES.get(cls)
+    if known is None:
+        known = _CANDIDATES[cls] = _candidates(M, N, fam)
+    return list(known)
+
+
+_CANDIDATES: dict = {}
+
+
+def _candidates(M, N, fam):
     itemsize = _ITEMSIZE[fam]
     out = []
     for c in CONFIGS[fam]:
