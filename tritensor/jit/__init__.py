@@ -35,9 +35,24 @@ class _Callable:
             g = hook(g, inputs)
         return g
 
+    _scripted = False          # a scripted graph is profiled, then fused (_profile.py)
+
     def graph_for(self, *inputs, **kwargs):
-        """The graph that runs for ``inputs`` (torch's graph_for: its fusion groups shown)."""
+        """The graph that runs for ``inputs`` (torch's graph_for: its fusion groups shown; a
+        scripted function runs once for them first, as torch's profiling executor)."""
+        if self._scripted:
+            from ._profile import graph_for
+            return graph_for(self, self.graph, inputs, self._attributes())
         return self._graph_for(inputs)
+
+    def _attributes(self):
+        return None
+
+    def _run(self, args):
+        if self._scripted:
+            from ._profile import call
+            return call(self, self.graph, args, self._attributes())
+        return run_graph(self._graph_for(args), args, self._attributes())
 
     @property
     def code(self):
@@ -66,7 +81,7 @@ class ScriptFunction(_Callable):
         if kwargs:
             raise RuntimeError(f"{self.name}() takes no keyword arguments in its compiled form")
         _check_arity(self.graph, args, self.name)
-        out = run_graph(self._graph_for(args), args)
+        out = self._run(args)
         return out[0] if len(out) == 1 else out
 
     def __repr__(self):
@@ -162,6 +177,9 @@ def _make_script_module_class():
                     owner.register_buffer(leaf, t)
             return self
 
+        def _attributes(self):
+            return self._graph_attributes()
+
         def _graph_attributes(self):
             tensors = dict(self.named_parameters(remove_duplicate=False))
             tensors.update(self.named_buffers(remove_duplicate=False))
@@ -170,7 +188,7 @@ def _make_script_module_class():
 
         def forward(self, *args):
             _check_arity(self.graph, args, "forward")
-            out = run_graph(self._graph_for(args), args, self._graph_attributes())
+            out = self._run(args)
             return out[0] if len(out) == 1 else out
 
         def __repr__(self):
@@ -246,9 +264,13 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     Module = _nn_module()
     if isinstance(obj, Module):
         graph = Compiler().function(type(obj).forward, module=obj)
-        return _script_module_class()._from_module(obj, graph, type(obj).__name__)
+        m = _script_module_class()._from_module(obj, graph, type(obj).__name__)
+        object.__setattr__(m, "_scripted", True)
+        return m
     if inspect.isfunction(obj) or inspect.ismethod(obj):
-        return ScriptFunction(Compiler().function(obj), obj.__name__)
+        f = ScriptFunction(Compiler().function(obj), obj.__name__)
+        f._scripted = True
+        return f
     raise RuntimeError(f"tt.jit.script expects a function or a module, not {type(obj).__name__}")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import threading
 
 from ..ops.table import TABLE
 
@@ -22,6 +23,13 @@ EXCEPTIONS = {e.__name__: e for e in (AssertionError, RuntimeError, ValueError, 
                                        NotImplementedError, ZeroDivisionError, Exception)}
 # kind -> runner(node, inputs) -> outputs tuple, for the fuser's node kinds
 FUSION_GROUP_RUNNERS = {}
+
+
+class _Profiling(threading.local):
+    current = None        # this thread's profiler of a scripted graph's run (_profile.py), or None
+
+
+profiling = _Profiling()
 
 
 def _resolve(node):
@@ -67,7 +75,10 @@ def run_graph(graph, args, attributes=None, modules=None):
 
 
 def _run_block(block, env, attributes):
+    prof = profiling.current
     for node in block.nodes:
+        if prof is not None:
+            mark = prof.before(node)
         ins = [env[id(i)] for i in node.inputs]
         kind = node.kind
         if kind == "prim::Constant":
@@ -119,6 +130,8 @@ def _run_block(block, env, attributes):
             outs = result if len(node.outputs) > 1 else (result,)
         for v, x in zip(node.outputs, outs):
             env[id(v)] = x
+        if prof is not None:
+            prof.after(node, mark, outs)
     return tuple(env[id(v)] for v in block.returns)
 
 
@@ -130,6 +143,8 @@ def _run_loop(node, ins, env, attributes):
         env[id(body.inputs[0])] = i
         for v, x in zip(body.inputs[1:], carried):
             env[id(v)] = x
+        if profiling.current is not None:
+            profiling.current.see_block_inputs(body, [i] + carried)
         res = _run_block(body, env, attributes)
         cond, carried = res[0], list(res[1:])
         i += 1
