@@ -58,6 +58,9 @@ ALL_DTYPES = (tt.bool, tt.int32, tt.int64, tt.float16, tt.bfloat16, tt.float32, 
 FLOATS = (tt.float16, tt.bfloat16, tt.float32, tt.float64)
 NUMERIC = (tt.int32, tt.int64) + FLOATS
 INTS = (tt.int32, tt.int64)
+# torch's limited unsigned dtypes (tritensor/dtypes.py): in the records of the ops torch has kernels
+# for (tests/test_unsigned_dtypes.py has torch's whole support matrix); negative sample values wrap
+UNSIGNED = (tt.uint16, tt.uint32, tt.uint64)
 
 # the output's dtype -> (rtol, atol); integers and bool compare exactly
 TOLERANCES = {tt.float16: (2e-3, 1e-3), tt.bfloat16: (1.6e-2, 1e-2), tt.float32: (2e-5, 1e-6),
@@ -225,29 +228,29 @@ def _backward_op(name, **attrs):
 UNARY = {
     "neg": (NUMERIC, "any"), "exp": (NUMERIC, "small"), "log": (NUMERIC, "positive"),
     "sin": (NUMERIC, "any"), "cos": (NUMERIC, "any"), "tanh": (NUMERIC, "any"),
-    "relu": (NUMERIC, "any"), "sqrt": (NUMERIC, "positive"), "sigmoid": (NUMERIC, "any"),
+    "relu": (NUMERIC, "any"), "sqrt": (NUMERIC + (tt.uint32,), "positive"), "sigmoid": (NUMERIC, "any"),
     "abs": (NUMERIC, "any"),
     "sign": (NUMERIC, "any"), "exp2": (NUMERIC, "small"), "expm1": (NUMERIC, "small"),
     "log2": (NUMERIC, "positive"), "log10": (NUMERIC, "positive"), "log1p": (NUMERIC, "log1p"),
     "rsqrt": (NUMERIC, "positive"), "tan": (NUMERIC, "tan"), "erf": (NUMERIC, "any"),
     "reciprocal": (NUMERIC, "nonzero"),
     "silu": (FLOATS, "any"), "gelu": (FLOATS, "any"), "floor": (NUMERIC, "any"),
-    "ceil": (NUMERIC, "any"), "round": (NUMERIC, "any"), "trunc": (NUMERIC, "any"),
+    "ceil": (NUMERIC, "any"), "round": (NUMERIC + (tt.uint64,), "any"), "trunc": (NUMERIC, "any"),
     "logical_not": (NUMERIC, "any"), "bitwise_not": (INTS, "any"),
-    "isnan": (NUMERIC, "any"), "isinf": (NUMERIC, "any"), "isfinite": (NUMERIC, "any"),
+    "isnan": (NUMERIC, "any"), "isinf": (NUMERIC, "any"), "isfinite": (NUMERIC + (tt.uint32,), "any"),
 }
 BINARY = {
-    "add": (ALL_DTYPES, "any"), "sub": (NUMERIC, "any"), "mul": (ALL_DTYPES, "any"),
+    "add": (ALL_DTYPES, "any"), "sub": (NUMERIC, "any"), "mul": (ALL_DTYPES + UNSIGNED, "any"),
     "div": (NUMERIC, "nonzero"), "pow": (FLOATS, "pow"), "maximum": (NUMERIC, "any"),
-    "minimum": (NUMERIC, "any"), "eq": (ALL_DTYPES, "any"), "ne": (ALL_DTYPES, "any"),
+    "minimum": (NUMERIC, "any"), "eq": (ALL_DTYPES + UNSIGNED, "any"), "ne": (ALL_DTYPES + (tt.uint64,), "any"),
     "lt": (NUMERIC, "any"), "le": (NUMERIC, "any"), "gt": (NUMERIC, "any"), "ge": (NUMERIC, "any"),
     "tanh_backward": (FLOATS, "any"), "relu_backward": (FLOATS, "any"),
     "div_trunc": (NUMERIC, "nonzero"), "div_floor": (NUMERIC, "nonzero"),
     "floor_divide": (NUMERIC, "nonzero"), "remainder": (NUMERIC, "nonzero"), "fmod": (NUMERIC, "nonzero"),
     "clamp_min": (NUMERIC, "any"), "clamp_max": (NUMERIC, "any"),
     "logical_and": (ALL_DTYPES, "any"), "logical_or": (ALL_DTYPES, "any"), "logical_xor": (ALL_DTYPES, "any"),
-    "bitwise_and": ((tt.bool,) + INTS, "any"), "bitwise_or": ((tt.bool,) + INTS, "any"),
-    "bitwise_xor": ((tt.bool,) + INTS, "any"),
+    "bitwise_and": ((tt.bool,) + INTS + UNSIGNED, "any"), "bitwise_or": ((tt.bool,) + INTS + (tt.uint32,), "any"),
+    "bitwise_xor": ((tt.bool,) + INTS + (tt.uint64,), "any"),
     "sigmoid_backward": (FLOATS, "any"), "silu_backward": (FLOATS, "any"),
     "gelu_backward": (FLOATS, "any"), "erf_backward": (FLOATS, "any"),
 }
@@ -286,7 +289,7 @@ def _samples_where(device, dtype):
     yield SampleInput((c, factory(dtype, "any", device, rng)((13, 9)).t(), a[:1, :13].expand(9, 13)), desc="transposed")
 
 
-record("where", tt.where, (tt.float32, tt.int64), _samples_where,
+record("where", tt.where, (tt.float32, tt.int64, tt.uint64), _samples_where,
        lambda c, x, y: np.where(c, x, y))
 
 
@@ -349,7 +352,8 @@ def _sum_reference(x, dim=None, keepdim=False):
 
 
 record("sum", lambda x, dim=None, keepdim=False: x.sum() if dim is None else x.sum(dim, keepdim=keepdim),
-       (tt.bool, tt.int32, tt.float16, tt.bfloat16, tt.float32, tt.float64), _samples_sum, _sum_reference,
+       (tt.bool, tt.int32, tt.float16, tt.bfloat16, tt.float32, tt.float64, tt.uint16, tt.uint32), _samples_sum,
+       _sum_reference,
        tolerances={tt.float16: (2e-3, 2e-3), tt.bfloat16: (1e-2, 1e-2), tt.float32: (1e-5, 1e-5),
                    tt.float64: (1e-5, 1e-5)})
 
@@ -360,7 +364,7 @@ def _samples_to_copy(device, dtype):
     if dtype is tt.bool:
         vals = vals != 0
     elif not dtype.is_floating_point:
-        vals = np.trunc(vals)
+        vals = np.trunc(vals) if dtype not in UNSIGNED else np.abs(np.trunc(vals))
     x = tt.tensor(vals, dtype=dtype, device=device)[::2]      # strided source
     for dst in ALL_DTYPES:
         yield SampleInput((x,), {"dtype": dst}, desc=f"to-{dst}", result_dtype=dst)
@@ -373,7 +377,7 @@ def _to_copy_reference(x, dtype):
     return np.trunc(base) if not dtype.is_floating_point else base.astype(dtype.numpy_dtype).astype(np.float64)
 
 
-record("to_copy", lambda x, dtype: x.to(dtype), ALL_DTYPES, _samples_to_copy, _to_copy_reference,
+record("to_copy", lambda x, dtype: x.to(dtype), ALL_DTYPES + UNSIGNED, _samples_to_copy, _to_copy_reference,
        tolerances={tt.float16: (1e-2, 0), tt.bfloat16: (1e-2, 0), tt.float32: (0, 0), tt.float64: (0, 0)})
 
 
@@ -428,7 +432,7 @@ record("basic_index", lambda x, index: x[index], VIEW_DTYPES, cases(
     ("int-ellipsis", lambda m: m((3, 4, 5)), {"index": (-1, Ellipsis, 2)}),
     ("empty-slice", lambda m: m((3, 5)), {"index": (slice(2, 1),)})),
     lambda x, index: x[index])
-record("clone", lambda x: x.clone(), (tt.float32, tt.bool), cases(
+record("clone", lambda x: x.clone(), (tt.float32, tt.bool, tt.uint64), cases(
     "clone", "any",
     ("transposed", lambda m: m((9, 13)).t(), {}), ("sliced", lambda m: m((10, 31))[1::3, ::2], {}),
     ("broadcast", lambda m: m((17, 1)).expand(17, 11), {}), ("0d", lambda m: m(()), {})),
@@ -514,12 +518,12 @@ record("log_softmax_backward", _backward_op("log_softmax_backward"), (tt.float64
 
 
 # --------------------------------------------------------------------------- joining, flip, triangles
-record("cat", lambda *xs, dim: tt.cat(list(xs), dim), (tt.float32, tt.int64), cases(
+record("cat", lambda *xs, dim: tt.cat(list(xs), dim), (tt.float32, tt.int64, tt.uint32), cases(
     "cat", "any",
     ("dim1-transposed", lambda m: (m((5, 3)).t(), m((3, 67)), m((3, 0))), {"dim": 1}),
     ("dim0-sliced", lambda m: (m((2, 40)), m((6, 40))[::2]), {"dim": 0})),
     lambda *xs, dim: np.concatenate(xs, axis=dim))
-record("stack", lambda *xs, dim: tt.stack(list(xs), dim), (tt.float32, tt.bool), cases(
+record("stack", lambda *xs, dim: tt.stack(list(xs), dim), (tt.float32, tt.bool, tt.uint16), cases(
     "stack", "any", ("dim1", lambda m: (m((5, 3)).t(), m((3, 5))), {"dim": 1}),
     ("last", lambda m: (m((4,)), m((8,))[::2]), {"dim": -1})),
     lambda *xs, dim: np.stack(xs, axis=dim))

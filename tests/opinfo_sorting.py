@@ -45,6 +45,8 @@ def tied(dtype, device, rng, infinite=True):
 # --------------------------------------------------------------------------- the oracle
 def _order_key(v, descending):
     """torch's order of one value as a Python sort key (NaN largest; -0.0 == 0.0 already)."""
+    if isinstance(v, np.integer):     # exact (uint64 past 2**53 would collapse as a float)
+        return (0, int(v)) if not descending else (1, -int(v))
     v = float(v) if not isinstance(v, (bool, np.bool_)) else float(bool(v))
     if math.isnan(v):
         return (1, 0.0) if not descending else (0, 0.0)
@@ -94,11 +96,13 @@ def _sort_samples(name, long_kwargs, short_kwargs):
     return samples
 
 
-record("sort", lambda x, **kw: tt.sort(x, **kw), SORT_DTYPES,
-       _sort_samples("sort", {tt.float32: {"dim": 0}, tt.int64: {"dim": 0, "descending": True}},
+# uint32/uint64 (torch sorts them; their negative samples wrap past 2**31 / 2**63: the unsigned keys)
+record("sort", lambda x, **kw: tt.sort(x, **kw), SORT_DTYPES + (tt.uint32, tt.uint64),
+       _sort_samples("sort", {tt.float32: {"dim": 0}, tt.int64: {"dim": 0, "descending": True},
+                              tt.uint64: {"dim": 0}},
                      ({"dim": 1}, {"dim": 0, "descending": True}, {"dim": -1, "descending": True})),
        lambda x, dim=-1, descending=False: sorted_reference(x, dim, descending))
-record("argsort", lambda x, **kw: tt.argsort(x, **kw), SORT_DTYPES,
+record("argsort", lambda x, **kw: tt.argsort(x, **kw), SORT_DTYPES + (tt.uint32,),
        _sort_samples("argsort", {tt.float16: {"dim": 0, "descending": True}},
                      ({"dim": 1, "descending": True}, {"dim": 0}, {"dim": -1, "stable": True})),
        lambda x, dim=-1, descending=False, stable=False: sorted_reference(x, dim, descending)[1])
