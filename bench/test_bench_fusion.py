@@ -1,7 +1,10 @@
-"""pytest-benchmark: the seed tutorial's IoU loss (20 pointwise ops) eager vs fused (tt.jit.trace's
-one generated kernel; on cpu one pass of NumPy calls into preallocated buffers), and torch eager
-vs torch.compile when torch is importable (issue 26 item 6). GPU goal: the fused loss within
-1.2x of one pass over its inputs; not measured until a GPU session runs this file.
+"""pytest-benchmark: the seed tutorial's IoU loss (20 pointwise ops), per box and as its mean
+(the reduction and its division inside the group), eager vs fused (tt.jit.trace's one generated
+kernel; on cpu one pass of NumPy calls into preallocated buffers), and torch eager vs
+torch.compile when torch is importable (issue 26 item 6). GPU goal: the fused loss within 1.2x
+of one pass over its inputs; measured by a GPU session with
+``pytest bench/test_bench_fusion.py -k cuda --benchmark-enable -n 0`` (on the emulated device the
+same command is a smoke run over a small N).
 
 ``python -m bench.test_bench_fusion`` prints the min times and the ratios in one run.
 torch rows: PYTHONPATH=/work/torchenv/lib/python3.11/site-packages OPENBLAS_NUM_THREADS=1."""
@@ -16,7 +19,8 @@ import tritensor as tt
 
 N = 1 << 16
 REAL = tt.cuda.is_available() and not tt.cuda.is_emulated()
-DEVICES = ["cpu"] + (["cuda"] if REAL else [])
+DEVICES = ["cpu"] + (["cuda"] if tt.cuda.is_available() else [])
+SIZES = {"cpu": N, "cuda": 1 << 20 if REAL else 1024}     # the emulated device: a smoke run
 
 
 def iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
@@ -25,6 +29,14 @@ def iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
     inter = iw * ih
     union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
     return 1 - inter / (union + 1e-6)
+
+
+def iou_mean(*boxes):
+    return iou_loss(*boxes).mean()
+
+
+def torch_iou_mean(*boxes):
+    return torch_iou_loss(*boxes).mean()
 
 
 def torch_iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
@@ -46,20 +58,22 @@ def columns(n=N):
     return cols
 
 
-def make(mode, device="cpu", n=N):
-    """A zero-argument callable running the loss one way, and its result's reader."""
+def make(mode, device="cpu", n=N, loss="per box"):
+    """A zero-argument callable running the loss (``loss``: "per box" or "mean") one way, and
+    its result's reader."""
     cols = columns(n)
     if mode.startswith("torch"):
         import torch
         torch.set_num_threads(1)
         args = [torch.from_numpy(c).to(device) for c in cols]
-        fn = torch_iou_loss
+        fn = torch_iou_loss if loss == "per box" else torch_iou_mean
         if mode == "torch.compile":
-            fn = torch.compile(torch_iou_loss)
+            fn = torch.compile(fn)
         sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
         return (lambda: (fn(*args), sync())[0]), (lambda t: t.cpu().numpy())
     args = [tt.tensor(c, device=device) for c in cols]
-    fn = iou_loss if mode == "eager" else tt.jit.trace(iou_loss, tuple(args))
+    fn = iou_loss if loss == "per box" else iou_mean
+    fn = fn if mode == "eager" else tt.jit.trace(fn, tuple(args))
     sync = tt.cuda.synchronize if device == "cuda" else (lambda: None)
     return (lambda: (fn(*args), sync())[0]), (lambda t: t.cpu().numpy())
 
@@ -69,18 +83,22 @@ MODES = ["eager", "fused", "torch eager", "torch.compile"]
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("mode", MODES)
-def test_iou_loss(benchmark, mode, device):
-    benchmark.group = f"IoU loss, {N} boxes, {device}"
+@pytest.mark.parametrize("loss", ["per box", "mean"])
+def test_iou_loss(benchmark, loss, mode, device):
+    n = SIZES[device]
+    benchmark.group = f"IoU loss ({loss}), {n} boxes, {device}"
     if mode.startswith("torch"):
-        pytest.importorskip("torch")
+        torch = pytest.importorskip("torch")
+        if device == "cuda" and not torch.cuda.is_available():
+            pytest.skip("torch has no CUDA device here")
     try:
-        run, read = make(mode, device)
+        run, read = make(mode, device, n, loss)
         out = run()
     except Exception as e:          # torch.compile needs a C compiler and its inductor toolchain
         if mode == "torch.compile":
             pytest.skip(f"torch.compile failed here: {type(e).__name__}: {str(e)[:200]}")
         raise
-    want, _ = make("eager", "cpu")
+    want, _ = make("eager", "cpu", n, loss)
     np.testing.assert_allclose(read(out), want().numpy(), rtol=1e-5, atol=1e-6)
     benchmark(run)
 
@@ -106,18 +124,20 @@ def test_fused_host_time_below_eager_on_cpu():
 def main():
     rows = {}
     for device in DEVICES:
-        for n in (64, N):
-            for mode in MODES:
-                try:
-                    run, _ = make(mode, device, n)
-                    rows[(device, n, mode)] = min_time(run)
-                except Exception as e:
-                    print(f"{device} n={n} {mode}: skipped ({type(e).__name__}: {str(e)[:120]})")
-            base = rows.get((device, n, "eager"))
-            for mode in MODES:
-                t = rows.get((device, n, mode))
-                if t is not None:
-                    print(f"{device:4} n={n:6} {mode:14} {t * 1e6:10.1f} us  x{base / t:5.2f} vs tritensor eager")
+        for loss in ("per box", "mean"):
+            for n in (64, SIZES[device]):
+                for mode in MODES:
+                    try:
+                        run, _ = make(mode, device, n, loss)
+                        rows[(device, loss, n, mode)] = min_time(run)
+                    except Exception as e:
+                        print(f"{device} {loss} n={n} {mode}: skipped ({type(e).__name__}: {str(e)[:120]})")
+                base = rows.get((device, loss, n, "eager"))
+                for mode in MODES:
+                    t = rows.get((device, loss, n, mode))
+                    if t is not None:
+                        print(f"{device:4} {loss:7} n={n:7} {mode:14} {t * 1e6:10.1f} us  "
+                              f"x{base / t:5.2f} vs tritensor eager")
 
 
 if __name__ == "__main__":
