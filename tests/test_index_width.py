@@ -208,6 +208,27 @@ def test_reductions_past_2_31(big):
     np.testing.assert_array_equal(to_numpy(m.amax(0)), to_numpy(m.float()).max(0))
 
 
+def test_fused_groups_past_2_31(big):
+    """The fuser's generated kernels (issue 26): a reduction group (its prologue value also
+    written) and a pointwise group reading a float16 view whose elements lie past 2**31."""
+    f = np.random.default_rng(3).standard_normal(33).astype(np.float16).reshape(3, 11)
+    x = _put(_view(big, tt.float16, (3, 11), (11 * S, S), offset=5), f)
+
+    def fn(x):
+        y = x * 2 + 1
+        return y, y.sum(1) * 0.5, x * 3 - x
+
+    g = tt.jit.trace(fn, (x,))
+    assert len([n for n in g.graph_for(x).nodes if n.kind == "prim::FusionGroup"]) == 2
+    got = g(x)
+    want = fn(x)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+    w = f.astype(np.float32)
+    np.testing.assert_allclose(to_numpy(got[1]).astype(np.float64), ((w * 2 + 1).astype(np.float16)
+                               .astype(np.float64)).sum(1) * 0.5, rtol=2e-3)
+
+
 def test_scans_past_2_31(big):
     u = np.arange(33, dtype=np.uint8) % 7
     a = _put(_view(big, tt.uint8, (33,), (S,), offset=1), u)
