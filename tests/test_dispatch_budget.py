@@ -31,6 +31,7 @@ BUDGET = {
     "cpu y.backward() of (a * b).sum()": 41,   # seed, SumBackward0, MulBackward0, 2 leaves
     "cpu tiny training step": 202,  # 8x8 matmul, tanh, pow, mean, backward, sub_ under no_grad
     "cuda host a + b": 19,          # emulated cuda, the launch replaced by a recorder
+    "cuda host x.softmax(-1)": 24,  # ... softmax along the last dim (its launch plan cached)
     # a compiled launch of a signature seen before, from launch_kernel to Triton's C launcher
     # (tests/test_direct_launch.py, a kernel compiled for sm_90, the C launcher recording)
     "cuda compiled launch": 8,
@@ -290,6 +291,43 @@ def test_cuda_recorded_launches_match_the_first_call(monkeypatch):
 
     assert len(first.launches) == len(again.launches) == 1
     assert norm(first.launches[0]) == norm(again.launches[0])
+
+
+def test_cuda_host_softmax_budget(monkeypatch):
+    x = tt.randn(4, 40, device="cuda")
+    x.softmax(-1)                                 # the kernels imported, the plan made
+    recorder = _Recorder()
+    monkeypatch.setattr(tb, "_run", recorder)
+    _check("cuda host x.softmax(-1)", lambda: x.softmax(-1))
+    assert recorder.launches, "the recorder saw no launch"
+
+
+def test_cuda_softmax_plans_hand_over_what_the_first_call_did(monkeypatch):
+    """A cached softmax plan launches what planning did: same kernel, grid, meta-parameters and
+    arguments, each pointer at its own operand's offset (views of one base at different offsets
+    share a signature), the backward's third operand included."""
+    from tritensor.backends.triton import _softmax
+    base = tt.randn(3, 5, 40, device="cuda")
+    out = tt.empty(5, 40, device="cuda")
+    row = 5 * 40 * 4                              # bytes between base[i] and base[i + 1]
+
+    def launches(mode, x, grad=None):
+        recorder = _Recorder()
+        monkeypatch.setattr(tb, "_run", recorder)
+        _softmax.softmax(mode, out, x, 1, "float32", grad)
+        monkeypatch.undo()
+        return [(kernel, grid, tuple(a.data_ptr() if hasattr(a, "data_ptr") else a for a in args), meta)
+                for kernel, grid, args, meta in recorder.launches]
+
+    for mode, grad in (("log_softmax", None), ("softmax_backward", base[1])):
+        _softmax._PLANS.clear()
+        planned = launches(mode, base[2], grad)
+        assert len(_softmax._PLANS) == 1 and launches(mode, base[2], grad) == planned
+        (_, _, args, _), = planned
+        assert args[0] == base.data_ptr() + 2 * row and args[2] == out.data_ptr()
+        assert args[1] == (base.data_ptr() + row if grad is not None else args[0])
+        (_, _, again, _), = launches(mode, base[0], grad)      # the same signature at offset 0
+        assert len(_softmax._PLANS) == 1 and again[0] == base.data_ptr() and again[3:] == args[3:]
 
 
 def test_view_layouts_cached_per_shape_strides_and_offset():
