@@ -393,7 +393,10 @@ class Tensor:
         return float(self._scalar_value("float"))
 
     def __int__(self):
-        return int(self._scalar_value("int"))
+        v = int(self._scalar_value("int"))
+        if v > 0x7FFFFFFFFFFFFFFF and self._dtype is _dt.uint64:      # a uint64 past int64: torch converts to int64_t and refuses
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return v
 
     def __index__(self):
         if _tracing.ACTIVE[0] and not _tracing.state.suspended:
@@ -405,7 +408,10 @@ class Tensor:
                 _tracing.state.suspended -= 1
         if self.dtype.is_floating_point or self.dtype is _dt.bool_ or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        v = int(self.item())
+        if v > 0x7FFFFFFFFFFFFFFF:      # (uint64, as __int__)
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return v
 
     def __repr__(self):
         from ._format import format_tensor

@@ -443,6 +443,7 @@ def take(input, index):
         raise RuntimeError("take(): Expected a long tensor for index, but got " +
                            (_dt.type_name(index.dtype) if isinstance(index, Tensor) else type(index).__name__))
     common_device([input, index])
+    _unsigned.refuse("take_cpu", input.dtype, input.device)
     flat = _views.reshape(input, (-1,))
     check_range(index, flat.shape[0], 0, message="out of range: tried to access index {index} on a tensor of "
                 f"{flat.shape[0]} elements.")

@@ -546,7 +546,8 @@ class _ScaleGrad:
 def embedding(input, weight, padding_idx, scale_grad_by_freq=False):
     _check_embedding(input, weight)
     flat = input.reshape(-1)
-    rows = weight.index_select(0, flat)
+    # torch gathers uint16/32/64 rows although it has no index_select for them: indexing does
+    rows = weight[flat] if weight.dtype in _dt.UNSIGNED_LIMITED else weight.index_select(0, flat)
     if padding_idx is not None:
         # the padding row's value is read, its gradient is not: the same values through a
         # detached branch where the index is padding_idx

@@ -16,6 +16,7 @@ import warnings
 from .. import dtypes as _dt
 from ..autograd.composite import named_composite
 from ..tensor import Tensor
+from . import _unsigned
 from . import elementwise as _ew
 from . import pointwise as _pw
 from . import views as _views
@@ -65,6 +66,7 @@ def trace(input):
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     if input.dtype is _dt.bool_:
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    _unsigned.refuse("trace", input.dtype)
     return named_composite("TraceBackward0", lambda x: _sum(_views.diagonal(x)), input)
 
 

@@ -617,4 +617,5 @@ def any(input, dim=None, keepdim=False):
 
 
 def count_nonzero(input, dim=None):
-    return _count("count_nonzero", input, dim, False)[0]
+    # torch: uint16/32/64 have no whole-tensor count kernel, but count along dims (x != 0).sum(dims)
+    return _count("count_nonzero", input if dim is None else _truth(input), dim, False)[0]

@@ -352,8 +352,8 @@ declare("var_mean", var_mean, method=False)
 # ------------------------------------------------------------------ isclose / allclose / equal
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """torch.isclose: |input - other| <= atol + rtol * |other| elementwise (exact equality, and
-    NaN == NaN with equal_nan, always close). Same dtypes only; bools compare as the default
-    float dtype, integers subtract in their own dtype, as torch's."""
+    NaN == NaN with equal_nan, always close). Same dtypes only; bools and uint16/32/64 compare as
+    the default float dtype, the other integers subtract in their own dtype, as torch's."""
     check_tensor("isclose", input)
     check_tensor("isclose", other, "other", 2)
     if input.dtype is not other.dtype:
@@ -369,8 +369,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if rtol == 0 and atol == 0:
         return close
     a, b = input, other
-    if a.dtype is _dt.bool_:
-        a, b = a.to(_dt.get_default_dtype()), b.to(_dt.get_default_dtype())
+    if a.dtype is _dt.bool_ or a.dtype in _dt.UNSIGNED_LIMITED:     # (uint16/32/64 have no sub kernel in
+        a, b = a.to(_dt.get_default_dtype()), b.to(_dt.get_default_dtype())   # torch: its isclose casts too)
     allowed = _ew.add(_ew.abs(_ew.mul(b, rtol)), atol)
     actual = _ew.abs(_ew.sub(a, b))
     return _pw.logical_or(close, _pw.logical_and(_pw.isfinite(actual), _ew.le(actual, allowed)))
