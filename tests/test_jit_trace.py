@@ -234,3 +234,32 @@ def test_tracing_an_unrecorded_random_op_warns_that_its_values_become_constants(
     """(dropout, rand ... are recorded: tests/test_jit_random.py; an in-place fill is not)"""
     with pytest.warns(tt.jit.TracerWarning, match="A random op ran while tracing"):
         tt.jit.trace(lambda x: x * tt.empty(2, 4).bernoulli_(0.5), (tt.ones(2, 4),))
+
+
+WARN_INT = WARN_BOOL.replace("boolean", "integer")
+
+
+def test_sizes_read_in_a_trace_are_recorded_as_torchs_are(tmp_path):
+    """torch 2.13's trace records x.size(0), x.shape[...] and numel() (aten::size, aten::numel), so
+    the traced graph follows the batch size with no warning; int()/float() of a size warn and
+    bake it in; range() over a size is unrolled silently (torch's table, read with the oracle)."""
+    def flat(x):
+        return x.reshape(*x.shape[:1], -1) * x.numel() + tt.zeros(x.size(0), 1)
+
+    x3, x5 = tt.ones(3, 2, 2), tt.full((5, 2, 2), 2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TracerWarning)
+        traced = tt.jit.trace(flat, (x3,))
+        unrolled = tt.jit.trace(lambda x: sum(x[i] for i in range(x.size(0))), (x3,))
+    listing = _strip(traced.graph)
+    assert "aten::size(%x, %" in listing and "aten::numel(%x)" in listing
+    np.testing.assert_array_equal(traced(x5).numpy(), np.full((5, 4), 40.0))
+    assert unrolled(x5).tolist() == [[6.0, 6.0], [6.0, 6.0]]          # three rows, as traced
+    traced.save(tmp_path / "flat.pt")
+    np.testing.assert_array_equal(tt.jit.load(tmp_path / "flat.pt")(x5).numpy(), np.full((5, 4), 40.0))
+    with pytest.warns(TracerWarning) as caught:
+        baked = tt.jit.trace(lambda x: x.view(int(x.size(0)), -1) * float(x.size(1)), (x3,))
+    assert [str(w.message) for w in caught] == [WARN_INT, WARN_BOOL.replace("boolean", "float")]
+    assert caught[0].filename == __file__
+    with pytest.raises(RuntimeError, match=r"shape '\[3, -1\]' is invalid for input of size 20"):
+        baked(x5)

@@ -246,12 +246,20 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         fn = func.forward
         attributes = list(func.named_parameters(remove_duplicate=False)) + \
             list(func.named_buffers(remove_duplicate=False))
-        graph, _ = trace_graph(func, inputs, _input_names(fn, len(inputs)), attributes)
+        graph, _ = trace_graph(func, inputs, _input_names(fn, len(inputs)), attributes, _sizes_tracer())
         return _script_module_class()._from_module(func, graph, type(func).__name__)
     if not callable(func):
         raise RuntimeError(f"tt.jit.trace expects a function or a module, not {type(func).__name__}")
-    graph, _ = trace_graph(func, inputs, _input_names(func, len(inputs)))
+    graph, _ = trace_graph(func, inputs, _input_names(func, len(inputs)), (), _sizes_tracer())
     return ScriptFunction(graph, getattr(func, "__name__", "forward"))
+
+
+def _sizes_tracer():
+    """torch's trace records the sizes it reads (``x.size(0)`` is aten::size, so a traced view
+    follows the batch size) and warns where a size becomes a Python number: a symbolic tracer
+    that warns instead of guarding."""
+    from ._trace import Tracer
+    return Tracer(symbolic=True, guarding=False)
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):

@@ -1,4 +1,6 @@
-"""Symbolic sizes for tt.compile(dynamic=True) (issue 26): a trace whose graph serves every size.
+"""Symbolic sizes (issue 26): a trace whose graph serves every size, for tt.compile(dynamic=True)
+and tt.jit.trace (torch's trace records aten::size too; there a size read as a plain value warns
+with torch's TracerWarning instead of being guarded).
 
 While a symbolic trace runs (``Tracer(symbolic=True)``), ``x.size(d)``, ``x.shape`` and
 ``x.numel()`` of a tensor the graph computes (an input or an op's result) give ``SymInt``s: ints
@@ -50,11 +52,12 @@ def _tracer():
     return t if t is not None and getattr(t, "symbolic", False) and not _tracing.state.suspended else None
 
 
-def _guard(expr, value):
-    """This trace relies on ``expr == value`` (a plain read of a SymInt, a comparison's result)."""
+def _guard(expr, value, what="integer"):
+    """This trace relies on ``expr == value`` (a plain read of a SymInt as ``what``: "integer",
+    "float", "boolean" (a comparison's result), "index"; tt.jit.trace warns instead, as torch's)."""
     tracer = _tracer()
     if tracer is not None:
-        tracer.add_guard(expr, value)
+        tracer.add_guard(expr, value, what)
 
 
 class SymInt(int):
@@ -79,21 +82,22 @@ class SymInt(int):
     def __pos__(self):
         return self
 
-    def _specialise(self):
+    def _specialise(self, what="integer"):
         v = int.__int__(self)
-        _guard(self.expr, v)
+        _guard(self.expr, v, what)
         return v
 
     def __int__(self):
         return self._specialise()
 
-    __index__ = __int__
+    def __index__(self):
+        return self._specialise("index")
 
     def __float__(self):
-        return float(self._specialise())
+        return float(self._specialise("float"))
 
     def __bool__(self):
-        return bool(self._specialise())
+        return bool(self._specialise("boolean"))
 
 
 def _arith(name, fn, reflected):
@@ -114,7 +118,7 @@ def _compare(name, fn):
                 return NotImplemented
             return fn(self._specialise(), other)
         result = fn(int.__int__(self), _plain(other))
-        _guard((name, self.expr, _expr(other)), result)
+        _guard((name, self.expr, _expr(other)), result, "boolean")
         return result
     return method
 
@@ -194,6 +198,17 @@ def _symbolic_value(t, depth):
     return v
 
 
+class SymSize(Size):
+    """A Size of SymInts: its slices and sums keep them (Size's own would read them as ints)."""
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return tuple.__new__(SymSize, r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return tuple.__new__(SymSize, tuple(self) + tuple(other))
+
+
 _ORIGINAL = {}
 
 
@@ -202,7 +217,7 @@ def _size(self, dim=None, _depth=2):
     if v is None:
         return _ORIGINAL["size"](self, dim)
     if dim is None:
-        return tuple.__new__(Size, [SymInt(n, ("size", v, i)) for i, n in enumerate(self._shape)])
+        return tuple.__new__(SymSize, [SymInt(n, ("size", v, i)) for i, n in enumerate(self._shape)])
     d = self._wrap_dim(dim)
     return SymInt(self._shape[d], ("size", v, d))
 
@@ -234,18 +249,33 @@ def _sized(call, name, fn, whole=False):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         tracer = _tracer()
-        if tracer is None or not (contains_symbolic((args, kwargs)) or
-                                  whole and any(isinstance(a, Tensor) and _symbolic_value(a, None) is not None
-                                                for a in args)):
+        if tracer is None or not (contains_symbolic((args, kwargs)) or whole and _computes_sizes(name, args)):
             return fn(*args, **kwargs)
         _tracing.state.suspended += 1
         try:
             out = fn(*args, **kwargs)
         finally:
             _tracing.state.suspended -= 1
-        tracer.record_call(name, args, kwargs, out, call=call)
+        if name in _DUNDERS:          # a tensor's operator: recorded as the operator (a + b)
+            op, reflected = _DUNDERS[name]
+            tracer.record_call(op, args[::-1] if reflected else args, kwargs, out, call="operator")
+        else:
+            tracer.record_call(name, args, kwargs, out, call=call)
         return out
     return wrapper
+
+
+_DUNDERS = {f"__{r}{op}__": (op, r == "r") for op in ("add", "sub", "mul", "truediv", "floordiv", "pow")
+            for r in ("", "r")}
+
+
+def _computes_sizes(name, args):
+    """Whether a WHOLE_* call computes sizes from a symbolic operand's sizes: flatten always,
+    matmul and linear when they flatten batch dimensions (an operand of rank > 2)."""
+    symbolic = [a for a in args if isinstance(a, Tensor) and _symbolic_value(a, None) is not None]
+    if name == "flatten":
+        return bool(symbolic)
+    return any(a.dim() > 2 for a in symbolic)
 
 
 _lock = threading.Lock()

@@ -6,6 +6,8 @@ primitives it runs. A tensor the trace has not seen (a closure's, one made by a 
 a constant of the graph; a module's parameters and buffers become ``prim::GetAttr`` values, so
 the traced module keeps using (and training) the module's own tensors. A tensor read as a Python
 value (``bool(t)``, ``t.item()`` ...) is baked in as a constant, with torch's TracerWarning.
+Sizes read from the graph's tensors are recorded (``aten::size``, _symbolic.py), as torch's are;
+random functions are recorded as calls (tritensor/_tracing.py's random_op).
 """
 from __future__ import annotations
 
@@ -37,19 +39,27 @@ class Tracer:
     size expressions; ``guards`` the (expression, value) pairs the graph relies on;
     ``static_reason`` why the graph cannot serve other sizes (None when it can)."""
 
-    def __init__(self, symbolic=False):
+    def __init__(self, symbolic=False, guarding=True):
         self.graph = Graph()
         self.env = {}           # id(tensor) -> Value
         self.keep = []          # the tensors of env (their ids stay unique while the trace runs)
         self.versions = {}      # id(tensor) -> (its version counter, the version the graph knows)
         self.unrecorded = False
         self.symbolic = symbolic
+        self.guarding = guarding     # False (tt.jit.trace): a size read as a plain value warns, as torch's
         self.guards = []
         self.static_reason = None
         self._sym_values = {}   # expression -> the Value computing it
         self.size_values = set()  # (symbolic) products of the inputs' sizes: see check_baked
 
-    def add_guard(self, expr, value):
+    def add_guard(self, expr, value, what="integer"):
+        if not self.guarding:        # torch's trace: the value is a constant from now on (an index: silently)
+            if what != "index":
+                f, level = sys._getframe(0), 2          # (the warning points at the user's line)
+                while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+                    f, level = f.f_back, level + 1
+                _tracing.warn_conversion(what, stacklevel=level)
+            return
         from ._symbolic import leaves
         if any(v.node is not None for v in leaves(expr)):
             if self.static_reason is None:
