@@ -1387,7 +1387,11 @@ for name in ("float32", "bfloat16", "float16", "float64"):
 # uint16/32/64 (issue 28, helper "udtypes"): torch's kernels for them (mul, eq, bitwise, casts both
 # ways, fill, the int64 sum; the sort keys above), unsigned conversions and wrap-around
 for fn, c, out, src in [("mul", "uint64", "uint64", "uint64"), ("eq", "uint32", "bool", "uint32"),
-                        ("bitwise_xor", "uint16", "uint16", "uint16"), ("div", "float32", "float32", "uint64")]:
+                        ("bitwise_xor", "uint16", "uint16", "uint16"), ("div", "float32", "float32", "uint64"),
+                        # past torch's set (ops/_unsigned.unrestricted, the Array API namespace)
+                        ("lt", "uint64", "bool", "uint64"), ("div_floor", "uint64", "uint64", "uint64"),
+                        ("remainder", "uint32", "uint32", "uint32"), ("bitwise_right_shift", "uint64", "uint64", "uint64"),
+                        ("maximum", "uint16", "uint16", "uint16")]:
     tb.elementwise(fn, T((5, 40), out), [T((5, 40), src), T((40,), src)], c)
 for s, d in [("uint64", "float32"), ("float64", "uint64"), ("int64", "uint32"), ("uint16", "int64")]:
     tb.copy(T((5, 40), d), T((5, 40), s, True))

@@ -258,3 +258,47 @@ def test_unsupported_ops_raise_before_computing():
         tt.tensor([1, 2]).cumsum(0, dtype=tt.uint64)
     assert tt.exp(x).dtype is tt.float32 and (x < 1.5).tolist() == [True, False]
     assert _unsigned.kernel_name("lt", "cuda") == "lt_cuda" and _unsigned.kernel_name("pow", "cuda") == "pow"
+
+
+_MOD = {"uint16": 2 ** 16, "uint32": 2 ** 32, "uint64": 2 ** 64}
+# op -> (tritensor, Python's integers modulo 2**bits)
+_UNRESTRICTED_BINARY = {
+    "lt": (lambda x, y: x < y, lambda p, q, m: p < q),
+    "ge": (lambda x, y: x >= y, lambda p, q, m: p >= q),
+    "maximum": (tt.maximum, lambda p, q, m: max(p, q)),
+    "add": (lambda x, y: x + y, lambda p, q, m: (p + q) % m),
+    "sub": (lambda x, y: x - y, lambda p, q, m: (p - q) % m),
+    "floor_divide": (lambda x, y: x // y, lambda p, q, m: p // q),
+    "remainder": (lambda x, y: x % y, lambda p, q, m: p % q),
+    "div_trunc": (lambda x, y: tt.div(x, y, rounding_mode="trunc"), lambda p, q, m: p // q),
+    "rshift": (lambda x, y: x >> (y & 7), lambda p, q, m: p >> (q & 7)),
+    "lshift": (lambda x, y: x << (y & 7), lambda p, q, m: (p << (q & 7)) % m),
+}
+
+
+def test_kernels_are_unsigned_under_unrestricted(device):
+    """The kernels handle these dtypes whole, past torch's set (ops/_unsigned.unrestricted, for the
+    Array API namespace): values past 2**15 / 2**31 / 2**63 compare, divide and shift as unsigned,
+    add/sub/neg/~ wrap, max/argmax/cummax order them as unsigned; Python's integers are the
+    oracle. Leaving the block, the same signatures raise torch's error again (nothing cached)."""
+    bad = []
+    for name, m in _MOD.items():
+        a = [m - 1, 1, m // 2 + 1, 0, 7, m // 2, 12345]
+        b = [3, m - 1, 2, 5, 7, m // 2 + 3, 2]
+        x = tt.tensor(a, dtype=getattr(tt, name), device=device)
+        y = tt.tensor(b, dtype=getattr(tt, name), device=device)
+        with _unsigned.unrestricted():
+            for op, (f, ref) in _UNRESTRICTED_BINARY.items():
+                if f(x, y).tolist() != [ref(p, q, m) for p, q in zip(a, b)]:
+                    bad.append(f"{name} {op}: {f(x, y).tolist()}")
+            unary = {"neg": ((-x).tolist(), [(-p) % m for p in a]), "not": ((~x).tolist(), [m - 1 - p for p in a]),
+                     "max": (x.max().item(), max(a)), "argmax": (x.argmax().item(), a.index(max(a))),
+                     "amin": (x.amin().item(), 0), "cummax": (x.cummax(0).values.tolist(),
+                                                             [max(a[:i + 1]) for i in range(len(a))]),
+                     "clamp": (x.clamp(5, m // 2).tolist(), [min(max(p, 5), m // 2) for p in a])}
+            bad += [f"{name} {op}: {got} != {want}" for op, (got, want) in unary.items() if got != want]
+        with pytest.raises(NotImplementedError, match="not implemented for 'UInt"):
+            x < y
+        with pytest.raises(NotImplementedError, match="max_all"):
+            x.max()
+    assert not bad, "\n".join(bad)

@@ -10,8 +10,18 @@ operands first, as torch's TensorIterator does, and works.
 
 dispatch() asks ``check`` on its first-time path only (a cached signature was checked when it was
 first seen; an error is never cached), so the hot path pays nothing.
+
+The kernels themselves handle these dtypes whole (unsigned comparisons, division, remainder,
+logical shifts, wrap-around add/sub/neg, max/min/argmax, the unsigned sort keys: checked in
+tests/test_unsigned_dtypes.py against Python's integers). ``with unrestricted():`` lifts torch's
+restriction in the calling thread, for the Array API namespace (the standard has arithmetic and
+comparisons on unsigned integers); what runs there is not cached, so torch's namespace keeps
+raising for the same signature.
 """
 from __future__ import annotations
+
+import contextlib
+import threading
 
 from .. import dtypes as _dt
 from ..backends.base import backend_for
@@ -45,6 +55,23 @@ _TORCH_KERNEL = {
 }
 
 
+_state = threading.local()        # .unrestricted: the depth of unrestricted() blocks in this thread
+
+
+@contextlib.contextmanager
+def unrestricted():
+    """Every kernel on uint16/uint32/uint64 in this block, not only torch's set (see above)."""
+    _state.unrestricted = getattr(_state, "unrestricted", 0) + 1
+    try:
+        yield
+    finally:
+        _state.unrestricted -= 1
+
+
+def _lifted() -> bool:
+    return getattr(_state, "unrestricted", 0) > 0
+
+
 def _limited(dtype) -> bool:
     return dtype._rank > 4 and dtype._kind == 1          # uint16, uint32, uint64
 
@@ -56,7 +83,7 @@ def refuse(kernel: str, dtype, device=None) -> None:
     """For the functions that do not reach check() through a table entry of their own (factories,
     compactions, composites): torch's NotImplementedError naming ``kernel`` (its cpu name; a
     "_cpu" suffix takes the device's kind) when ``dtype`` is uint16/32/64."""
-    if dtype is not None and _limited(dtype):
+    if dtype is not None and _limited(dtype) and not _lifted():
         kind = backend_for(device).torch_kind if device is not None else "cpu"
         name = kernel[:-4] + "_" + kind if kernel.endswith("_cpu") else kernel
         raise NotImplementedError(f'"{name}" not implemented for \'{_dt.type_name(dtype)}\'')
@@ -67,9 +94,10 @@ def kernel_name(op_name: str, device_kind: str) -> str:
     return name[:-4] + "_" + device_kind if name.endswith("_cpu") else name
 
 
-def check(op, args, compute, device) -> None:
+def check(op, args, compute, device) -> bool:
     """Raise torch's NotImplementedError when entry ``op`` would run an integer kernel on a
-    uint16/uint32/uint64 operand (or accumulate in one) that torch does not have."""
+    uint16/uint32/uint64 operand (or accumulate in one) that torch does not have. Returns whether
+    dispatch may cache the signature: False for a call only unrestricted() let through."""
     dtype = None
     for a in args:
         d = getattr(a, "_dtype", None)
@@ -77,11 +105,13 @@ def check(op, args, compute, device) -> None:
             dtype = d
             break
     if dtype is None and not (compute is not None and _limited(compute)):
-        return
+        return True
     if compute is not None and compute.is_floating_point:
-        return                                   # the operands are cast to a floating dtype first
+        return True                              # the operands are cast to a floating dtype first
     if op.name in INTEGER_OK and not (op.name in _ACCUMULATING and compute is not None and _limited(compute)):
-        return
+        return True
+    if _lifted():
+        return False
     kind = backend_for(device).torch_kind if device is not None else "cpu"
     raise NotImplementedError(f'"{kernel_name(op.name, kind)}" not implemented for '
                               f"'{_dt.type_name(compute if compute is not None and _limited(compute) else dtype)}'")

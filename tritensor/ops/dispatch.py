@@ -282,9 +282,9 @@ def dispatch(op: OpDef, *args, **attrs):
         if op.outputs:                   # several outputs (table.py): a tuple of them
             return _dispatch_outputs(op, args, attrs, dev)
         meta = op.rule(*args, **attrs)            # 0-d cpu tensors still count as tensors here
-        _unsigned.check(op, args, meta.compute or meta.dtype, dev)    # uint16/32/64: torch's kernels only
+        cacheable = _unsigned.check(op, args, meta.compute or meta.dtype, dev)    # uint16/32/64: torch's kernels
         strides = output_strides(op, meta.shape, args, attrs)
-        if key is not None:
+        if key is not None and cacheable:
             _remember(key, meta, dev, strides)
         written = args                  # (a trace records the call as written: 0-d cpu operands too)
         args = _cpu_scalars_to_values(args, dev)
@@ -491,8 +491,8 @@ def dispatch_inplace(op: OpDef, self: Tensor, *others, **attrs):
     else:
         dev = common_device([self] + [a for a in others if isinstance(a, Tensor)])
         meta = op.rule(self, *others, **attrs)
-        _unsigned.check(op, (self,) + others, meta.compute or meta.dtype, dev)
-        if key is not None:      # the out-of-place call of this signature reads the same entry
+        cacheable = _unsigned.check(op, (self,) + others, meta.compute or meta.dtype, dev)
+        if key is not None and cacheable:      # the out-of-place call of this signature reads the same entry
             _remember(key, meta, dev, output_strides(op, meta.shape, (self,) + others, attrs))
         others = _cpu_scalars_to_values(others, dev)
         shape, dtype, compute = meta.shape, meta.dtype, meta.compute
