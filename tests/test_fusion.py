@@ -571,3 +571,17 @@ def test_strided_input_reduced_in_its_own_order(device):
     g = tt.jit.trace(h, (x,))
     assert _host(g(x)).tobytes() == _host(h(x)).tobytes()
     np.testing.assert_allclose(float(g(x)), ((xn * xn + 1).sum()) * 2, rtol=1e-6)
+
+
+def test_an_unsqueeze_of_a_pointwise_value_moves_onto_its_input(device):
+    a = tt.tensor(np.arange(3, dtype=np.float32), device=device)
+    b = tt.tensor(np.ones((3, 4), np.float32), device=device)
+
+    def f(a, b):
+        return (a * 2 + 1).unsqueeze(1) * b - b      # (a * 2 + 1) has no reader but the unsqueeze
+
+    g = tt.jit.trace(f, (a, b))
+    assert [_ops(n) for n in _groups(g)] == [["mul", "add", "mul", "sub"]]
+    assert "aten::unsqueeze" in str(g.graph_for(a, b))       # now a view of the input a
+    want = (np.arange(3, dtype=np.float32) * 2 + 1)[:, None] * np.ones((3, 4), np.float32) - 1
+    np.testing.assert_array_equal(_host(g(a, b)), want)

@@ -172,3 +172,33 @@ def test_gradcheck_of_a_reduction_group(device):
         g = tt.jit.trace(fn, (x, y))
         assert type(g(x, y).grad_fn).__name__ == "DifferentiableGraphBackward"
         assert tt.autograd.gradcheck(g, (x, y))
+
+
+@pytest.mark.emulated_blocks("fast")
+def test_a_mean_over_a_dim_is_one_launch_each_way(launches):
+    """mean(1) without keepdim: its backward is g / n unsqueezed and expanded; the unsqueeze is
+    moved onto g (a view of the group's input), so the division, the expand and the prologue's
+    backward are one group. Forward one launch, backward one, eager's bits, the float64 formula."""
+    rng = np.random.default_rng(9)
+    xn, wn = rng.standard_normal((5, 37)).astype(np.float32), rng.standard_normal(37).astype(np.float32)
+    x = tt.tensor(xn, device="cuda", requires_grad=True)
+    w = tt.tensor(wn, device="cuda", requires_grad=True)
+    g = tt.tensor(np.linspace(-1, 1, 5).astype(np.float32), device="cuda")
+
+    def f(x, w):
+        return (x * w).tanh().mean(1) * 3
+
+    h = tt.jit.trace(f, (x, w))
+    tt.autograd.grad(h(x, w), (x, w), g)
+    launches.clear()
+    out = h(x, w)
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
+    launches.clear()
+    gx, gw = tt.autograd.grad(out, (x, w), g)
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
+    for a, b in zip((gx, gw), tt.autograd.grad(f(x, w), (x, w), g)):
+        assert _host(a).tobytes() == _host(b).tobytes()
+    t = np.tanh(xn.astype(np.float64) * wn)
+    d = (1 - t ** 2) * np.linspace(-1, 1, 5)[:, None] * 3 / 37
+    np.testing.assert_allclose(_host(gx), d * wn, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(_host(gw), (d * xn).sum(0), rtol=1e-4, atol=1e-6)

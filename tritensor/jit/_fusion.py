@@ -19,7 +19,9 @@ Grouping (``fuse_graph``), over a graph's top-level nodes:
     group (it has no memory of its own shape; an expand is a view): such a node ends the group;
   * anything else ends the group: a view (its output aliases an input: a later in-place write
     through it must see memory, not registers), an in-place op, a second reduction, control flow;
-  * scalar constants are hoisted to the top first, so they do not split groups;
+  * scalar constants are hoisted to the top first, so they do not split groups; an unsqueeze of
+    a pointwise value nothing else reads is moved onto that op's operands (a mean over a dim
+    without keepdim has g / n unsqueezed in its backward: the division then joins the group);
   * a group needs two launching ops (one op alone is already one launch).
 The group reads each outside value once and returns the values read after it (prologue values
 too: a multi-output kernel), as ``Graph.replace_nodes`` builds it.
@@ -64,7 +66,7 @@ from ..ops import _layout
 from ..ops.table import TABLE
 from ..tensor import Tensor
 from ._interp import FUSION_GROUP_RUNNERS, run_graph
-from ._ir import Graph, Type, _copy_node, _reads
+from ._ir import Graph, Node, Type, _copy_node, _reads
 from ._trace import Tracer
 
 RECOMPILE_LIMIT = 8
@@ -230,6 +232,7 @@ def fuse_graph(graph):
     g = graph.copy()
     consts = [n for n in g.nodes if _scalar_constant(n)]
     g.nodes[:] = consts + [n for n in g.nodes if not _scalar_constant(n)]
+    _hoist_unsqueezes(g)
     _sink_pure_nodes(g.nodes)
     users = _users(g)
     excluded = set()
@@ -242,6 +245,62 @@ def fuse_graph(graph):
     for r in runs:
         g.replace_nodes(r.nodes, GROUP_KIND)
     return g
+
+
+def _unsqueeze(node):
+    return (node.kind == "aten::unsqueeze" and node.attrs.get("call", "op") == "op" and _typed(node)
+            and set(node.attrs.get("kwargs") or ()) == {"dim"} and len(node.inputs) == 1)
+
+
+def _hoist_unsqueezes(g):
+    """An unsqueeze of a pointwise op's value that nothing else reads becomes the pointwise op of
+    its operands unsqueezed (the same values: the new dim is a broadcast dim of every operand). A
+    reduction over dims without keepdim has such a backward (g / n, unsqueezed, expanded): after
+    the rewrite the division joins the group of the expand and the ops after it, and the
+    unsqueeze is a view of an input, outside the group."""
+    changed = True
+    while changed:
+        changed = False
+        users = _users(g)
+        top = {id(n) for n in g.nodes}
+        for u in g.nodes:
+            if not _unsqueeze(u):
+                continue
+            v = u.inputs[0]
+            p = v.node
+            if p is None or id(p) not in top or not _fusible(p) or len(users.get(id(v), ())) != 1 or \
+                    any(a.type.kind == "Tensor" and a.type.shape is None for a in p.inputs):
+                continue
+            rank = len(v.type.shape)
+            dim = u.attrs["kwargs"]["dim"]
+            dim = dim + rank + 1 if dim < 0 else dim
+            new, ins = [], []
+            for a in p.inputs:
+                d = dim - (rank - len(a.type.shape)) if a.type.kind == "Tensor" else -1
+                if d < 0:               # a scalar, or the new dim is one of a's broadcast dims
+                    ins.append(a)
+                    continue
+                n = Node("aten::unsqueeze", [a], {"call": "op", "kwargs": {"dim": d}}, u.source)
+                t = a.type
+                shape = list(t.shape)
+                shape.insert(d, 1)
+                strides = None
+                if t.strides is not None:
+                    strides = list(t.strides)
+                    strides.insert(d, strides[d] * t.shape[d] if d < len(t.shape) else 1)
+                n.add_output(g, Type("Tensor", t.dtype, tuple(shape), strides and tuple(strides), t.requires_grad,
+                                     t.device))
+                new.append(n)
+                ins.append(n.outputs[0])
+            q = Node(p.kind, ins, p.attrs, p.source)
+            out = u.outputs[0]
+            q.outputs = [out]
+            out.node = q
+            i = g.nodes.index(p)
+            g.nodes[i:i + 1] = new + [q]
+            g.nodes.remove(u)
+            changed = True
+            break
 
 
 def _pure(node):
