@@ -19,7 +19,7 @@ from tritensor.ops import _unsigned
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 sys.path.insert(0, DATA)
-from unsigned_cases import CASES, CUDA_CASES, DTYPES, SETUP  # noqa: E402
+from unsigned_cases import CASES, CUDA_CASES, DTYPES, SETUP, outcome  # noqa: E402
 
 with open(os.path.join(DATA, "unsigned_values.json")) as _f:
     FIX = json.load(_f)
@@ -42,29 +42,6 @@ def namespaces():
     return {name: _namespace(name, "cpu") for name in DTYPES}
 
 
-def _encode(v):
-    """unsigned_values.json's form of a tritensor value (record_unsigned.py's encode)."""
-    if isinstance(v, tt.Tensor):
-        return {"tensor": {"dtype": v.dtype.name, "shape": list(v.shape), "values": v.tolist(),
-                           "requires_grad": v.requires_grad}}
-    if isinstance(v, tt.dtype):
-        return {"dtype": v.name}
-    if isinstance(v, (tuple, list)) and any(isinstance(x, tt.Tensor) for x in v):
-        return {"tuple": [_encode(x) for x in v]}
-    if isinstance(v, str):
-        return {"value": v.replace("tritensor.", "torch.")}
-    if isinstance(v, tuple):
-        v = list(v)
-    return {"value": v}
-
-
-def _outcome(expr, ns):
-    try:
-        return _encode(eval(expr, ns))
-    except Exception as e:
-        return {"error": type(e).__name__, "message": str(e).splitlines()[0] if str(e) else ""}
-
-
 def _same(got, want):
     """Equal outcomes; floats to float32's rounding (exp/sqrt of small ints), everything else exact."""
     if isinstance(want, float) and isinstance(got, float):
@@ -80,7 +57,7 @@ def _same(got, want):
 def test_case_matches_torch_on_cpu(case, namespaces):
     for name in DTYPES:
         want = FIX["cases"][case][name]
-        got = _outcome(CASES[case], namespaces[name])
+        got = outcome(CASES[case], namespaces[name])
         assert _same(got, want), f"{case} {name}: {CASES[case]}\n  torch:     {want}\n  tritensor: {got}"
 
 
@@ -94,7 +71,7 @@ def test_cases_on_the_emulated_device():
         assert ns["X"].device.type == "cuda" and ns["B"].device.type == "cuda" and ns["I"].device.type == "cuda"
         for case in CUDA_CASES:
             want = FIX["cases"][case][name]
-            got = _outcome(_on_device(CASES[case]), ns)
+            got = outcome(_on_device(CASES[case]), ns)
             if "error" in want:            # torch names the cuda kernel <op>_cuda
                 ok = got.get("error") == want["error"] and \
                     got.get("message", "").replace("_cuda\"", "_cpu\"") == want["message"]

@@ -13,31 +13,10 @@ import sys
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from unsigned_cases import CASES, DTYPES, SETUP  # noqa: E402
+from unsigned_cases import CASES, DTYPES, SETUP, outcome  # noqa: E402
 
 DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "float16",
                "bfloat16", "float32", "float64")
-
-
-def encode(v):
-    """A JSON form of a case's value that tritensor's can be compared with."""
-    if isinstance(v, torch.Tensor):
-        return {"tensor": {"dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape),
-                           "values": v.tolist(), "requires_grad": v.requires_grad}}
-    if isinstance(v, torch.dtype):
-        return {"dtype": str(v).replace("torch.", "")}
-    if isinstance(v, (tuple, list)) and any(isinstance(x, torch.Tensor) for x in v):
-        return {"tuple": [encode(x) for x in v]}
-    if isinstance(v, tuple):
-        v = list(v)
-    return {"value": v}
-
-
-def outcome(expr, namespace):
-    try:
-        return encode(eval(expr, namespace))
-    except Exception as e:        # the error is part of the record
-        return {"error": type(e).__name__, "message": str(e).splitlines()[0] if str(e) else ""}
 
 
 def main():

@@ -13,6 +13,30 @@ torch error among them is part of the record (type and message).
 
 DTYPES = ("uint16", "uint32", "uint64")
 
+
+def outcome(expr, namespace):
+    """The JSON form of evaluating a case in ``namespace`` (L: torch or tritensor): a tensor's dtype
+    name, shape, values and requires_grad; a dtype's name; a tuple of tensors; a plain value (a
+    string with tritensor's module name written as torch's); or the error's type and first line."""
+    L = namespace["L"]
+
+    def encode(v):
+        if isinstance(v, L.Tensor):
+            return {"tensor": {"dtype": str(v.dtype).rsplit(".", 1)[-1], "shape": list(v.shape),
+                               "values": v.tolist(), "requires_grad": v.requires_grad}}
+        if isinstance(v, L.dtype):
+            return {"dtype": str(v).rsplit(".", 1)[-1]}
+        if isinstance(v, (tuple, list)) and any(isinstance(x, L.Tensor) for x in v):
+            return {"tuple": [encode(x) for x in v]}
+        if isinstance(v, str):
+            return {"value": v.replace("tritensor.", "torch.")}
+        return {"value": list(v) if isinstance(v, tuple) else v}
+
+    try:
+        return encode(eval(expr, namespace))
+    except Exception as e:        # the error is part of the record
+        return {"error": type(e).__name__, "message": str(e).splitlines()[0] if str(e) else ""}
+
 SETUP = """
 HI = L.iinfo(d).max
 X = L.tensor([HI, 1, HI // 2 + 1, 0, 7], dtype=d)
