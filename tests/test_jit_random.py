@@ -149,3 +149,25 @@ def test_draws_the_trace_cannot_record_still_warn():
         warnings.simplefilter("ignore", TracerWarning)
         first, second = compiled(tt.ones(3)), compiled(tt.ones(3))
     assert "random op" in compiled.fallback_reason and not np.array_equal(_np(first), _np(second))
+
+
+def test_a_scripted_module_follows_train_and_eval():
+    """torch's scripted modules read ``training`` at run time: after eval() the scripted dropout
+    is the identity and batch norm uses its running statistics, after train() both train again."""
+    tt.manual_seed(0)
+    model = tt.nn.Sequential(tt.nn.Linear(3, 4), tt.nn.BatchNorm1d(4), tt.nn.Dropout(0.5))
+    scripted = tt.jit.script(model)
+    x = tt.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3))
+    tt.manual_seed(1)
+    trained = _np(scripted(x))                        # batch statistics, a dropout mask
+    assert (trained == 0).any()
+    scripted.eval()
+    assert not model[2].training
+    expected = _np(model[1](model[0](x)))             # running statistics, no dropout
+    np.testing.assert_array_equal(_np(scripted(x)), expected)
+    scripted.train()
+    tt.manual_seed(1)
+    again = _np(scripted(x))
+    model.train()
+    tt.manual_seed(1)
+    np.testing.assert_array_equal(again, _np(model(x)))

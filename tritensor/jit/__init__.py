@@ -37,9 +37,13 @@ class _Callable:
 
     _scripted = False          # a scripted graph is profiled, then fused (_profile.py)
 
+    def _sync_training(self):
+        """(a scripted module: its graph for the current training flags, _script_module_class)"""
+
     def graph_for(self, *inputs, **kwargs):
         """The graph that runs for ``inputs`` (torch's graph_for: its fusion groups shown; a
         scripted function runs once for them first, as torch's profiling executor)."""
+        self._sync_training()
         if self._scripted:
             from ._profile import graph_for
             return graph_for(self, self.graph, inputs, self._attributes())
@@ -49,6 +53,7 @@ class _Callable:
         return None
 
     def _run(self, args):
+        self._sync_training()
         if self._scripted:
             from ._profile import call
             return call(self, self.graph, args, self._attributes())
@@ -56,6 +61,7 @@ class _Callable:
 
     @property
     def code(self):
+        self._sync_training()
         if isinstance(self, _script_module_class()):
             return graph_code(self.graph, "forward", True)
         return graph_code(self.graph, self.name)
@@ -180,6 +186,27 @@ def _make_script_module_class():
         def _attributes(self):
             return self._graph_attributes()
 
+        def _sync_training(self):
+            """A scripted module's graph folds each module's ``training`` flag as a constant (its
+            train/eval branches compiled as the one taken); after train()/eval() the graph for the
+            new flags is compiled (once per combination), so dropout and batch norm follow the mode
+            as torch's scripted modules (which read prim::GetAttr[name="training"]) do."""
+            source = self.__dict__.get("_script_source")
+            if source is None:
+                return
+            key = tuple(m.training for m in self.modules())
+            graphs = self.__dict__.setdefault("_graphs_by_training", {})
+            graph = graphs.get(key)
+            if graph is None:
+                from ._script import Compiler
+                was = source.training
+                source.training = self.training
+                try:
+                    graph = graphs[key] = Compiler().function(type(source).forward, module=source)
+                finally:
+                    source.training = was
+            self.graph = graph
+
         def _graph_attributes(self):
             tensors = dict(self.named_parameters(remove_duplicate=False))
             tensors.update(self.named_buffers(remove_duplicate=False))
@@ -274,6 +301,8 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         graph = Compiler().function(type(obj).forward, module=obj)
         m = _script_module_class()._from_module(obj, graph, type(obj).__name__)
         object.__setattr__(m, "_scripted", True)
+        m.__dict__["_script_source"] = obj
+        m.__dict__["_graphs_by_training"] = {tuple(x.training for x in m.modules()): graph}
         return m
     if inspect.isfunction(obj) or inspect.ismethod(obj):
         f = ScriptFunction(Compiler().function(obj), obj.__name__)

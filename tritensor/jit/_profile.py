@@ -239,7 +239,7 @@ def graph_for(owner, graph, args, attributes=None):
 
 
 def _entry(owner, args):
-    table = owner.__dict__.setdefault("_tt_specialised", {})
+    table = owner.__dict__.setdefault("_tt_specialised", {}).setdefault(id(owner.graph), {})
     key = signature(args)
     spec = table.get(key)
     if spec is None:
