@@ -32,6 +32,7 @@ BUDGET = {
     "cpu tiny training step": 202,  # 8x8 matmul, tanh, pow, mean, backward, sub_ under no_grad
     "cuda host a + b": 19,          # emulated cuda, the launch replaced by a recorder
     "cuda host x.softmax(-1)": 24,  # ... softmax along the last dim (its launch plan cached)
+    "cuda host x.sum()": 30,        # ... a sum of every element (its launch plan cached)
     # a compiled launch of a signature seen before, from launch_kernel to Triton's C launcher
     # (tests/test_direct_launch.py, a kernel compiled for sm_90, the C launcher recording)
     "cuda compiled launch": 8,
@@ -328,6 +329,47 @@ def test_cuda_softmax_plans_hand_over_what_the_first_call_did(monkeypatch):
         assert args[1] == (base.data_ptr() + row if grad is not None else args[0])
         (_, _, again, _), = launches(mode, base[0], grad)      # the same signature at offset 0
         assert len(_softmax._PLANS) == 1 and again[0] == base.data_ptr() and again[3:] == args[3:]
+
+
+def test_cuda_host_sum_budget(monkeypatch):
+    x = tt.randn(4, 20, device="cuda")            # one pass under every profile
+    x.sum()                                       # the kernels imported, the plan made
+    recorder = _Recorder()
+    monkeypatch.setattr(tb, "_run", recorder)
+    _check("cuda host x.sum()", lambda: x.sum())
+    assert recorder.launches, "the recorder saw no launch"
+
+
+def test_cuda_reduce_plans_hand_over_what_the_first_call_did(monkeypatch):
+    """A cached reduction plan launches what planning did: same kernels, grids, meta-parameters
+    and arguments; x's pointer at each view's own offset; two passes through a scratch buffer
+    made for each call (the first pass writes what the second reads); the sums right."""
+    from tritensor.backends.triton import _plan, _reduce
+    monkeypatch.setitem(_plan.settings(), "reduce_target_programs", 8)   # few outputs: two passes
+    base = tt.randn(3, 40, 16, device="cuda")
+    out = tt.empty(16, device="cuda")
+    real = tb._run
+
+    def launches(x):
+        recorder = _Recorder()
+        monkeypatch.setattr(tb, "_run", recorder)
+        _reduce.reduce("sum", out, x, (0,), "float32")
+        monkeypatch.setattr(tb, "_run", real)
+        return [(kernel, grid, tuple(a.data_ptr() if hasattr(a, "data_ptr") else a for a in args), meta)
+                for kernel, grid, args, meta in recorder.launches]
+
+    _reduce._PLANS.clear()
+    planned = launches(base[2])
+    assert len(_reduce._PLANS) == 1 and len(planned) == 2
+    for x, offset in ((base[2], 2), (base[0], 0)):
+        first, second = launches(x)
+        assert len(_reduce._PLANS) == 1
+        assert first[2][0] == base.data_ptr() + offset * 40 * 16 * 4 and first[2][1] == second[2][0]
+        assert second[2][1] == out.data_ptr()
+        for got, want in zip((first, second), planned):
+            assert got[:2] == want[:2] and got[2][2:] == want[2][2:] and got[3] == want[3]
+        _reduce.reduce("sum", out, x, (0,), "float32")
+        np.testing.assert_allclose(out.cpu().numpy(), x.cpu().numpy().sum(0), rtol=1e-5, atol=1e-5)
 
 
 def test_view_layouts_cached_per_shape_strides_and_offset():

@@ -7,11 +7,13 @@ import math
 
 import numpy as np
 
-from ...runtime.launch import pointer
+from ...runtime.launch import KernelArg, pointer
+from ...runtime.launch import _state as _launch_state
 from .. import triton as _backend   # the package: every launch goes through _backend._run
 from ._copy import copy, fill
 from ._memory import _dtype, _View
-from ._plan import MAX_RANK, _cdiv, _contiguous_strides, _kernels, _next_pow2, _prod, coalesce, settings
+from ._plan import (MAX_RANK, _cdiv, _contiguous_strides, _kernels, _next_pow2, _prod, coalesce, on_settings_change,
+                    settings)
 
 
 _STORAGE_OF_COMPUTE = {"bool": "int32", "float16": "float32", "bfloat16": "float32"}
@@ -42,12 +44,68 @@ def _regrouped(x, kept, red, n_out, R):
     return x, kshape, kstrides, rshape, rstrides
 
 
+# Launch plans per signature (op, dims, compute dtype, x's and out's shape/strides/dtype, the
+# launch mode, INDEX32_LIMIT), as _elementwise.py keeps them: a repeated reduction only allocates
+# its scratch (two passes) and fills in the pointers. Planning cost ~50 Python calls a call, and
+# on the first H200 run's host ~0.55 us each, inside every timed sum. A change of the launch
+# settings drops them.
+_PLANS: dict = {}
+_PLANS_LIMIT = 4096
+on_settings_change(_PLANS.clear)
+_new_object = object.__new__
+_X, _OUT, _PARTIAL = 0, 1, 2      # the operands a planned launch reads and writes
+
+
 def reduce(op, out, x, dims, compute):
     """out = OP of x over ``dims`` (sorted non-negative ints; empty = a cast copy; all = a 0-d out),
     op in sum/prod/amax/amin, accumulated in dtype ``compute``. ``out`` is contiguous with x's
     shape minus ``dims``; x may have any strides and is read in place. Deterministic: no atomics,
     every run adds in the same order. An empty reduced range gives the identity (0 / 1); amax/amin
     of an empty range is an error the caller raises first."""
+    try:
+        key = (op, tuple(dims), compute, _launch_state["mode"], _backend.INDEX32_LIMIT, x._shape, x._stride,
+               x.dtype, out._shape, out._stride, out.dtype)
+        plan = _PLANS.get(key)
+    except (TypeError, AttributeError):      # not tensors as a plan knows them
+        key = plan = None
+    if plan is None:
+        plan = _reduce_planned(op, out, x, dims, compute)
+        if plan is None:                     # done without a plan (nothing to do, a fill, a regrouped copy)
+            return
+        if key is not None:
+            if len(_PLANS) >= _PLANS_LIMIT:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    _run_plan(plan, out, x)
+
+
+def _run_plan(plan, out, x):
+    scratch, launches = plan
+    operands = [x, out, None if scratch is None else _backend._scratch(x, *scratch)]
+    run = _backend._run
+    for kernel, grid, (src, dst), tail, meta in launches:
+        a, b = operands[src], operands[dst]
+        try:
+            src_ptr, dst_ptr = _address(a), _address(b)
+        except (AttributeError, TypeError):     # a storage whose address or device is not at hand
+            src_ptr, dst_ptr = pointer(a), pointer(b)
+        run(kernel, grid, src_ptr, dst_ptr, *tail, **meta)
+
+
+def _address(t):
+    """runtime.launch.pointer(t) without its calls (storage.data_ptr, KernelArg.__init__)."""
+    storage = t._storage
+    dtype = t.dtype
+    arg = _new_object(KernelArg)
+    arg._ptr = storage._ptr + t._offset * dtype.itemsize
+    arg.dtype = dtype
+    arg.device_index = storage.device.index
+    return arg
+
+
+def _reduce_planned(op, out, x, dims, compute):
+    """The checks and the plan of reduce(): (scratch (shape, dtype) or None, launches); None when
+    the call was done here without one."""
     nan_as_zero = op == "nansum"     # sum with NaN read as 0 (on the loaded value)
     if op == "count_nonzero":   # sum of (x != 0) in int64, tested on the loaded value
         op, compute, nonzero = "sum", "int64", True
@@ -70,14 +128,20 @@ def reduce(op, out, x, dims, compute):
     if R == 0:
         if op in ("amax", "amin"):
             raise ValueError(f"reduce: {op} of an empty range has no identity")
-        return fill(out, 0 if op == "sum" else 1)
+        fill(out, 0 if op == "sum" else 1)
+        return None
     kshape, (kstrides,) = coalesce([xshape[d] for d in kept], [[xstrides[d] for d in kept]])
     # Reduced dims in order of decreasing stride: the innermost reduced index walks memory fastest.
     red = sorted((d for d in dims if xshape[d] != 1), key=lambda d: -abs(xstrides[d]))
     rshape, (rstrides,) = coalesce([xshape[d] for d in red], [[xstrides[d] for d in red]])
+    plan = None
     if len(kshape) > MAX_RANK or len(rshape) > MAX_RANK:
         x, kshape, kstrides, rshape, rstrides = _regrouped(x, kept, red, n_out, R)
-    _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero, nan_as_zero)
+        _run_plan(_reduce_plan(op, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero, nan_as_zero),
+                  out, x)     # x is a fresh copy: the plan is not for the caller's x
+    else:
+        plan = _reduce_plan(op, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero, nan_as_zero)
+    return plan
 
 
 def _reduce_blocks(n_out, R, kinner, rinner, cfg):
@@ -105,8 +169,9 @@ def _chunking(n_blocks, R, block_red, cfg):
     return chunks, chunk
 
 
-def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero=False,
-                   nan_as_zero=False):
+def _reduce_plan(op, n_out, R, kshape, kstrides, rshape, rstrides, compute, nonzero=False, nan_as_zero=False):
+    """(scratch, launches) of a [kept, reduced] problem: one launch from x to out, or two through
+    a scratch buffer of partial results (shape, dtype)."""
     k = _kernels()
     cfg = settings()
     compute_tl = k.compute[compute]
@@ -119,20 +184,22 @@ def _reduce_launch(op, out, x, n_out, R, kshape, kstrides, rshape, rstrides, com
     n_blocks = _cdiv(n_out, block_out)
     chunks, chunk = _chunking(n_blocks, R, block_red, cfg)
     meta = dict(OP=op, IDENTITY=ident, COMPUTE=compute_tl, num_warps=cfg["reduce_warps"])
+    kernel = k.reduce.reduce_kernel
     if chunks == 1:
-        _backend._run(k.reduce.reduce_kernel, (n_blocks, 1), pointer(x), pointer(out), n_out, R, R,
-                      kshape, kstrides, rshape, rstrides, 1, 0, KRANK=len(kshape), RRANK=len(rshape),
-                      BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, NAN_AS_ZERO=nan_as_zero, **meta)
-        return
+        return None, [(kernel, (n_blocks, 1), (_X, _OUT), (n_out, R, R, kshape, kstrides, rshape, rstrides, 1, 0),
+                       dict(KRANK=len(kshape), RRANK=len(rshape), BLOCK_OUT=block_out, BLOCK_RED=block_red,
+                            NONZERO=nonzero, NAN_AS_ZERO=nan_as_zero, **meta))]
     # Pass 1: partial[k, c] = OP over chunk c of x[k, :]. Pass 2: out[k] = OP over c of partial[k, c].
-    partial = _backend._scratch(x, (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
-    _backend._run(k.reduce.reduce_kernel, (n_blocks, chunks), pointer(x), pointer(partial), n_out, R, chunk,
-                  kshape, kstrides, rshape, rstrides, chunks, 1, KRANK=len(kshape), RRANK=len(rshape),
-                  BLOCK_OUT=block_out, BLOCK_RED=block_red, NONZERO=nonzero, NAN_AS_ZERO=nan_as_zero, **meta)
+    scratch = ((n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
+    first = (kernel, (n_blocks, chunks), (_X, _PARTIAL),
+             (n_out, R, chunk, kshape, kstrides, rshape, rstrides, chunks, 1),
+             dict(KRANK=len(kshape), RRANK=len(rshape), BLOCK_OUT=block_out, BLOCK_RED=block_red,
+                  NONZERO=nonzero, NAN_AS_ZERO=nan_as_zero, **meta))
     block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg)
-    _backend._run(k.reduce.reduce_kernel, (_cdiv(n_out, block_out), 1), pointer(partial), pointer(out), n_out,
-                  chunks, chunks, (n_out,), (chunks,), (chunks,), (1,), 1, 0, KRANK=1, RRANK=1,
-                  BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta)
+    second = (kernel, (_cdiv(n_out, block_out), 1), (_PARTIAL, _OUT),
+              (n_out, chunks, chunks, (n_out,), (chunks,), (chunks,), (1,), 1, 0),
+              dict(KRANK=1, RRANK=1, BLOCK_OUT=block_out, BLOCK_RED=block_red, **meta))
+    return scratch, [first, second]
 
 
 # --------------------------------------------------------------------------- argmax / argmin
