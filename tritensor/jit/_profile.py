@@ -19,7 +19,6 @@ from __future__ import annotations
 import warnings
 
 from .. import _tracing
-from ..autograd.grad_mode import is_grad_enabled
 from ..tensor import Tensor
 from . import _interp
 from ._ir import Block, Graph, Node, Type, _reads
@@ -199,16 +198,6 @@ def _remap(block, back):
             b.returns = [back.get(id(v), v) for v in b.returns]
 
 
-def signature(args):
-    key = [is_grad_enabled()]
-    for a in args:
-        if isinstance(a, Tensor):
-            key.append((a._shape, a._stride, a.dtype, str(a.device), a.requires_grad))
-        else:
-            key.append(type(a))
-    return tuple(key)
-
-
 class Specialised:
     """One input signature of a scripted function: its profile, the runs profiled, the graph."""
 
@@ -240,7 +229,8 @@ def graph_for(owner, graph, args, attributes=None):
 
 def _entry(owner, args):
     table = owner.__dict__.setdefault("_tt_specialised", {}).setdefault(id(owner.graph), {})
-    key = signature(args)
+    from ._fusion import _signature         # (the fuser's plans' key: shapes, strides, dtypes ...)
+    key = _signature(args)
     spec = table.get(key)
     if spec is None:
         spec = table[key] = Specialised()
