@@ -261,6 +261,7 @@ CASES = {
     "aminmax": "X.aminmax()",
     "select_scatter": "L.select_scatter(M, S, 0, 0)",
     "diagonal_scatter": "L.diagonal_scatter(M, S[:2])",
+    "index_mask_set": "(lambda t: (t.__setitem__(B, 3), t)[1])(X.clone())",
     "index_tensor_set": "(lambda t: (t.__setitem__(I, 3), t)[1])(X.clone())",
     "take": "X.take(I)",
     "take_along_dim": "X.take_along_dim(I)",

@@ -393,6 +393,7 @@ def setitem(x, key, value):
     if mask is not None:
         if mask.dtype is _dt.uint8:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        _unsigned.refuse("masked_fill", x.dtype)      # (torch's masked_fill_ has no uint16/32/64 kernel)
     else:
         _check_put_dtype(x, values=value)
     _copy.check_scalar_fits(value, x.dtype)      # a no-op for a tensor value
