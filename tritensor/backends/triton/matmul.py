@@ -278,17 +278,23 @@ _K = None
 def _kernel():
     """Imported on first use: Triton decides compiled-or-interpreted when the kernel is decorated,
     after the runtime has set TRITON_INTERPRET for the emulated device."""
-    global _K
+    global _K, _F32
     if _K is None:
         import triton.language as tl
 
         from tritensor.kernels import matmul as matmul_k
+        _F32 = tl.float32
         _K = (matmul_k.matmul_kernel, {"float64": tl.float64}, matmul_k.matmul_int_kernel)
     return _K
 
 
+_F32 = None     # tl.float32, the accumulator of every floating dtype but float64 (set by _kernel)
+
+
 def _batch_strides(t, batch_shape):
     """``t``'s strides over the batch dims of the output (0 where t is broadcast)."""
+    if not batch_shape:
+        return ()
     from ._memory import _View
     view = _View(tuple(t.shape[:-2]), tuple(t.stride()[:-2]), 0, None, t.dtype)
     return broadcast_strides(view, batch_shape)
@@ -316,8 +322,8 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
         raise TypeError(f"matmul: operands must share one floating or integer dtype, got {a.dtype} and {b.dtype}")
     kernel, acc_of, int_kernel = _kernel()
     integer = not a.dtype.is_floating_point
-    import triton.language as tl
-    shape = tuple(int(s) for s in out.shape)
+    # list comprehensions, not generators, on this path: Python 3.12 inlines them (no call at all)
+    shape = tuple([int(s) for s in out.shape])
     batch, (M, N) = shape[:-2], shape[-2:]
     K = int(a.shape[-1])
     if tuple(a.shape[-2:]) != (M, K) or tuple(b.shape[-2:]) != (K, N):
@@ -326,9 +332,10 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
     if has_d:
         d_strides = broadcast_strides(d, shape)
     operands = [out, a, b] + ([d] if has_d else [])
-    mat = [tuple(int(s) for s in out.stride()[-2:]), tuple(int(s) for s in a.stride()[-2:]),
-           tuple(int(s) for s in b.stride()[-2:])] + ([d_strides[-2:]] if has_d else [])
-    bstrides = [tuple(int(s) for s in out.stride()[:-2]), _batch_strides(a, batch), _batch_strides(b, batch)]
+    out_strides = out.stride()
+    mat = [tuple([int(s) for s in out_strides[-2:]]), tuple([int(s) for s in a.stride()[-2:]]),
+           tuple([int(s) for s in b.stride()[-2:]])] + ([d_strides[-2:]] if has_d else [])
+    bstrides = [tuple([int(s) for s in out_strides[:-2]]), _batch_strides(a, batch), _batch_strides(b, batch)]
     if has_d:
         bstrides.append(d_strides[:-2])
     bshape, bstrides = coalesce(batch, bstrides)
@@ -342,7 +349,7 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
 
     dtype_name = a.dtype.name
     precision = input_precision(dtype_name)
-    acc = acc_of.get(dtype_name, tl.float32)
+    acc = acc_of.get(dtype_name, _F32)
     n_batch = _prod(bshape)
     inner = bshape[-1] if bshape else 1
     outer_shape = bshape[:-1]
