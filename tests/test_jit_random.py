@@ -136,9 +136,33 @@ def test_a_saved_random_graph_loads_and_still_draws(tmp_path):
     np.testing.assert_array_equal(_np(loaded(x)), expected)
 
 
+def fills(x):
+    """In-place fills of tensors the graph computes (recorded as the methods)."""
+    y = x.clone().uniform_(-1, 1) + x.clone().normal_() + (x * 0.5).bernoulli_(0.3)
+    return y + x.clone().exponential_() + x.clone().random_(0, 5)
+
+
+@pytest.mark.parametrize("kind", ["trace", "script", "compile"])
+def test_in_place_fills_of_computed_tensors_are_recorded(kind):
+    x = tt.rand(3, 4)
+    captured = _capture(kind, fills, x)
+    tt.manual_seed(4)
+    eager = [_np(fills(x)) for _ in range(2)]
+    tt.manual_seed(4)
+    graph = [_np(captured(x)) for _ in range(2)]
+    np.testing.assert_array_equal(graph[0], eager[0])
+    np.testing.assert_array_equal(graph[1], eager[1])
+    assert not np.array_equal(graph[0], graph[1])
+    if kind == "trace":
+        listing = str(captured.graph)
+        for name in ("uniform_", "normal_", "bernoulli_", "exponential_", "random_"):
+            assert f"aten::{name}(" in listing
+
+
 def test_draws_the_trace_cannot_record_still_warn():
-    """An explicit generator (a graph cannot hold one) and in-place fills are not recorded: the
-    values would be constants, so the trace warns and tt.compile runs the call eagerly."""
+    """An explicit generator (a graph cannot hold one) and in-place fills of a tensor the graph
+    holds as a constant (every call would refill that one tensor) are not recorded: the values
+    would be constants, so the trace warns and tt.compile runs the call eagerly."""
     gen = tt.Generator().manual_seed(0)
     with pytest.warns(TracerWarning, match="A random op ran while tracing"):
         tt.jit.trace(lambda x: x + tt.rand(2, generator=gen), (tt.ones(2),))

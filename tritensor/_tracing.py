@@ -88,14 +88,16 @@ def warn_random():
 RANDOM_FNS = set()      # the qualified names (tt.<name>) of the functions random_op records
 
 
-def random_op(qualname):
+def random_op(qualname, inplace=False):
     """Mark a public random function (``qualname``: its name under tt, "rand",
     "nn.functional.dropout"): while a trace runs, a call is recorded as one node calling it
     (``aten::<qualname>``, call "fn"), so the graph draws fresh numbers from the generator on each
     run, in eager's order, as torch's trace records aten::dropout / aten::rand. Its internals are
     not recorded. A call with an explicit ``generator=`` or ``out=`` is not recorded (a graph
     cannot hold a Generator; out= writes an argument): it draws as before, with warn_random's
-    TracerWarning."""
+    TracerWarning. ``inplace``: a fill of its first argument (``t.uniform_()``), recorded as that
+    method when the graph computes ``t`` (a fill of a tensor the graph holds as a constant is not:
+    every call would refill one shared tensor)."""
     RANDOM_FNS.add(qualname)
 
     def deco(fn):
@@ -106,8 +108,9 @@ def random_op(qualname):
         def wrapper(*args, **kwargs):
             tracer = state.tracer if ACTIVE[0] else None
             if tracer is None or state.suspended or kwargs.get("generator") is not None or \
-                    kwargs.get("out") is not None:
+                    kwargs.get("out") is not None or inplace and not tracer.computes(args[0]):
                 return fn(*args, **kwargs)
+            tracer.before_call(args)
             state.suspended += 1
             try:
                 out = fn(*args, **kwargs)
@@ -115,7 +118,7 @@ def random_op(qualname):
                 state.suspended -= 1
             # keywords left at their defaults are not recorded (the generated tt.rand passes all)
             kwargs = {k: v for k, v in kwargs.items() if defaults.get(k, kwargs) is not v}
-            tracer.record_call(qualname, args, kwargs, out)
+            tracer.record_call(qualname, args, kwargs, out, call="method" if inplace else "fn")
             return out
         return wrapper
     return deco

@@ -52,6 +52,18 @@ class Tracer:
         self._sym_values = {}   # expression -> the Value computing it
         self.size_values = set()  # (symbolic) products of the inputs' sizes: see check_baked
 
+    def before_call(self, args):
+        """Before a recorded call that may write its operands: their unrecorded changes so far."""
+        for a in args:
+            if isinstance(a, Tensor) and id(a) in self.env:
+                self.check_version(a)
+
+    def computes(self, t):
+        """Whether ``t`` is a value the graph computes (an input or an op's result; not a
+        constant or a module's tensor)."""
+        v = self.env.get(id(t)) if isinstance(t, Tensor) else None
+        return v is not None and (v.node is None or v.node.kind not in ("prim::Constant", "prim::GetAttr"))
+
     def add_guard(self, expr, value, what="integer"):
         if not self.guarding:        # torch's trace: the value is a constant from now on (an index: silently)
             if what != "index":
@@ -179,12 +191,12 @@ class Tracer:
         from ..runtime.device import device as _device
         args = [str(a) if isinstance(a, _device) else a for a in args]
         kwargs = {k: str(v) if isinstance(v, _device) else v for k, v in kwargs.items()}
-        inputs = [self.value_of(a) for a in args] + [self.value_of(v) for v in kwargs.values()]
         for t in (a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)):
-            counter = t._version_counter
+            counter = t._version_counter     # (checked before the call: before_call)
             for k, (c, _) in self.versions.items():
                 if c is counter:
                     self.versions[k] = (c, c.value)
+        inputs = [self.value_of(a) for a in args] + [self.value_of(v) for v in kwargs.values()]
         attrs = {"call": call}       # (a method's self is its first argument)
         if kwargs:
             attrs["names"] = tuple(kwargs)
@@ -283,5 +295,5 @@ def _plain_ints(value):
 
 def _is_random(node):
     """A node calling a random function (it draws from the generator when it runs)."""
-    return node.attrs.get("call") == "fn" and node.kind.startswith("aten::") and \
+    return node.attrs.get("call") in ("fn", "method") and node.kind.startswith("aten::") and \
         node.kind[6:] in _tracing.RANDOM_FNS

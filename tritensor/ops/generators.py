@@ -225,6 +225,7 @@ def _check_uniform_bounds(t, a, b):
                            "exceed the limit")
 
 
+@_tracing.random_op("uniform_", inplace=True)
 def uniform_(t, a=0.0, b=1.0, *, generator=None):
     check_inplace(t)
     _check_uniform_bounds(t, a, b)
@@ -232,6 +233,7 @@ def uniform_(t, a=0.0, b=1.0, *, generator=None):
         return _fill_random(t, "uniform", a, b, generator)
 
 
+@_tracing.random_op("normal_", inplace=True)
 def normal_(t, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
@@ -259,6 +261,7 @@ def _draw(t, kind, a, b, generator):
     return t
 
 
+@_tracing.random_op("exponential_", inplace=True)
 def exponential_(t, lambd=1.0, *, generator=None):
     """Tensor.exponential_: rate ``lambd`` (> 0; inf gives zeros, as torch)."""
     _sampler_prologue(t)
@@ -270,6 +273,7 @@ def exponential_(t, lambd=1.0, *, generator=None):
     return _draw(t, "exponential", 1.0 / lambd, 0.0, generator)
 
 
+@_tracing.random_op("cauchy_", inplace=True)
 def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
     """Tensor.cauchy_: median + sigma * tan(pi * (U - 1/2))."""
     _sampler_prologue(t)
@@ -281,6 +285,7 @@ def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
     return _draw(t, "cauchy", float(median), float(sigma), generator)
 
 
+@_tracing.random_op("log_normal_", inplace=True)
 def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
     """Tensor.log_normal_: exp of a normal with ``mean`` and ``std``."""
     _sampler_prologue(t)
@@ -291,6 +296,7 @@ def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
     return _draw(t, "log_normal", float(mean), float(std), generator)
 
 
+@_tracing.random_op("geometric_", inplace=True)
 def geometric_(t, p, *, generator=None):
     """Tensor.geometric_: the number of Bernoulli(p) trials up to the first success (1, 2, ...),
     any dtype but bool."""
@@ -395,6 +401,7 @@ def _integer_bounds(t, low, high):
     return int(low), int(high)
 
 
+@_tracing.random_op("random_", inplace=True)
 def random_(t, *bounds, generator=None, **named):
     """Tensor.random_(): integers uniform in [from, to), torch's overloads: random_() (the
     dtype's range), random_(to) ([0, to)), random_(from, to) (to may be None)."""

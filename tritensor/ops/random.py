@@ -84,6 +84,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     return result
 
 
+@_tracing.random_op("bernoulli_", inplace=True)
 def bernoulli_(self, p=0.5, *, generator=None, _name="bernoulli_"):
     """Tensor.bernoulli_(p): self[...] = 1 with probability p (a float, or a tensor
     broadcastable to self), else 0."""
