@@ -35,7 +35,7 @@ BUDGET = {
     "cuda host x.sum()": 30,        # ... a sum of every element (its launch plan cached)
     # a compiled launch of a signature seen before, from launch_kernel to Triton's C launcher
     # (tests/test_direct_launch.py, a kernel compiled for sm_90, the C launcher recording)
-    "cuda compiled launch": 8,
+    "cuda compiled launch": 6,
 }
 
 
