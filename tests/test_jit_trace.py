@@ -3,6 +3,7 @@ graph's listing and code, autograd through a traced graph, and the IR's API for 
 Expected texts are torch 2.13's (torch.jit.trace on the same functions), sources stripped."""
 from __future__ import annotations
 
+import io
 import math
 import re
 import warnings
@@ -263,3 +264,20 @@ def test_sizes_read_in_a_trace_are_recorded_as_torchs_are(tmp_path):
     assert caught[0].filename == __file__
     with pytest.raises(RuntimeError, match=r"shape '\[3, -1\]' is invalid for input of size 20"):
         baked(x5)
+
+
+def test_a_slice_bounded_by_a_size_follows_it():
+    """q[:q.size(0) - 1] and q[1:, :q.shape[1] // 2]: torch's trace records the bounds (aten::slice of
+    a computed end); so does tt's (a slice built at run time), also in a saved file."""
+    def h(q):
+        return q[: q.size(0) - 1] * 2 + q[1:, : q.shape[1] // 2].sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TracerWarning)
+        traced = tt.jit.trace(h, (tt.ones(3, 4),))
+    y = tt.tensor(np.arange(48, dtype=np.float32).reshape(6, 8))
+    expected = np.arange(48).reshape(6, 8)[:5] * 2 + np.arange(48).reshape(6, 8)[1:, :4].sum()
+    np.testing.assert_array_equal(traced(y).numpy(), expected)
+    buf = io.BytesIO()
+    traced.save(buf)
+    buf.seek(0)
+    np.testing.assert_array_equal(tt.jit.load(buf)(y).numpy(), expected)

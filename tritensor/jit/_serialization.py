@@ -369,7 +369,11 @@ def _read_tensors(zf, specs):
 def load(f, map_location=None):
     """Read what ``save`` wrote; refuses anything else with a clear error."""
     from . import ScriptFunction, ScriptModule
-    data = f.read() if hasattr(f, "read") else open(f, "rb").read()
+    if hasattr(f, "read"):
+        data = f.read()
+    else:
+        with open(f, "rb") as fh:          # (closed at once: no ResourceWarning)
+            data = fh.read()
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:

@@ -149,6 +149,8 @@ def contains_symbolic(x):
         return True
     if isinstance(x, (tuple, list)):
         return any(contains_symbolic(e) for e in x)
+    if isinstance(x, slice):
+        return contains_symbolic((x.start, x.stop, x.step))
     if isinstance(x, dict):
         return any(contains_symbolic(e) for e in x.values())
     return False
@@ -237,7 +239,8 @@ def _numel(self):
 SIZED_METHODS = ("view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full",
                  # a tensor with a size as its other operand
                  "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
-                 "__rtruediv__", "__floordiv__", "__rfloordiv__", "__pow__", "__rpow__")
+                 "__rtruediv__", "__floordiv__", "__rfloordiv__", "__pow__", "__rpow__",
+                 "__getitem__")      # x[:x.size(0) - 1]
 SIZED_FUNCTIONS = ("zeros", "ones", "empty", "full", "reshape")
 # Calls recorded whole for any symbolic operand: inside, they compute sizes from their operands'
 # sizes (flatten's view, matmul's and linear's flattening of batch dimensions)
@@ -267,6 +270,7 @@ def _sized(call, name, fn, whole=False):
 
 _DUNDERS = {f"__{r}{op}__": (op, r == "r") for op in ("add", "sub", "mul", "truediv", "floordiv", "pow")
             for r in ("", "r")}
+_DUNDERS["__getitem__"] = ("getitem", False)
 
 
 def _computes_sizes(name, args):

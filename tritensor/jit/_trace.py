@@ -150,6 +150,10 @@ class Tracer:
             if isinstance(a, SymInt):
                 return self.symbolic_value(a.expr)
             symbolic = contains_symbolic(a)
+            if symbolic and isinstance(a, slice):       # x[:n]: the slice built at run time
+                parts = [self.value_of(p) for p in (a.start, a.stop, a.step)]
+                node = self.graph.append(Node("aten::slice", parts, {"call": "builtin"}))
+                return node.add_output(self.graph, Type("slice"))
         else:
             symbolic = False
         if isinstance(a, (tuple, list)) and (symbolic or any(isinstance(x, Tensor) for x in a)):
