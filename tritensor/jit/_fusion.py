@@ -29,20 +29,24 @@ too: a multi-output kernel), as ``Graph.replace_nodes`` builds it.
 Running a group (``run_group``): the plan of each input signature (dtypes, shapes, strides,
 device, requires_grad, grad mode: the cache key) gives every step's output and compute dtype from
 the eager ops' own rules, so type promotion, broadcasting and rounding are eager's. Pointwise
-results equal the eager chain's bit for bit. A reduction accumulates in eager's compute dtype
-and in eager's order: on cuda the kernel reads the reduced range in the tiles, chunks and lane
-order that kernels/reduce.py's reduce_kernel uses for the same input layout (the layout eager's
-pointwise op would give the prologue's value), then reduce_rows, so the result is eager's bit
-for bit wherever that layout is eager's (contiguous inputs; a group input reduced in place); a
-prologue value eager would lay out differently changes the order of the additions, and the sum
-then differs from eager's by at most the accumulation-order bound (n * eps * sum(|x|) for n
-terms). (On a real GPU the tree of reduce_rows follows the compiler's layout of the
-accumulator, the same for the same tile and warps unless the fused loads make it choose
-another; the bound above holds either way. Not yet measured on a GPU.) On cpu the reduction is the eager sum's own NumPy call (``x.sum(axis, keepdims)`` in the
-compute dtype), bit for bit. Cost: one launch; a reduction of few outputs over a long range
-(more than 4 tiles of 4096 per program on a GPU, fewer than 528 programs) is split in chunks as
-eager's is, the fused kernel storing each chunk's partial result and ``fused_finish`` reducing
-them and running the epilogue: two launches, and n_out * chunks partials written and read back.
+results equal the eager chain's bit for bit. A reduction accumulates in eager's compute dtype and
+in eager's order: on cuda the kernel reads the reduced range in the tiles, chunks and lane order
+that kernels/reduce.py's reduce_kernel uses for the same input layout (the layout eager's
+pointwise op would give the prologue's value), then reduce_rows, so the result is eager's bit for
+bit wherever that layout is eager's (contiguous inputs; a group input reduced in place); a
+prologue value eager would lay out differently, or the GPU's smaller tile for a group with a
+prologue (backends/triton/fused.py: GPU_PROLOGUE_TILE, as eager's tile would spill registers),
+changes the order of the additions, and the sum then differs from eager's by at most the
+accumulation-order bound (n * eps * sum(|x|) for n terms; for the IoU loss's mean of 2500 boxes a
+few ulps, tested against the issue's bound of 1 ulp per fused op). (On a real GPU the tree of
+reduce_rows follows the compiler's layout of the accumulator, the same for the same tile and
+warps unless the fused loads make it choose another; the bound above holds either way. Not yet
+measured on a GPU.) On cpu the reduction is the eager sum's own NumPy call (``x.sum(axis,
+keepdims)`` in the compute dtype), bit for bit. Cost: one launch; a reduction of few outputs over
+a long range (on a GPU: more than 4 tiles a program and fewer than 528 programs) is split in
+chunks as eager's is, the fused kernel storing each chunk's partial result and ``fused_finish``
+reducing them and running the epilogue: two launches, and n_out * chunks partials written and
+read back.
 
 Past ``RECOMPILE_LIMIT`` signatures one group runs eagerly, with a warning saying so. When a
 gradient is needed the group runs eagerly through the interpreter (autograd records the eager

@@ -14,7 +14,9 @@ A reduction group (``_reduction_source``, ``run_reduction``) is kernels/reduce.p
 reduce_kernel with the prologue computed in each [BLOCK_OUT, BLOCK_RED] tile before the
 accumulation and the epilogue after reduce_rows, launched with eager's tiles and chunks for the
 layout eager's reduction would read: one launch, or two (``fused_finish``, eager's second pass)
-where eager splits the range in chunks.
+where the range is split in chunks. With the GPU's launch configurations a group with a
+prologue uses tiles of at most GPU_PROLOGUE_TILE elements (eager's 4096 would spill registers),
+so its sums of more than that many terms are added in another order than eager's.
 
 The source is a real file in the cache directory (``TRITENSOR_CACHE_DIR``, default
 ``~/.cache/tritensor/kernels``) named by the hash of its text and imported from there, so
@@ -32,9 +34,11 @@ import threading
 
 from ...runtime.launch import pointer
 from .. import triton as _backend
-from ._plan import _cdiv, _contiguous_strides, _prod, _scalar_arg, broadcast_strides, coalesce, needs_int64, settings
+from ._plan import (_cdiv, _contiguous_strides, _prod, _scalar_arg, broadcast_strides, coalesce, current_profile,
+                    needs_int64, settings)
 
 _MODULES: dict = {}         # source hash -> the imported module
+GPU_PROLOGUE_TILE = 1024    # the largest [BLOCK_OUT, BLOCK_RED] tile of a reduction group with a prologue
 _LOCK = threading.Lock()
 
 _TL = {"bool": "tl.int1", "uint8": "tl.uint8", "int8": "tl.int8", "int16": "tl.int16", "int32": "tl.int32",
@@ -183,12 +187,12 @@ def _reduction_source(plan):
         "        mask = kmask[:, None] & (ridx < r_end)[None, :]",
     ]
     for i in pro_in:
-        lines.append(f"        x{i} = tl.load(in{i}_ptr + (k{i} + strided_offset(ridx, rshape, in{i}_r, RRANK)[None, :]), "
-                     "mask=mask, other=0)")
+        lines.append(f"        x{i} = tl.load(in{i}_ptr + (k{i} + strided_offset(ridx, rshape, in{i}_r, RRANK)"
+                     "[None, :]), mask=mask, other=0)")
     lines += _steps(plan, range(red), "        ")
     for i in pro_out:
-        lines.append(f"        store_cast(out{i}_ptr + (ko{i} + strided_offset(ridx, rshape, out{i}_r, RRANK)[None, :]), "
-                     f"t{plan.outputs[i][0]}, mask)")
+        lines.append(f"        store_cast(out{i}_ptr + (ko{i} + strided_offset(ridx, rshape, out{i}_r, RRANK)"
+                     f"[None, :]), t{plan.outputs[i][0]}, mask)")
     lines += [
         f"        acc = combine(acc, tl.where(mask, convert({operand}, {comp}), IDENTITY), OP)",
         f"    result = reduce_rows(acc, OP)",
@@ -361,6 +365,13 @@ def run_reduction(plan, outs, inputs):
         rshape, r_lists = [1], [[0] for _ in r_lists]
     cfg = settings()
     block_out, block_red = _reduce_blocks(n_out, R, kinner, rinner, cfg)
+    if red and current_profile() == "gpu" and block_out * block_red > GPU_PROLOGUE_TILE:
+        # a prologue keeps each op's value of the tile live in registers: eager's 4096-element
+        # tile would spill on a GPU (the IoU loss: 255 registers at 8 warps, 128 at 16), so the
+        # accumulation order is then not eager's (the difference stays within the sum's
+        # accumulation-order bound)
+        block_red = min(block_red, GPU_PROLOGUE_TILE)
+        block_out = min(block_out, max(1, GPU_PROLOGUE_TILE // block_red))
     n_blocks = _cdiv(n_out, block_out)
     chunks, chunk = _chunking(n_blocks, R, block_red, cfg) if R else (1, 0)
     mod = plan.module
@@ -375,17 +386,21 @@ def run_reduction(plan, outs, inputs):
     # strides in the kernel's order: out{i}_k, out{i}_r (prologue outputs), in{i}_k, in{i}_r, in{i}_q
     stride_args = ks[:n_k] + rs[:len(pro_out)] + ks[n_k:n_k + len(pro_in)] + rs[len(pro_out):] + \
         ks[n_k + len(pro_in):]
-    meta = dict(KRANK=len(kshape), RRANK=len(rshape), num_warps=cfg["reduce_warps"])
+    meta = dict(KRANK=len(kshape), RRANK=len(rshape))
+    warps = cfg["reduce_warps"]
     if chunks == 1:
         _backend._run(mod.fused_kernel, (n_blocks, 1), *ptrs, ptrs[0], n_out, R, max(R, 1), tuple(kshape),
-                      tuple(rshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=0, **meta)
+                      tuple(rshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=0,
+                      num_warps=warps, **meta)
         return True
     partial = _backend._scratch(outs[0], (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
     _backend._run(mod.fused_kernel, (n_blocks, chunks), *ptrs, pointer(partial), n_out, R, chunk, tuple(kshape),
-                  tuple(rshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=1, **meta)
+                  tuple(rshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=1,
+                  num_warps=warps, **meta)
     block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg)
     _backend._run(mod.fused_finish, (_cdiv(n_out, block_out), 1), *ptrs, pointer(partial), n_out, chunks,
-                  tuple(kshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=2, **meta)
+                  tuple(kshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=2,
+                  num_warps=cfg["reduce_warps"], **meta)
     return True
 
 
