@@ -123,3 +123,13 @@ def test_a_loop_body_is_fused():
     for _ in range(3):
         expected = np.tanh(expected * 0.5 + 1)
     np.testing.assert_allclose(_np(scripted(x)), expected, rtol=1e-6)
+
+
+def test_past_the_specialisation_limit_new_signatures_run_the_generic_graph():
+    from tritensor.jit._profile import SPECIALISATION_LIMIT
+    scripted = tt.jit.script(branchy)
+    for n in range(1, SPECIALISATION_LIMIT + 1):
+        scripted(tt.ones(n), tt.ones(n))
+    x = tt.ones(SPECIALISATION_LIMIT + 1)
+    assert scripted.graph_for(x, x) is scripted.graph                 # not specialised: no groups
+    np.testing.assert_allclose(_np(scripted(x, x)), np.full(SPECIALISATION_LIMIT + 1, np.exp(2.0)), rtol=1e-6)

@@ -11,6 +11,8 @@ its edges), and calls run it.
 
 A node that did not run while profiled (the branch not taken) keeps its generic form; the first
 ``PROFILED_RUNS`` calls of a signature are profiled, so a branch taken in one of them is fused.
+At most ``SPECIALISATION_LIMIT`` signatures (shapes, dtypes ...) are specialised; later ones run
+the generic graph, unfused.
 Random ops are recorded as calls of their functions (tritensor/_tracing.py), never primitives, so
 they end groups as in traces.
 """
@@ -25,6 +27,7 @@ from ._ir import Block, Graph, Node, Type, _reads
 from ._trace import Tracer
 
 PROFILED_RUNS = 2
+SPECIALISATION_LIMIT = 8        # input signatures specialised per scripted graph (as the fuser's plans)
 
 
 class Profiler:
@@ -209,8 +212,11 @@ class Specialised:
 
 def call(owner, graph, args, attributes=None):
     """Run a scripted ``graph`` (of ``owner``, which keeps the specialisations) for ``args``:
-    profiled for the first PROFILED_RUNS calls of a signature, then its fused specialisation."""
+    profiled for the first PROFILED_RUNS calls of a signature, then its fused specialisation.
+    Past SPECIALISATION_LIMIT signatures, new ones run the generic graph (unfused)."""
     spec = _entry(owner, args)
+    if spec is None:
+        return _interp.run_graph(graph, args, attributes)
     if spec.runs >= PROFILED_RUNS or _tracing.state.tracer is not None:
         return _interp.run_graph(spec.graph or graph, args, attributes)
     out = run_profiled(graph, args, attributes, spec.profiler)
@@ -222,6 +228,8 @@ def call(owner, graph, args, attributes=None):
 def graph_for(owner, graph, args, attributes=None):
     """torch's graph_for: the graph that runs for ``args`` (profiling a run first if needed)."""
     spec = _entry(owner, args)
+    if spec is None:
+        return graph
     if spec.graph is None:
         call(owner, graph, args, attributes)
     return spec.graph
@@ -233,5 +241,7 @@ def _entry(owner, args):
     key = _signature(args)
     spec = table.get(key)
     if spec is None:
+        if len(table) >= SPECIALISATION_LIMIT:
+            return None
         spec = table[key] = Specialised()
     return spec
