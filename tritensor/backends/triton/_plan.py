@@ -286,7 +286,7 @@ def _next_pow2(n):
 
 
 def _prod(xs):
-    return math.prod(int(x) for x in xs)
+    return math.prod([int(x) for x in xs])     # a list comprehension: Python 3.12 inlines it
 
 
 def _contiguous_strides(shape):
@@ -335,7 +335,7 @@ def coalesce(shape, strides_list):
         size = int(size)
         if size == 1:
             continue
-        if new_shape and all(ns[-1] == int(s[d]) * size for ns, s in zip(new_strides, strides_list)):
+        if new_shape and all([ns[-1] == int(s[d]) * size for ns, s in zip(new_strides, strides_list)]):
             new_shape[-1] *= size
             for ns, s in zip(new_strides, strides_list):
                 ns[-1] = int(s[d])

@@ -344,7 +344,7 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
     # (and d) step from one batch entry to the next exactly as from row to row.
     rows = M
     if (len(bshape) == 1 and bstrides[2][0] == 0 and
-            all(bs[0] == M * ms[0] for i, (bs, ms) in enumerate(zip(bstrides, mat)) if i != 2)):
+            all([bs[0] == M * ms[0] for i, (bs, ms) in enumerate(zip(bstrides, mat)) if i != 2])):
         rows, bshape, bstrides = M * bshape[0], [], [[] for _ in operands]
 
     dtype_name = a.dtype.name
@@ -363,8 +363,8 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
                         WIDEN=_tb.interpreting() and dtype_name == "bfloat16", **config.meta())
             scalars = (_float_bits(alpha), _float_bits(beta))
         grid_x = -(-rows // config.BLOCK_M) * -(-N // config.BLOCK_N)
-        for idx in itertools.product(*(range(s) for s in outer_shape)):
-            base = [sum(i * st for i, st in zip(idx, s[:-1])) for s in bstrides]
+        for idx in itertools.product(*[range(s) for s in outer_shape]):
+            base = [sum([i * st for i, st in zip(idx, s[:-1])]) for s in bstrides]
             for start in range(0, inner, MAX_GRID_Y):
                 count = min(MAX_GRID_Y, inner - start)
                 offs = [b0 + (start * s[-1] if bshape else 0) for b0, s in zip(base, bstrides)]
@@ -391,7 +391,7 @@ def matmul(out, a, b, d=None, alpha=1.0, beta=0.0, timer=None, config=None):
     if integer:
         launch_all(INT_CONFIG)
         return
-    layout = "".join("c" if ms[1] == 1 else ("r" if ms[0] == 1 else "s") for ms in mat[1:3])
+    layout = "".join(["c" if ms[1] == 1 else ("r" if ms[0] == 1 else "s") for ms in mat[1:3]])
     key = cache_key(_gpu_name(out._storage.device), dtype_name, precision,
                     shape_class(rows, N, K, n_batch > 1, layout))
     saved = []
