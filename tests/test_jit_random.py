@@ -47,18 +47,23 @@ def _capture(kind, fn, x):
     return compiled
 
 
+def _assert_draws_as_eager(fn, captured, x, seed):
+    """Two calls after tt.manual_seed(seed): the graph's numbers are eager's, and fresh each call."""
+    tt.manual_seed(seed)
+    eager = [_np(fn(x)) for _ in range(2)]
+    tt.manual_seed(seed)
+    graph = [_np(captured(x)) for _ in range(2)]
+    np.testing.assert_array_equal(graph[0], eager[0])
+    np.testing.assert_array_equal(graph[1], eager[1])
+    assert not np.array_equal(graph[0], graph[1])               # each call draws anew
+
+
 @pytest.mark.parametrize("kind", ["trace", "script", "compile"])
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_a_graph_draws_eagers_numbers_after_the_same_seed_and_fresh_ones_each_call(kind, device):
     x = tt.rand(3, 4, device=device)
     captured = _capture(kind, draws, x)
-    tt.manual_seed(11)
-    eager = [_np(draws(x)) for _ in range(2)]
-    tt.manual_seed(11)
-    graph = [_np(captured(x)) for _ in range(2)]
-    np.testing.assert_array_equal(graph[0], eager[0])
-    np.testing.assert_array_equal(graph[1], eager[1])
-    assert not np.array_equal(graph[0], graph[1])               # each call draws anew
+    _assert_draws_as_eager(draws, captured, x, 11)
     if kind == "compile":
         assert captured.explain()["graph_count"] == 1 and captured.fallback_reason is None
         listing = str(captured.graphs[0].graph)
@@ -146,13 +151,7 @@ def fills(x):
 def test_in_place_fills_of_computed_tensors_are_recorded(kind):
     x = tt.rand(3, 4)
     captured = _capture(kind, fills, x)
-    tt.manual_seed(4)
-    eager = [_np(fills(x)) for _ in range(2)]
-    tt.manual_seed(4)
-    graph = [_np(captured(x)) for _ in range(2)]
-    np.testing.assert_array_equal(graph[0], eager[0])
-    np.testing.assert_array_equal(graph[1], eager[1])
-    assert not np.array_equal(graph[0], graph[1])
+    _assert_draws_as_eager(fills, captured, x, 4)
     if kind == "trace":
         listing = str(captured.graph)
         for name in ("uniform_", "normal_", "bernoulli_", "exponential_", "random_"):
