@@ -273,7 +273,14 @@ def sign(x):
 
 @triton.jit
 def exp2(x):
-    return tl.exp2(x)
+    # float32 through float64: Triton's float32 exp2 is ex2.approx (2 ulp, subnormal results
+    # flushed: exp2(-128) gave 0 and ldexp's x * 2**-1.5 was 0.35355335, torch's 0.35355338);
+    # libdevice's float64 exp2 rounded once more to float32 is torch's value (exact 2**k included)
+    if x.dtype == tl.float32:
+        r = tl.exp2(x.to(tl.float64)).to(tl.float32)
+    else:
+        r = tl.exp2(x)
+    return r
 
 
 @triton.jit
@@ -450,12 +457,53 @@ def div_trunc(a, b):
 
 
 @triton.jit
+def _exponent(x):
+    """floor(log2(x)) for finite x > 0, subnormals included (scaled into the normal range first)."""
+    if x.dtype == tl.float64:
+        tiny = x < 2.2250738585072014e-308
+        bits = tl.where(tiny, x * 18014398509481984.0, x).to(tl.int64, bitcast=True)     # 2**54
+        e = ((bits >> 52) & 0x7FF).to(tl.int32) - tl.where(tiny, 1023 + 54, 1023)
+    else:
+        tiny = x < 1.1754943508222875e-38
+        bits = tl.where(tiny, x * 16777216.0, x).to(tl.int32, bitcast=True)              # 2**24
+        e = ((bits >> 23) & 0xFF) - tl.where(tiny, 127 + 24, 127)
+    return e
+
+
+@triton.jit
+def _fmod(a, b):
+    """C fmod (the sign of a, exact, as torch's): |a| minus the largest |b| 2**k <= it, until below
+    |b|. Each subtraction is exact (Sterbenz: the two are within a factor 2), and nothing contracts
+    or rounds it, so the GPU and the interpreter agree bit for bit. (LLVM's frem, a - trunc(a/b) b,
+    loses the result once a / b rounds: 1.0 % 0.1 gave 0 or -5.6e-17, not 0.09999999999999995.)
+    The loop runs about as many times as the quotient has one bits (at most its binary exponent:
+    277 for float32's largest over its smallest, 2098 for float64's)."""
+    ax = tl.abs(a)
+    bx = tl.abs(b)
+    valid = (bx > 0) & (ax != float("inf")) & (ax == ax)      # NaN b compares false
+    r = tl.where(valid, ax, 0.0)
+    bx = tl.where(valid, bx, 1.0)
+    active = r >= bx
+    eb = _exponent(bx)
+    while tl.max(tl.reshape(active.to(tl.int32), [active.numel]), 0) > 0:
+        k = tl.where(active, _exponent(tl.where(active, r, 1.0)) - eb, 0)
+        k1 = k // 3                                            # 2**k as three normal powers of two
+        k2 = (k - k1) // 2
+        t = bx * _pow2(k1, a.dtype) * _pow2(k2, a.dtype) * _pow2(k - k1 - k2, a.dtype)
+        t = tl.where(t > r, t * 0.5, t)                        # same exponent as r: one halving at most
+        r = tl.where(active, r - t, r)
+        active = r >= bx
+    r = tl.where(valid, r, float("nan"))
+    return tl.where(_signbit(a), r * -1.0, r)
+
+
+@triton.jit
 def div_floor(a, b):
     if a.dtype.is_floating():
         # torch's (and Python's) floor division: from fmod, so that 1 // 0.1 is 9 (a / b rounds
         # to 10), with the quotient rounded to the nearest integer; b == 0 gives IEEE a / b.
         q0 = _div(a, b)
-        mod = a % b                                   # C fmod
+        mod = _fmod(a, b)
         d = _div(a - mod, b)
         d = tl.where((mod != 0) & ((b < 0) != (mod < 0)), d - 1.0, d)
         fl = tl.floor(d)
@@ -476,8 +524,8 @@ def div_floor(a, b):
 def remainder(a, b):
     # Python's sign convention: the result has the sign of b
     if a.dtype.is_floating():
-        m = a % b                                      # C fmod: exact in the interpreter; on the GPU
-        m = tl.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)   # a - trunc(a/b)*b (see fmod)
+        m = _fmod(a, b)
+        m = tl.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
     else:
         m = _int_mod_trunc(a, b)
         if a.dtype.is_int_signed():
@@ -487,10 +535,9 @@ def remainder(a, b):
 
 @triton.jit
 def fmod(a, b):
-    # C's sign convention: the result has the sign of a. Floats compile to LLVM frem, which the
-    # NVPTX backend expands to a - trunc(a / b) * b: exact while |a / b| < 2**24 (float32).
+    # C's sign convention: the result has the sign of a
     if a.dtype.is_floating():
-        r = a % b
+        r = _fmod(a, b)
     else:
         r = _int_mod_trunc(a, b)
     return r
@@ -709,14 +756,35 @@ def _exp_limit(x):
 
 
 @triton.jit
+def _half_exp(a):
+    """e^a / 2 for a >= 0 where e^a alone would overflow: 2**(k-1) e^r with a = k ln2 + r (Cody-Waite:
+    k ln2_hi exact, |r| <= ln2 / 2), one exp of a small argument and exact scalings, so it overflows
+    only where e^a / 2 does. (e^(a/2) / 2 times e^(a/2) doubled exp's error: sinh(710) was 2 ulp off
+    on the H200.) NaN stays NaN."""
+    # ln 2 in two parts, written inline (a Python float held in a variable becomes a float32
+    # constant in Triton): k * hi is exact, |k| <= 1028 (float64) or 130 (float32)
+    if a.dtype == tl.float64:
+        am = tl.where(a < 712.0, a, 712.0)
+        k = tl.floor(am * 1.4426950408889634 + 0.5)
+        r = (am - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10
+    else:
+        am = tl.where(a < 90.0, a, 90.0)
+        k = tl.floor(am * 1.4426950408889634 + 0.5)
+        r = (am - k * 0.693145751953125) - k * 1.4286068203094172e-06
+    k1 = k.to(tl.int32) - 1
+    k2 = k1 // 2
+    h = tl.exp(r) * _pow2(k2, a.dtype) * _pow2(k1 - k2, a.dtype)
+    return tl.where(a == a, h, a)
+
+
+@triton.jit
 def sinh(x):
     # (e^a - e^-a) / 2 = (E + E / (E + 1)) / 2 with E = expm1(a): no cancellation near 0;
-    # where e^a would overflow, e^a / 2 is (e^(a/2) / 2) e^(a/2): it overflows only where sinh does
+    # where e^a would overflow, e^a / 2 (e^-a is below its rounding there)
     a = tl.abs(x)
     e = expm1(a)
     small = 0.5 * (e + _div(e, e + 1.0))
-    h = tl.exp(0.5 * a)
-    r = tl.where(a < _exp_limit(a), small, (0.5 * h) * h)
+    r = tl.where(a < _exp_limit(a), small, _half_exp(a))
     return _with_sign_of(r, x)
 
 
@@ -724,8 +792,7 @@ def sinh(x):
 def cosh(x):
     a = tl.abs(x)
     e = tl.exp(a)
-    h = tl.exp(0.5 * a)
-    return tl.where(a < _exp_limit(a), 0.5 * (e + _div(1.0, e)), (0.5 * h) * h)
+    return tl.where(a < _exp_limit(a), 0.5 * (e + _div(1.0, e)), _half_exp(a))
 
 
 @triton.jit
@@ -928,7 +995,7 @@ def ldexp(x, e):
     k2 = (k - k1) // 2
     k3 = k - k1 - k2
     exact = x * _pow2(k1, x.dtype) * _pow2(k2, x.dtype) * _pow2(k3, x.dtype)
-    return tl.where(integral, exact, x * tl.exp2(e))
+    return tl.where(integral, exact, x * exp2(e))
 
 
 @triton.jit

@@ -19,6 +19,8 @@ growing with |x|) and ``tl.sqrt`` to an approximation: ``_exp`` and ``_sqrt`` he
 few ulp. Divisions are plain ``/`` (float32: within 2 ulp on the GPU; the arithmetic core's
 correctly rounded ``_div`` is a device-function call, which costs ~3 ms each under Triton's
 interpreter: the hot loops here make none). float64 lowers to libdevice's accurate routines.
+A float is negated as ``x * -1.0``, never ``-x``: Triton 3.6 compiles ``-x`` to ``0 - x``, which
+turns -(+0.0) into +0.0 (i1e(-inf) and log_ndtr(inf) were +0.0 on the H200, torch's -0.0).
 """
 import triton
 import triton.language as tl
@@ -244,7 +246,7 @@ def _erfc(x):
 def _erf(x):
     ax = tl.abs(x)
     big = 1.0 - _exp_square(ax, -1.0) * _erfcx_nonnegative(ax)
-    big = tl.where(x < 0, -big, big)
+    big = tl.where(x < 0, big * -1.0, big)
     return tl.where(ax < 1.0, _erf_small(tl.where(ax < 1.0, x, 0.0)), big)
 
 
@@ -277,7 +279,7 @@ def erfinv(y):
     w = _sqrt(-tl.log(tl.maximum((1.0 - ay) * 0.5, 1e-300)))
     num = ((w * _ERFINV_C[3] + _ERFINV_C[2]) * w + _ERFINV_C[1]) * w + _ERFINV_C[0]
     dem = (w * _ERFINV_D[1] + _ERFINV_D[0]) * w + 1.0
-    tail = tl.where(y < 0, -num, num) / dem
+    tail = tl.where(y < 0, num * -1.0, num) / dem
     x = tl.where(ay <= 0.7, central, tail)
     x = tl.where(ay < 1.0, x, 0.0)
     for _ in tl.static_range(2):
@@ -300,7 +302,7 @@ def ndtri(y):
     x1 = tl.where(x < 8.0, (z * _polevl(z, _NDTRI_P1)) / _polevl(z, _NDTRI_Q1),
                   (z * _polevl(z, _NDTRI_P2)) / _polevl(z, _NDTRI_Q2))
     tail = x0 - x1
-    tail = tl.where(upper, tail, -tail)
+    tail = tl.where(upper, tail, tail * -1.0)
     r = tl.where(yy > 0.13533528323661269189, central, tail)
     r = tl.where(y == 0.0, float("-inf"), tl.where(y == 1.0, float("inf"), r))
     return tl.where((y < 0.0) | (y > 1.0) | (y != y), float("nan"), r)
@@ -311,7 +313,7 @@ def log_ndtr(x):
     # torch's calc_log_ndtr: log(erfcx(-t) / 2) - t^2 below -1 (no underflow), log1p(-erfc(t) / 2)
     t = x * 0.70710678118654752440
     low = tl.log(_erfcx(-t) * 0.5) - t * t
-    high = _log1p(-_erfc(t) * 0.5)
+    high = _log1p(_erfc(t) * -0.5)
     return tl.where(x < -1.0, low, high)
 
 
@@ -398,14 +400,14 @@ def trigamma(x):
         y = y + 1.0
     ixx = 1.0 / (y * y)
     result = result + (1.0 + 1.0 / (2.0 * y) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / y
-    return tl.where(reflect, -result, result)
+    return tl.where(reflect, result * -1.0, result)
 
 
 @triton.jit
 def _pow(a, y):
     """a^y for a > 0, or a < 0 with an integer y (the Hurwitz zeta's terms)."""
     r = _exp(y * tl.log(tl.abs(a)))
-    r = tl.where((a < 0) & _is_odd(y), -r, r)
+    r = tl.where((a < 0) & _is_odd(y), r * -1.0, r)
     return tl.where(a == 1.0, 1.0, r)          # 1^y = 1, even for an infinite y (C's pow)
 
 
@@ -728,7 +730,7 @@ def _i1e(x):
     near = _chbevl(ax * 0.5 - 2.0, _I1E_A) * ax
     far = _chbevl(32.0 / big - 2.0, _I1E_B) / _sqrt(big)
     r = tl.where(ax <= 8.0, near, tl.where(x != x, x, far))
-    return tl.where(x < 0, -r, r)
+    return tl.where(x < 0, r * -1.0, r)
 
 
 @triton.jit
@@ -847,7 +849,7 @@ def _j1(x):
     p, q, t, s = _bessel_far(ax, True)
     far = (p * tl.cos(t) - q * tl.sin(t)) * s
     r = tl.where(ax <= 5.0, near, tl.where(ax == ax, far, ax))
-    return tl.where(x < 0, -r, tl.where(x == 0, x, r))      # odd: j1(-0) is -0, as torch's x * ...
+    return tl.where(x < 0, r * -1.0, tl.where(x == 0, x, r))      # odd: j1(-0) is -0, as torch's x * ...
 
 
 @triton.jit

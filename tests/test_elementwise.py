@@ -201,6 +201,32 @@ def test_round_near_half_and_large_values(device):
     _same(d.round(), np.rint(to_numpy(d)))
 
 
+@pytest.mark.parametrize("dtype", [tt.float32, tt.float64], ids=str)
+def test_fmod_is_exact_at_any_quotient(dtype, device):
+    """C fmod is exact (math.fmod's values), also where a / b rounds or is huge: the GPU's frem,
+    a - trunc(a / b) * b, gave 0 or -5.6e-17 for 1 % 0.1 (0.09999999999999995), and 0 from 2**24 on
+    in float32. The sign is a's, -0.0 included."""
+    a = [1.0, -1.0, 1e30, -1e30, 5.0, 1e-40, 123456.789, -0.0, 3.0, 16777217.0, 7.0]
+    b = [0.1, 0.1, 7.0, 0.3, 1e-40, 3e-45, 1e-3, 0.3, -2.0, 0.75, INF]
+    an = np.array(a, dtype=dtype.numpy_dtype)
+    bn = np.array(b, dtype=dtype.numpy_dtype)
+    expected = [math.fmod(x, y) for x, y in zip(an.tolist(), bn.tolist())]     # exact: fits the dtype
+    got = tt.fmod(tt.tensor(an, device=device), tt.tensor(bn, device=device))
+    _same(got, expected)
+    same_signs = [0, 2, 4]                                   # where remainder is fmod
+    _same(tt.remainder(tt.tensor(an[same_signs], device=device), tt.tensor(bn[same_signs], device=device)),
+          [expected[i] for i in same_signs])
+
+
+def test_exp2_is_exact_at_integers_and_rounded_once(device):
+    """float32 exp2: 2**k exactly for every integer k of the range (subnormal results included: the
+    GPU's ex2.approx flushed 2**-128 to 0) and the correctly rounded value elsewhere."""
+    k = np.arange(-149, 128, dtype=np.float32)
+    got = to_numpy(tt.exp2(tt.tensor(np.append(k, [-1.5, 0.5, 10.25]).astype(np.float32), device=device)))
+    np.testing.assert_array_equal(got[:-3], [math.ldexp(1.0, int(e)) for e in k])
+    np.testing.assert_array_equal(got[-3:], np.array([2 ** -1.5, 2 ** 0.5, 2 ** 10.25], np.float32))
+
+
 def test_round_decimals(device):
     xv = np.array([1.2345, -1.2355, 1234.5, 15.0, -25.0, 0.125, NAN])
     x = tt.tensor(xv, dtype=tt.float64, device=device)

@@ -295,7 +295,7 @@ class TargetOnlyDriver:   # no GPU needed: compile for sm_90, launch nothing
 
 driver.set_active(TargetOnlyDriver())
 import tritensor as tt
-from tritensor.runtime.launch import KernelArg
+from tritensor.runtime.launch import KernelArg, compile_meta
 
 done = 0
 for name, path, grid, args, meta in json.loads(sys.stdin.read()):
@@ -304,7 +304,7 @@ for name, path, grid, args, meta in json.loads(sys.stdin.read()):
     spec.loader.exec_module(mod)
     real = [KernelArg(1 << 20, getattr(tt, a[1])) if isinstance(a, list) and a and a[0] == "ptr"
             else (tuple(a) if isinstance(a, list) else a) for a in args]
-    compiled = getattr(mod, name).warmup(*real, grid=tuple(grid), **meta)
+    compiled = getattr(mod, name).warmup(*real, grid=tuple(grid), **compile_meta(meta))
     assert "cubin" in compiled.asm
     done += 1
 print("compiled", done)

@@ -869,6 +869,7 @@ import sm90   # tests/sm90.py: each compiled variant's static facts (registers, 
 from sm90 import expect, mark
 from tritensor.backends import triton as tb
 from tritensor.backends.triton import _plan
+from tritensor.runtime.launch import compile_meta
 assert _plan.current_profile() == "gpu", _plan.current_profile()   # the GPU's launch settings, not the emulator's
 
 count = [0]
@@ -884,7 +885,7 @@ def warmup(kernel, grid, *args, **meta):
     if (calls[0] - 1) % PARTS != PART:
         compiled_last[0] = None
         return
-    compiled = kernel.warmup(*args, grid=grid, **meta)
+    compiled = kernel.warmup(*args, grid=grid, **compile_meta(meta))   # the options every launch compiles with
     assert "cubin" in compiled.asm
     count[0] += 1
     compiled_last[0] = compiled

@@ -464,12 +464,13 @@ import sm90   # tests/sm90.py: each compiled variant's static facts (registers, 
 import tritensor as tt
 from tritensor.backends import triton as tb
 from tritensor.backends.triton import optim as to
+from tritensor.runtime.launch import compile_meta
 
 ptx = []
 
 
 def warmup(kernel, grid, *args, **meta):
-    compiled = kernel.warmup(*args, grid=grid, **meta)
+    compiled = kernel.warmup(*args, grid=grid, **compile_meta(meta))   # the options every launch compiles with
     assert "cubin" in compiled.asm
     ptx.append(compiled.asm["ptx"])
     sm90.collect(compiled, sm90.launch_site())

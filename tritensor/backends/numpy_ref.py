@@ -449,6 +449,14 @@ def erf_backward(grad, x):
     return grad * (2 / np.sqrt(np.pi) * np.exp(-x * x))
 
 
+def exp2(x):
+    # float32 through float64, as the kernel: NumPy's float32 exp2 is an ulp off at some integers
+    # (exp2(127) is 1.7014120e38, torch's 2**127 = 1.7014118e38)
+    if x.dtype == np.float32:
+        return np.exp2(x.astype(np.float64)).astype(np.float32)
+    return np.exp2(x)
+
+
 def clamp(x, lo, hi):
     return np.minimum(np.maximum(x, lo), hi)   # NaN anywhere propagates, lo > hi gives hi
 
@@ -463,7 +471,7 @@ UFUNCS = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,
-    "exp2": np.exp2, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "exp2": exp2, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
     "tan": np.tan, "logical_not": np.logical_not, "logical_and": np.logical_and,
     "logical_or": np.logical_or, "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and,
     "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor, "isnan": np.isnan,
@@ -564,7 +572,7 @@ def ldexp(x, e):
     x, e = np.broadcast_arrays(x, e)
     integral = np.isfinite(e) & (e == np.floor(e))
     k = np.clip(np.where(integral, e, 0), -3000, 3000).astype(np.int32)
-    return np.where(integral, np.ldexp(x, k), x * np.exp2(e)).astype(x.dtype, copy=False)
+    return np.where(integral, np.ldexp(x, k), x * exp2(e)).astype(x.dtype, copy=False)
 
 
 def xlogy(x, y):

@@ -59,6 +59,17 @@ kernel read have not changed since it compiled is skipped on the direct path (ou
 none), and Triton's compile knobs (``knobs.runtime.debug``, instrumentation) count as they were
 at a signature's first launch: call ``clear_direct_launches()`` after changing them.
 ``TRITENSOR_DIRECT_LAUNCH=0`` turns the direct path off.
+
+Rounding. Every compiled launch compiles with ``COMPILE_OPTIONS`` (Triton >= 3.6 takes both as
+launch options), so that the GPU rounds as the NumPy reference and the emulated device do:
+
+- ``enable_fp_fusion=False``: Triton's default contracts ``a * b + c`` into one FMA (one rounding
+  instead of two). Then ``round(2.675f, decimals=2)`` gave 2.67 (``rint(x * 100)`` saw the unrounded
+  product 267.4999995), and a fused kernel differed from the eager ops it replaces by an ulp. Each
+  operation now rounds as written, as under the interpreter; ``tl.dot`` (tensor cores, and the
+  FMA loop of IEEE float32 dots) and explicit ``tl.fma`` are unaffected.
+- ``enable_reflect_ftz=False``: Triton's default makes libdevice flush float32 subnormals to zero
+  (``cvt.rmi.ftz.f32``), so floor(-1e-45) was -0.0 instead of -1.0; torch does not flush.
 """
 from __future__ import annotations
 
@@ -71,6 +82,14 @@ from . import interpreter as _interpreter
 from . import device as _device
 from . import graphs as _graphs
 from . import streams as _streams
+
+
+COMPILE_OPTIONS = {"enable_fp_fusion": False, "enable_reflect_ftz": False}   # see "Rounding" above
+
+
+def compile_meta(meta):
+    """``meta`` with the compile options every tritensor launch uses (``meta`` may override)."""
+    return {**COMPILE_OPTIONS, **meta}
 
 
 class KernelArg:
@@ -425,7 +444,7 @@ def launch_compiled(kernel, grid, args, meta, device, stream=None, hooks=_triton
             else:
                 entry.run(*entry.arguments(grid, stream, args, enter_hook, exit_hook))
             return
-    compiled = kernel[grid](*args, **meta)
+    compiled = kernel[grid](*args, **compile_meta(meta))
     if key is None or compiled is None:
         return
     if hasattr(compiled, "result"):     # Triton 3.6's asynchronous compile: a future of the kernel
