@@ -357,3 +357,14 @@ def test_the_cpu_reference_keeps_dropout_across_key_blocks(monkeypatch):
     tt.manual_seed(4)
     b = _np(F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, is_causal=True))
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_a_broadcast_bool_mask_over_no_keys_reads_nothing(device):
+    """float64 turns a bool mask into an additive one over the mask's own elements (its broadcast
+    dims stay broadcast); with no keys there are none: zeros out, zero gradients, as torch."""
+    q = _t(np.ones((1, 2, 3, 4)), device, grad=True)
+    k, v = _t(np.ones((1, 2, 0, 4)), device), _t(np.ones((1, 2, 0, 2)), device)
+    mask = tt.ones(1, 0, dtype=tt.bool, device=device).expand(3, 0)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    gq, = tt.autograd.grad(out.sum(), [q])
+    assert out.shape == (1, 2, 3, 2) and np.all(_np(out) == 0) and np.all(_np(gq) == 0)

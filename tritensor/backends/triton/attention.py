@@ -65,6 +65,32 @@ def _mask_args(q, mask):
     return pointer(mask), tuple(mask.stride()), 1 if mask.dtype.name == "bool" else 2
 
 
+def _kernel_mask(q, mask):
+    """The mask the kernels read: a bool one as a float32 additive one for float64 operands
+    (the caller keeps it alive until its launches are queued)."""
+    if mask is not None and mask.dtype.name == "bool" and q.dtype.name == "float64":
+        return _additive_mask(q, mask)
+    return mask
+
+
+def _additive_mask(q, mask):
+    """A bool mask as the float32 additive mask torch makes of it (convert_boolean_attn_mask:
+    0 where True, -inf where False), over the mask's own elements (its broadcast dims, stride 0,
+    stay broadcast), for float64 operands. Why: Triton 3.6 gives a dot operand the MMA layout
+    kWidth = 32 / (the narrowest load it derives from) (AccelerateMatmul's computeOrigBitWidth); the
+    probabilities derive from the 1-byte mask load, so kWidth 4, and float64 MMA supports kWidth 1
+    only ("Currently fp64 don't support largeK MMA", MMAv2.cpp, at LLVM lowering). A 4-byte load
+    gives kWidth 1. The 16- and 32-bit dots accept the wider kWidth: they keep the bool path."""
+    strides = tuple(mask.stride())
+    compact = tuple(1 if st == 0 and n else int(n) for n, st in zip(mask.shape, strides))
+    dense = tb._scratch(q, compact, tb._dtype("float32"))
+    if dense.numel():
+        tb.elementwise("where", dense, [tb._View(compact, strides, mask._offset, mask._storage, mask.dtype),
+                                        0.0, float("-inf")], "float32")
+    return tb._View(tuple(mask.shape), tuple(0 if st == 0 else d for st, d in zip(strides, dense.stride())), 0,
+                    dense._storage, dense.dtype)
+
+
 def _dropout_args(dropout_p, seed, offset):
     keep = int(round((1.0 - dropout_p) * 2.0 ** 31)) if dropout_p > 0 else 2 ** 31
     inv = 1.0 / (1.0 - dropout_p) if 0 < dropout_p < 1 else 0.0 if dropout_p >= 1 else 1.0
@@ -88,6 +114,7 @@ def forward(out, lse, q, k, v, *, mask, scale, is_causal, dropout_p, seed, offse
     k_ = _kernels()
     block_d, block_dv = _head_block(E), _head_block(Ev)
     bm, bn, warps, stages = _config("fwd", max(block_d, block_dv), q.dtype.itemsize)
+    mask = _kernel_mask(q, mask)
     mptr, mstrides, mask_kind = _mask_args(q, mask)
     seed, offset4, keep, inv, drop = _dropout_args(dropout_p, seed, offset)
     tb._run(k_.attention_forward_kernel, (tb._cdiv(L, bm), Z * H),
@@ -111,6 +138,7 @@ def backward(dq, dk, dv, g, q, k, v, out, lse, *, mask, scale, is_causal, dropou
     if L:
         tb._run(k_.attention_backward_preprocess, (tb._cdiv(L, bm), Z * H), pointer(out), pointer(g), pointer(delta),
                 *out.stride(), *g.stride(), H, L, Ev, BLOCK_M=bm, BLOCK_DV=block_dv, ACC=acc, num_warps=warps)
+    mask = _kernel_mask(q, mask)
     mptr, mstrides, mask_kind = _mask_args(q, mask)
     seed, offset4, keep, inv, drop = _dropout_args(dropout_p, seed, offset)
     meta = dict(MASK=mask_kind, CAUSAL=bool(is_causal), DROPOUT=drop, BLOCK_M=bm, BLOCK_N=bn, BLOCK_D=block_d,
