@@ -435,6 +435,13 @@ def test_tt_compile_runs_the_fused_groups(launches):
     out = compiled(*args)
     assert len(launches) == 1 and launches[0].fn.__name__ == "fused_kernel"
     np.testing.assert_array_equal(_host(out), want)
+    compiled = tt.compile(iou_mean)                  # the reduction in the group too
+    want = _host(iou_mean(*args))
+    compiled(*args)
+    launches.clear()
+    out = compiled(*args)
+    assert [k.fn.__name__ for k in launches] == ["fused_kernel"]
+    assert _host(out).tobytes() == want.tobytes()
 
 
 # ---------------------------------------------------------------- reductions inside groups
