@@ -73,3 +73,6 @@ from . import distributions  # noqa: E402,F401  (tt.distributions, torch.distrib
 from . import jit  # noqa: E402,F401  (tt.jit: trace, save/load of graphs, torch.jit's namespace)
 from ._compile import compile  # noqa: E402,F401  (torch.compile: tt.jit's capture per input signature)
 from . import distributed  # noqa: E402,F401  (tt.distributed: torch.distributed on MPI; mpi4py is imported only by init_process_group)
+from . import array_api  # noqa: E402,F401  (tt.array_api: the Array API standard's namespace, Tensor.__array_namespace__)
+__array_api_version__ = array_api.__array_api_version__
+__array_namespace_info__ = array_api.__array_namespace_info__

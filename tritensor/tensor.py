@@ -398,6 +398,9 @@ class Tensor:
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
         return v
 
+    def __complex__(self):
+        return complex(self._scalar_value("complex"))
+
     def __index__(self):
         if _tracing.ACTIVE[0] and not _tracing.state.suspended:
             _tracing.warn_conversion("index")
@@ -457,6 +460,22 @@ class Tensor:
     def __dlpack_device__(self):
         from .runtime.dlpack import dlpack_device
         return dlpack_device(self)
+
+    # ---------------------------------------------------------------- the Array API standard
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Array API standard's namespace for this array: tritensor.array_api (versions
+        2021.12 to 2024.12; ValueError for any other, as the standard says)."""
+        from . import array_api
+        if api_version is not None and api_version not in array_api.SUPPORTED_VERSIONS:
+            raise ValueError(f"unsupported Array API version {api_version!r}: tritensor.array_api implements "
+                             f"{', '.join(array_api.SUPPORTED_VERSIONS)}")
+        return array_api
+
+    def to_device(self, device, /, *, stream=None):
+        """The standard's ``to_device``: this array on ``device`` (itself if already there)."""
+        if stream is not None:
+            raise ValueError("to_device(): tritensor copies on the current stream; stream must be None")
+        return self.to(device)
 
     @property
     def __cuda_array_interface__(self):
