@@ -16,9 +16,15 @@ bool = _dt.bool_
 int8, int16, int32, int64 = _dt.int8, _dt.int16, _dt.int32, _dt.int64
 uint8 = _dt.uint8
 float32, float64 = _dt.float32, _dt.float64
-# The unsigned types wider than 8 bits exist only where tritensor's core has them.
-_UNSIGNED_WIDE = tuple(getattr(_dt, n) for n in ("uint16", "uint32", "uint64") if hasattr(_dt, n))
+# The unsigned types wider than 8 bits: tt has them (as torch, with few kernels: add, comparisons,
+# max, abs, sign ... raise NotImplementedError for them, as in torch), so the namespace, whose
+# functions must all work on every dtype it lists, leaves them out until those ops exist. Listing
+# them is this one switch: promote() below already has the standard's table for them.
+_WIDE_UNSIGNED_READY = False
+_UNSIGNED_WIDE = tuple(getattr(_dt, n) for n in ("uint16", "uint32", "uint64")
+                       if _WIDE_UNSIGNED_READY and hasattr(_dt, n))
 unsigned = (uint8,) + _UNSIGNED_WIDE
+_ALL_UNSIGNED = (uint8,) + tuple(getattr(_dt, n) for n in ("uint16", "uint32", "uint64") if hasattr(_dt, n))
 signed = (int8, int16, int32, int64)
 real_floating = (float32, float64)
 # The standard's dtypes that tritensor has, in the order __array_namespace_info__().dtypes() lists them.
@@ -26,8 +32,8 @@ STANDARD = (bool,) + signed + unsigned + real_floating
 
 _KINDS = {
     "bool": lambda d: d is bool,
-    "signed integer": lambda d: d._kind == 1 and d not in unsigned,
-    "unsigned integer": lambda d: d in unsigned,
+    "signed integer": lambda d: d._kind == 1 and d not in _ALL_UNSIGNED,
+    "unsigned integer": lambda d: d in _ALL_UNSIGNED,
     "integral": lambda d: d._kind == 1,
     "real floating": lambda d: d.is_floating_point,
     "complex floating": lambda d: False,          # tritensor has no complex dtypes
@@ -60,8 +66,26 @@ def isdtype(dtype, kind):
 
 
 def promote(a, b):
-    """The standard's promotion of two dtypes: torch's table, which agrees wherever the standard
-    defines the pair (bool with numbers, and ints with floats, are the implementation's choice)."""
+    """The standard's promotion of two dtypes. Integers: the wider of two signed or two unsigned
+    types; an unsigned with a signed type, the narrowest signed type that holds both (none for
+    uint64: TypeError). torch refuses to promote uint16/32/64 with other types; its table agrees with
+    the standard's for the rest, and decides the pairs the standard leaves open (bool with numbers,
+    integers with floats)."""
+    if a is b:
+        return a
+    if a._kind == 1 and b._kind == 1 and (a in _ALL_UNSIGNED) != (b in _ALL_UNSIGNED):
+        u, i = (a, b) if a in _ALL_UNSIGNED else (b, a)
+        if i.itemsize > u.itemsize:
+            return i
+        wider = {1: int16, 2: int32, 4: int64}.get(u.itemsize)
+        if wider is None:
+            raise TypeError(f"{a} and {b} have no common dtype (the standard's promotion table)")
+        return wider
+    if a._kind == 1 and b._kind == 1 and a in _ALL_UNSIGNED:
+        return a if a.itemsize > b.itemsize else b
+    if a._kind != b._kind:
+        # torch's rule across kinds (the standard leaves it open): the higher kind's type wins
+        return a if a._kind > b._kind else b
     return _dt.promote_types(a, b)
 
 
