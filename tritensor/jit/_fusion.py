@@ -156,7 +156,6 @@ class _Run:
 
     def __init__(self, node, device):
         self.nodes, self.device, self.red, self.rspace, self.space = [], device, None, None, None
-        self.defined = set()
         self.add(node)
 
     def add(self, node):
@@ -168,7 +167,6 @@ class _Run:
             here = _shape(node.outputs[0])
             self.space = here if self.space is None else _broadcast_shape(self.space, here)
         self.nodes.append(node)
-        self.defined.update(id(o) for o in node.outputs)
 
     def accepts(self, node):
         device = node.outputs[0].type.device
@@ -188,7 +186,7 @@ class _Run:
         return sum(1 for n in self.nodes if not _broadcast(n))
 
 
-def _runs(nodes, users, excluded):
+def _runs(nodes, excluded):
     """The candidate groups of ``nodes`` (top level, in order), ``excluded`` nodes ending them."""
     runs, run = [], None
     for n in nodes:
@@ -241,7 +239,7 @@ def fuse_graph(graph):
     users = _users(g)
     excluded = set()
     while True:
-        runs = _runs(g.nodes, users, excluded)
+        runs = _runs(g.nodes, excluded)
         bad = [b for b in (_escaping(r, users) for r in runs) if b is not None]
         if not bad:
             break
