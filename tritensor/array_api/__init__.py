@@ -14,7 +14,9 @@ Operators on arrays (``x + y``) are tritensor's, i.e. torch's.
 """
 from __future__ import annotations
 
-from . import _linalg, fft, linalg  # noqa: F401
+from . import _linalg, linalg  # noqa: F401
+# No ``fft``: the standard's extensions are optional, and clients detect one by its presence
+# (xp.fft); its transforms need complex dtypes, which tritensor does not have yet.
 from ._constants import e, inf, nan, newaxis, pi  # noqa: F401
 from ._creation import (  # noqa: F401
     arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace, meshgrid, ones, ones_like, tril,
@@ -42,7 +44,7 @@ SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 globals().update({d.name: d for d in _UNSIGNED_WIDE})
 
 __all__ = sorted(
-    ["__array_api_version__", "__array_namespace_info__", "e", "inf", "nan", "newaxis", "pi", "linalg", "fft",
+    ["__array_api_version__", "__array_namespace_info__", "e", "inf", "nan", "newaxis", "pi", "linalg",
      "bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64"]
     + [d.name for d in _UNSIGNED_WIDE]
     + ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace", "meshgrid",

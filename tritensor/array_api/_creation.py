@@ -79,6 +79,7 @@ def full_like(x, /, fill_value, *, dtype=None, device=None):
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     """A 2-D array with ones on the k-th diagonal and zeros elsewhere."""
     n_cols = n_rows if n_cols is None else n_cols
+    k = max(-n_rows, min(n_cols, operator.index(k)))    # past the corners: no diagonal (and no int64 overflow)
     rows = tt.arange(n_rows, device=device).unsqueeze(1)
     cols = tt.arange(n_cols, device=device).unsqueeze(0)
     return (cols - rows == k).to(dtype if dtype is not None else tt.get_default_dtype())
