@@ -589,3 +589,9 @@ def test_the_standards_promotion_of_the_wide_unsigned_types():
             assert _dtypes.promote(getattr(tt, a), getattr(tt, b)).name == want, (a, b)
             assert xp.can_cast(getattr(tt, a), getattr(tt, b)) == xs.can_cast(getattr(xs, a), getattr(xs, b))
         assert xp.isdtype(getattr(tt, a), "unsigned integer") and not xp.isdtype(getattr(tt, a), "signed integer")
+
+
+def test_eye_with_a_diagonal_past_the_corners_is_zeros():
+    assert xp.eye(3, k=2**70).tolist() == [[0.0] * 3] * 3
+    assert xp.eye(2, 3, k=-2**70, dtype=xp.int16).tolist() == [[0, 0, 0], [0, 0, 0]]
+    assert xp.eye(2, 3, k=2, dtype=xp.int8).tolist() == [[0, 0, 1], [0, 0, 0]]
