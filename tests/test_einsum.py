@@ -357,3 +357,13 @@ def test_integer_matmul_on_cuda():
         want = (a8.astype(np.int64) @ b8.astype(np.int64) * 3 - 2 * d8.astype(np.int64)).astype(np.int8)
     assert got.dtype is tt.int8
     np.testing.assert_array_equal(_np(got), want)
+
+
+def test_tensordot_of_integers_over_a_length_one_axis_keeps_the_dtype():
+    """torch sums a contracted axis of length one right away and keeps the dtype (torch 2.13:
+    tensordot(ones((2, 3, 1), uint8), ones((1, 1), uint8), 2) is tensor([3, 3], dtype=torch.uint8), and
+    tensordot(ones((2, 1, 3), int16), ones((3, 1), int16), 2) is tensor([9, 9], dtype=torch.int16))."""
+    out = tt.tensordot(tt.ones((2, 3, 1), dtype=tt.uint8), tt.ones((1, 1), dtype=tt.uint8), 2)
+    assert out.dtype is tt.uint8 and out.tolist() == [3, 3]
+    out = tt.tensordot(tt.ones((2, 1, 3), dtype=tt.int16), tt.ones((3, 1), dtype=tt.int16), 2)
+    assert out.dtype is tt.int16 and out.tolist() == [9, 9]

@@ -376,9 +376,9 @@ def _tensordot(a, b, dims_a, dims_b):
     for da, db in zip(dims_a, dims_b):
         s1, s2 = a.shape[wrap_dim(da, a.dim())], b.shape[wrap_dim(db, b.dim())]
         if s2 == 1:          # broadcast dims are summed right away
-            t1 = t1.sum(da, keepdim=True)
+            t1 = t1.sum(da, keepdim=True, dtype=t1.dtype)    # torch keeps the dtype (sum would widen integers)
         elif s1 == 1:
-            t2 = t2.sum(db, keepdim=True)
+            t2 = t2.sum(db, keepdim=True, dtype=t2.dtype)
         else:
             if s1 != s2:
                 raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} in dim {da} and "
