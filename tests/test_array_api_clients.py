@@ -312,3 +312,36 @@ def test_metrics_on_cuda_stay_on_the_device():
             got = fn(*args, **kwargs)
         assert offences == [], fn.__name__
         _compare_metric(got, want, "cuda", _float_dtype(a, b))
+
+
+# --------------------------------------------------------------------------- NumPy arrays moving in
+def test_negative_strided_numpy_arrays_are_copied_in(device):
+    """The standard's asarray/from_dlpack copy whatever they cannot view, unless copy=False:
+    a NumPy array with negative strides (torch.asarray refuses it even with copy=True)."""
+    base = np.arange(12.0).reshape(4, 3)
+    flipped = base[::-1, ::-2]
+    want = flipped.tolist()
+    for convert in (lambda a: xp.asarray(a, device=device), lambda a: xp.asarray(a, copy=True, device=device),
+                    lambda a: xp.asarray(a, dtype=xp.float32, device=device),
+                    lambda a: xp.from_dlpack(a, device=device)):
+        got = convert(flipped)
+        assert got.device.type == device and tuple(got.shape) == (4, 2) and got.tolist() == want
+        base[0, 0] = -1.0            # a copy: the source changing later leaves it alone
+        assert got.tolist() == want
+        base[0, 0] = 0.0
+    with pytest.raises(ValueError, match="negative"):
+        xp.asarray(flipped, copy=False)
+    with pytest.raises(BufferError, match="negative strides"):
+        xp.from_dlpack(flipped, copy=False)
+
+
+def test_sklearn_moves_a_reversed_numpy_array_onto_the_device(device):
+    """scikit-learn's move_to tries from_dlpack, then asarray, to bring NumPy data (a reversed
+    view here) into the namespace of the tensors it works on."""
+    from sklearn.utils._array_api import move_to
+    weights = np.linspace(0.5, 2.0, 6)[::-1]
+    on_device = xp.asarray([1.0], device=device)
+    with _dispatch():
+        moved = move_to(weights, xp=xp, device=on_device.device)
+    assert isinstance(moved, tt.Tensor) and moved.device == on_device.device
+    assert moved.tolist() == weights.tolist()

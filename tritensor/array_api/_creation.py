@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 import tritensor as tt
 
 from ._helpers import ensure_array
@@ -28,9 +30,18 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     return tt.arange(start, stop, step, dtype=dtype, device=device)
 
 
+def _negative_strides(obj):
+    return isinstance(obj, np.ndarray) and any(s < 0 for s in obj.strides)
+
+
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """An array from an array, a (nested) sequence of Python scalars, or a buffer; ``copy=False``
-    never copies (ValueError if it must), ``copy=True`` always does."""
+    never copies (ValueError if it must), ``copy=True`` always does. A NumPy array with negative
+    strides (``a[::-1]``) is copied unless ``copy=False``: torch.asarray refuses it even when
+    asked to copy, the standard copies whenever a copy is allowed (scikit-learn's ``move_to``
+    falls back on asarray for NumPy arrays)."""
+    if copy is not False and _negative_strides(obj):
+        obj, copy = np.ascontiguousarray(obj), None     # the fresh copy may be shared
     return tt.asarray(obj, dtype=dtype, device=device, copy=copy)
 
 
@@ -86,7 +97,10 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """An array sharing the memory of any DLPack producer (``copy=True`` copies it)."""
+    """An array sharing the memory of any DLPack producer (``copy=True`` copies it). With
+    ``copy=None`` a NumPy array with negative strides, which no tensor can view, is copied."""
+    if copy is None and _negative_strides(x):
+        copy = True
     return tt.from_dlpack(x, device=device, copy=copy)
 
 
