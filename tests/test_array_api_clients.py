@@ -1,7 +1,7 @@
 """Real clients of the Array API namespace (issue 28 item 4): scikit-learn with
-``array_api_dispatch=True`` fits PCA, LinearDiscriminantAnalysis and Ridge and runs its
-array-API-aware metrics on tritensor tensors, on cpu and on the (emulated) cuda device, and
-array-api-compat finds tritensor's namespace.
+``array_api_dispatch=True`` fits PCA, LinearDiscriminantAnalysis and Ridge (and, on cpu, the rest
+of its array-API-aware estimators) and runs its array-API-aware metrics on tritensor tensors, on
+cpu and on the (emulated) cuda device, and array-api-compat finds tritensor's namespace.
 
 The oracle is scikit-learn itself on NumPy arrays: its NumPy path runs NumPy/SciPy (LAPACK), an
 implementation independent of tritensor's. On top of the values, every result and every fitted
@@ -192,9 +192,7 @@ def cuda_float32_data():
     return _data("float32", n=24, p=4, seed=1)
 
 
-@pytest.mark.parametrize("name,make,method,fitted",
-                         [c for c in _estimator_cases() if c[0] != "pca_randomized"],
-                         ids=[c[0] for c in _estimator_cases() if c[0] != "pca_randomized"])
+@pytest.mark.parametrize("name,make,method,fitted", _estimator_cases(), ids=[c[0] for c in _estimator_cases()])
 def test_estimator_on_cuda_stays_on_the_device(name, make, method, fitted, cuda_float32_data):
     """float32 (a GPU's dtype) on the cuda device: NumPy's values, every result and fitted array on
     the device, and nothing but scalars read back by the host while scikit-learn works."""
@@ -211,6 +209,39 @@ def test_estimator_on_cuda_stays_on_the_device(name, make, method, fitted, cuda_
     for attr in fitted:
         _check(getattr(est, attr), getattr(ref, attr), "cuda", "float32", tol, column_signs=attr in SIGNLESS)
     assert est.components_.device == inputs[0].device if name.startswith("pca") else True
+
+
+def _more_estimators():
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import LogisticRegression, PoissonRegressor, RidgeClassifierCV, RidgeCV
+    from sklearn.mixture import GaussianMixture
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.preprocessing import (KernelCenterer, LabelBinarizer, LabelEncoder, MaxAbsScaler, MinMaxScaler,
+                                       Normalizer, PolynomialFeatures, StandardScaler)
+    return [  # (estimator, what it learns from: "X", "Xy" with class labels, "Xr" with positive targets ...)
+        (StandardScaler(), "X", "transform"), (MinMaxScaler(), "X", "transform"), (MaxAbsScaler(), "X", "transform"),
+        (Normalizer(), "X", "transform"), (PolynomialFeatures(2), "X", "transform"),
+        (KernelCenterer(), "K", "transform"), (Nystroem(n_components=5, random_state=0), "X", "transform"),
+        (GaussianNB(), "Xy", "predict_proba"), (LogisticRegression(), "Xy", "predict_proba"),
+        (RidgeCV(alphas=(0.1, 1.0, 10.0)), "Xr", "predict"), (RidgeClassifierCV(), "Xy", "decision_function"),
+        (PoissonRegressor(alpha=0.1), "Xpos", "predict"),
+        (GaussianMixture(2, init_params="random_from_data", random_state=0), "X", "predict_proba"),
+        (LabelEncoder(), "y", "transform"), (LabelBinarizer(), "y", "transform"),
+    ]
+
+
+@pytest.mark.parametrize("est,learns,method", _more_estimators(), ids=[type(c[0]).__name__ for c in _more_estimators()])
+def test_more_array_api_estimators_on_cpu(est, learns, method):
+    """The rest of scikit-learn 1.9's array-API-aware estimators, float64 on cpu, against NumPy."""
+    X, y_class, y_reg = _data("float64", n=30, p=4, seed=2)
+    arrays = {"X": (X,), "K": (X @ X.T,), "Xy": (X, y_class), "Xr": (X, y_reg), "Xpos": (X, np.exp(y_reg / 4)),
+              "y": (y_class,)}[learns]
+    ref = sklearn.base.clone(est).fit(*arrays)
+    want = getattr(ref, method)(arrays[0])
+    with _dispatch():
+        fitted = sklearn.base.clone(est).fit(*_on("cpu", *arrays))
+        got = getattr(fitted, method)(xp.asarray(arrays[0]))
+    _check(got, want, "cpu", None, dict(rtol=1e-6, atol=1e-9))
 
 
 # --------------------------------------------------------------------------- metrics
