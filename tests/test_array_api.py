@@ -595,3 +595,19 @@ def test_eye_with_a_diagonal_past_the_corners_is_zeros():
     assert xp.eye(3, k=2**70).tolist() == [[0.0] * 3] * 3
     assert xp.eye(2, 3, k=-2**70, dtype=xp.int16).tolist() == [[0, 0, 0], [0, 0, 0]]
     assert xp.eye(2, 3, k=2, dtype=xp.int8).tolist() == [[0, 0, 1], [0, 0, 0]]
+
+
+def test_wide_unsigned_types_work_in_the_namespace_and_torchs_namespace_keeps_its_refusal():
+    """uint16/32/64: the namespace lists them and its functions run tt's kernels on them
+    (values from Python's integers); tt.add keeps torch's NotImplementedError for the same signature."""
+    if not hasattr(xp, "uint32"):
+        pytest.skip("the namespace does not list the wide unsigned types")
+    x = xp.asarray([1, 2**32 - 1], dtype=xp.uint32)
+    assert xp.add(x, 1).tolist() == [2, 0] and xp.max(x).tolist() == 2**32 - 1
+    assert xp.sum(x).dtype is xp.uint64 and xp.sum(x).tolist() == 2**32
+    assert xp.less(x, xp.asarray(3, dtype=xp.uint16)).tolist() == [True, False]
+    assert xp.add(x, xp.asarray([1, 1], dtype=xp.int16)).dtype is xp.int64
+    with pytest.raises(NotImplementedError, match="not implemented for 'UInt32'"):
+        tt.add(x, x)
+    assert xp.__array_namespace_info__().dtypes(kind="unsigned integer").keys() == {"uint8", "uint16", "uint32",
+                                                                                   "uint64"}

@@ -43,6 +43,7 @@ SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 # uint16/uint32/uint64 where tritensor's core has them
 globals().update({d.name: d for d in _UNSIGNED_WIDE})
 
+
 __all__ = sorted(
     ["__array_api_version__", "__array_namespace_info__", "e", "inf", "nan", "newaxis", "pi", "linalg",
      "bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64"]
@@ -58,3 +59,29 @@ __all__ = sorted(
        "all", "any", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "max", "mean", "min", "prod", "std",
        "sum", "var"]
     + list(_ELEMENTWISE))
+_FUNCTIONS = [n for n in __all__ if n not in ("linalg", "e", "inf", "nan", "newaxis", "pi")]
+
+def _lift_unsigned(module, names):
+    """Each function runs under ops/_unsigned.unrestricted(): the standard has arithmetic and
+    comparisons on every unsigned type, torch only a few kernels (tt's kernels handle them all)."""
+    import functools
+    import types
+
+    from ..ops._unsigned import unrestricted
+
+    for name in names:
+        fn = getattr(module, name)
+        if not isinstance(fn, types.FunctionType):
+            continue
+
+        def lifted(*args, __fn=fn, **kwargs):
+            with unrestricted():
+                return __fn(*args, **kwargs)
+        setattr(module, name, functools.wraps(fn)(lifted))
+
+
+if _UNSIGNED_WIDE:
+    import sys as _sys
+    _lift_unsigned(linalg, linalg.__all__)
+    _lift_unsigned(_sys.modules[__name__], [n for n in _FUNCTIONS if n != "__array_namespace_info__"])
+    del _sys

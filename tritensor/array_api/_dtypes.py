@@ -16,11 +16,11 @@ bool = _dt.bool_
 int8, int16, int32, int64 = _dt.int8, _dt.int16, _dt.int32, _dt.int64
 uint8 = _dt.uint8
 float32, float64 = _dt.float32, _dt.float64
-# The unsigned types wider than 8 bits: tt has them (as torch, with few kernels: add, comparisons,
-# max, abs, sign ... raise NotImplementedError for them, as in torch), so the namespace, whose
-# functions must all work on every dtype it lists, leaves them out until those ops exist. Listing
-# them is this one switch: promote() below already has the standard's table for them.
-_WIDE_UNSIGNED_READY = False
+# The unsigned types wider than 8 bits. torch gives them few kernels (add, comparisons, max, abs ...
+# raise NotImplementedError), tt's kernels handle them whole: every function of this namespace runs
+# under ops/_unsigned.unrestricted() (__init__.py), so the namespace lists them. The switch below
+# takes them out again should that ever be needed.
+_WIDE_UNSIGNED_READY = True
 _UNSIGNED_WIDE = tuple(getattr(_dt, n) for n in ("uint16", "uint32", "uint64")
                        if _WIDE_UNSIGNED_READY and hasattr(_dt, n))
 unsigned = (uint8,) + _UNSIGNED_WIDE
