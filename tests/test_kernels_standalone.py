@@ -74,8 +74,8 @@ class FT:
 
     def __init__(self, arr):
         self.arr = arr
-        self.shape = tuple(arr.shape)
-        self._strides = tuple(s // arr.itemsize for s in arr.strides)
+        self.shape = self._shape = tuple(arr.shape)      # (_shape, _stride: the launch-plan caches' keys)
+        self._strides = self._stride = tuple(s // arr.itemsize for s in arr.strides)
         self._offset = 0
         self._storage = FakeStorage(arr.ctypes.data)
         self.dtype = fake_dtype(arr.dtype.name)
@@ -829,20 +829,36 @@ _ATTENTION_LAUNCHES = r'''
 from tritensor.backends.triton import attention as tattn
 
 
-def attention_launches(name, c, E, mask_kind, causal, p):
-    Z, H, Hk, L, S = 2, 4, 2, 100, 130
-    q, k, v, g = T((Z, H, L, E), name), T((Z, Hk, S, E), name), T((Z, Hk, S, E), name), T((Z, H, L, E), name)
-    out, lse = T((Z, H, L, E), name), T((Z, H, L), c)
+def attention_launches(name, c, E, mask_kind, causal, p, Ev=None, shift=0, broadcast=False, backward=True):
+    Z, H, Hk, L, S, Ev = 2, 4, 2, 100, 130, Ev or E
+    q, k, v, g = T((Z, H, L, E), name), T((Z, Hk, S, E), name), T((Z, Hk, S, Ev), name), T((Z, H, L, Ev), name)
+    out, lse = T((Z, H, L, Ev), name), T((Z, H, L), c)
     mask = None if mask_kind is None else T((Z, H, L, S), mask_kind)
-    kw = dict(mask=mask, scale=0.125, is_causal=causal, dropout_p=p, seed=7, offset=16, compute=c)
+    if broadcast:    # an (L, S) mask expanded over batch and heads (stride 0)
+        mask = FT(np.broadcast_to(np.zeros((L, S), np_dtype(mask_kind)), (Z, H, L, S)))
+    kw = dict(mask=mask, scale=0.125, is_causal=causal, dropout_p=p, seed=7, offset=16, compute=c, causal_shift=shift)
     tattn.forward(out, lse, q, k, v, **kw)
-    tattn.backward(T((Z, H, L, E), name), T((Z, Hk, S, E), name), T((Z, Hk, S, E), name), g, q, k, v, out, lse, **kw)
+    if backward:
+        tattn.backward(T((Z, H, L, E), name), T((Z, Hk, S, E), name), T((Z, Hk, S, Ev), name), g, q, k, v, out, lse,
+                       **kw)
 
 
 for name, c in [("float16", "float32"), ("bfloat16", "float32"), ("float32", "float32"), ("float64", "float64")]:
     attention_launches(name, c, 64, None, True, 0.0)
 attention_launches("float16", "float32", 128, "bool", False, 0.1)
 attention_launches("bfloat16", "float32", 256, "float32", True, 0.0)
+# the variants tests/test_attention.py and the attention op records (tests/opinfo_attention.py)
+# launch on a GPU: head dims <= 32 (BLOCK_D 16 or 32), every mask kind they pass per dtype. The
+# first real-GPU run (Triton 3.6) failed to compile float64 with a bool mask, which this list
+# lacked (and Triton 3.9 compiles it: tests/sm90.py's fp64_dot_kwidth catches it under any
+# Triton). Verified compiling with Triton 3.6.0 and 3.9.0 (TRITENSOR_COMPILE_PYTHON: a venv
+# with triton==3.6.0 and tritensor installed).
+attention_launches("float64", "float64", 16, "bool", False, 0.0, broadcast=True)
+attention_launches("float64", "float64", 16, "float64", True, 0.0, shift=1)      # the aten ops' bottom-right causal
+attention_launches("float64", "float64", 16, None, True, 0.3, Ev=8)              # dropout's gradients
+attention_launches("float32", "float32", 8, None, False, 0.25, Ev=32, backward=False)
+attention_launches("float32", "float32", 16, "float32", True, 0.0, shift=1, broadcast=True, backward=False)
+attention_launches("float16", "float32", 16, "float16", True, 0.0, broadcast=True, backward=False)
 '''
 
 _COMPILE_SCRIPT = r'''

@@ -234,3 +234,19 @@ def test_bench_static_file_and_table(tmp_path):
     # stack), smem max, occupancy range, LDG bits, STG bits, tensor cores
     assert rows["k"] == ["3", "255", "1", "0", "2.0 KB", "12%-100%", "32/128", "32/64", "HGMMA"]
     assert rows["j"] == ["1", "96", "0", "1", "0.0 KB", "50%", "128", "128", "-"]
+
+
+def test_fp64_mma_operands_packed_along_k_are_flagged():
+    """TTGIR lines of Triton 3.9's float64 attention forward with a bool mask (the probabilities
+    derive from the 1-byte mask load: kWidth 4, which Triton 3.6 cannot lower) and without one."""
+    masked = ("%p = ttg.convert_layout %a : tensor<32x32xf64, #mma> -> tensor<32x32xf64, #ttg.dot_op<{opIdx = 0, "
+              "parent = #mma, kWidth = 4}>>\n%v = ttg.local_load %b : !ttg.memdesc<32x16xf64, #shared, #smem> -> "
+              "tensor<32x16xf64, #ttg.dot_op<{opIdx = 1, parent = #mma, kWidth = 4}>>")
+    plain = "tensor<32x16xf64, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 1}>>"
+    half = "tensor<64x16xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>>"     # 16-bit: kWidth 2 is normal
+    assert sm90.fp64_dot_kwidth(masked) == 4
+    assert sm90.fp64_dot_kwidth(plain + "\n" + half) == 1
+    assert sm90.fp64_dot_kwidth(half) == 0 and sm90.fp64_dot_kwidth("") == 0
+    assert sm90.problems([_fact(fp64_dot_kwidth=1)]) == []
+    found = sm90.problems([_fact(fp64_dot_kwidth=4)])
+    assert len(found) == 1 and "largeK" in found[0]
