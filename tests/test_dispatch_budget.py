@@ -33,6 +33,10 @@ BUDGET = {
     "cuda host a + b": 19,          # emulated cuda, the launch replaced by a recorder
     "cuda host x.softmax(-1)": 24,  # ... softmax along the last dim (its launch plan cached)
     "cuda host x.sum()": 30,        # ... a sum of every element (its launch plan cached)
+    # ... one call of a traced function whose 20 ops are one fusion group (the IoU loss of
+    # bench/test_bench_fusion.py): the interpreter, the group's plan and launch, both cached
+    "cuda host fused IoU loss": 70,
+    "cuda host fused IoU mean": 91,  # ... its mean: the reduction split in two launches
     # a compiled launch of a signature seen before, from launch_kernel to Triton's C launcher
     # (tests/test_direct_launch.py, a kernel compiled for sm_90, the C launcher recording)
     "cuda compiled launch": 6,
@@ -428,3 +432,68 @@ def test_mean_node_written_directly():
     g.sum().backward()
     np.testing.assert_allclose(y.grad.numpy(), np.full((3, 4), 2 / 12, np.float32), rtol=1e-6)
     assert x.mean(dtype=tt.float64).grad_fn.name() == "MeanBackward0"     # the composite road
+
+
+# --------------------------------------------------------------------------- fused groups (tt.jit)
+def _iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
+    iw = (tt.minimum(px2, tx2) - tt.maximum(px1, tx1)).clamp(min=0)
+    ih = (tt.minimum(py2, ty2) - tt.maximum(py1, ty1)).clamp(min=0)
+    inter = iw * ih
+    union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
+    return 1 - inter / (union + 1e-6)
+
+
+def _iou_mean(*boxes):
+    return _iou_loss(*boxes).mean()
+
+
+def _boxes(n):
+    rng = np.random.default_rng(0)
+    lo = rng.random((2, 2, n)).astype(np.float32)
+    hi = lo + rng.random((2, 2, n)).astype(np.float32)
+    return [tt.tensor(c, device="cuda") for i in range(2) for c in (lo[i, 0], lo[i, 1], hi[i, 0], hi[i, 1])]
+
+
+@pytest.mark.parametrize("name, fn", [("cuda host fused IoU loss", _iou_loss),
+                                      ("cuda host fused IoU mean", _iou_mean)])
+def test_cuda_host_fused_group_budget(monkeypatch, name, fn):
+    boxes = _boxes(300)                           # the mean: two launches under the small profile
+    fused = tt.jit.trace(fn, tuple(boxes))
+    recorder = _Recorder()
+    monkeypatch.setattr(tb, "_run", recorder)
+    _check(name, lambda: fused(*boxes))
+    kernels = {getattr(kernel, "__name__", None) for kernel, _, _, _ in recorder.launches}
+    assert kernels <= {"fused_kernel", "fused_finish"}, "the group did not run as its generated kernel"
+
+
+@pytest.mark.emulated_blocks("small")
+def test_cuda_fused_launches_cached_per_signature_and_profile(monkeypatch):
+    """A fused group's cached launches are what deriving them gives: the same kernels, grids,
+    meta-parameters and arguments (pointers at each call's own tensors), re-derived when the
+    launch profile changes. Under the GPU profile the IoU mean over 2**20 boxes is eager's
+    parallel two-pass sum (hand-computed: 1024-element tiles, chunks of 4 tiles, 2**20 / 4096 =
+    256 programs, then one program adding the 256 partials), not one program walking 2**20."""
+    from tritensor.backends.triton._plan import launch_profile
+    small = _boxes(300)
+    fused = tt.jit.trace(_iou_mean, tuple(small))
+
+    def launches(boxes):
+        recorder = _Recorder()
+        monkeypatch.setattr(tb, "_run", recorder)
+        fused(*boxes)
+        monkeypatch.undo()
+        ptrs = {x.data_ptr(): f"in{i}" for i, x in enumerate(boxes)}
+        return [(kernel.__name__, grid, tuple(ptrs.get(a.data_ptr(), "other") if hasattr(a, "data_ptr") else a
+                                              for a in args), meta)
+                for kernel, grid, args, meta in recorder.launches]
+
+    first = launches(small)
+    assert launches(small) == first and launches(_boxes(300)) == first
+    assert [name for name, *_ in first] == ["fused_kernel", "fused_finish"]    # the small profile splits too
+    big = _boxes(1 << 20)
+    plain = launches(big)
+    with launch_profile("gpu"):
+        gpu = launches(big)
+    assert [(name, grid, meta["BLOCK_OUT"], meta["BLOCK_RED"]) for name, grid, _, meta in gpu] == \
+        [("fused_kernel", (1, 256), 1, 1024), ("fused_finish", (1, 1), 1, 256)]
+    assert launches(big) == plain != gpu

@@ -96,8 +96,12 @@ class ScriptFunction(_Callable):
 
 def _check_arity(graph, args, name):
     n = len(graph.inputs)
-    if len(args) == n and all(_matches(v.type, a) for v, a in zip(graph.inputs, args)):
-        return                    # (the common case: no declaration text built)
+    if len(args) == n:            # the common case: no declaration text built, no call per tensor
+        for v, a in zip(graph.inputs, args):
+            if not (isinstance(a, Tensor) if v.type.kind == "Tensor" else _matches(v.type, a)):
+                break
+        else:
+            return
     decl = f"{name}({', '.join(f'{_decl_type(v.type)} {v.name}' for v in graph.inputs)})"
     if len(args) != n:
         raise RuntimeError(f"{name}() expected at most {n} argument(s) but received {len(args)} argument(s). "

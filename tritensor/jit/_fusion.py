@@ -353,6 +353,9 @@ class GroupPlan:
         self.numpy_program = None
         self._source = None
         self.module = None
+        self.out_recipe = None      # the outputs' (shape, dtype, strides) (run_group, once)
+        self.launch = None          # (launch profile, the cached launch) (backends/triton/fused.py)
+        self.empty = self.host = False
 
     @property
     def source(self):
@@ -386,8 +389,11 @@ def _plan(sub, ins):
     plan = GroupPlan()
     where = {}          # id(value) -> ("in", i) / ("tmp", j)
     fake = {}           # id(value) -> what the rules see
-    device = next(x.device for x in ins if isinstance(x, Tensor))
+    device = next((x.device for x in ins if isinstance(x, Tensor)), None)
     plan.device = device
+    if device is None:          # (Python numbers only: the interpreter computes them)
+        plan.eager = "no tensor operand"
+        return plan
     for i, (v, x) in enumerate(zip(sub.inputs, ins)):
         where[id(v)] = ("in", i)
         plan.input_dtypes.append(getattr(x, "dtype", None))
@@ -481,21 +487,37 @@ def _check_spaces(plan):
 
 
 def _signature(ins):
-    key = [is_grad_enabled()]
+    """The plans' cache key: grad mode, then per input its (shape, strides, dtype, device type
+    and index, requires_grad), or a scalar's type."""
+    return _key(ins)[0]
+
+
+def _key(ins):
+    """(``_signature(ins)``, whether the call records a gradient), read from the tensors' own
+    fields in one loop: this runs on every call of a fused group."""
+    grad = is_grad_enabled()
+    key = [grad]
+    needs = False
     for x in ins:
         if isinstance(x, Tensor):
-            key.append((x._shape, x._stride, x.dtype, str(x.device), x.requires_grad))
+            device = x._storage.device
+            rg = x._requires_grad or x._grad_fn is not None
+            needs = needs or rg
+            key.append((x._shape, x._stride, x._dtype, device.type, device.index, rg))
         else:
             key.append(type(x))
-    return tuple(key)
+    return tuple(key), grad and needs
 
 
 _lock = threading.Lock()
 
 
-def _plan_for(node, ins, make=None):
-    plans = node.attrs.setdefault("_plans", {})
-    key = _signature(ins)
+def _plan_for(node, ins, make=None, key=None):
+    plans = node.attrs.get("_plans")
+    if plans is None:
+        plans = node.attrs.setdefault("_plans", {})
+    if key is None:
+        key = _signature(ins)
     plan = plans.get(key)
     if plan is None:
         with _lock:
@@ -512,51 +534,56 @@ def _plan_for(node, ins, make=None):
     return plan
 
 
-def _needs_grad(ins):
-    if not is_grad_enabled():
-        return False
-    return any(isinstance(x, Tensor) and x.requires_grad for x in ins)
-
-
 def run_group(node, ins):
-    """The interpreter's runner of a prim::FusionGroup node: its outputs for ``ins``."""
-    sub = node.attrs["subgraph"]
-    if not any(isinstance(x, Tensor) for x in ins):
-        return run_graph(sub, ins)
-    if _needs_grad(ins):
-        diff = _plan_for(node, ins, _differentiable)
+    """The interpreter's runner of a prim::FusionGroup node: its outputs for ``ins``. Per call:
+    the signature, one dict lookup for its plan, the outputs allocated from the plan's recipe
+    and the plan's cached launch (backends/triton/fused.py); nothing is re-derived."""
+    key, needs_grad = _key(ins)
+    if needs_grad:
+        diff = _plan_for(node, ins, _differentiable, key)
         if diff is None or diff.eager is not None:
-            return run_graph(sub, ins)
+            return run_graph(node.attrs["subgraph"], ins)
         outs = DifferentiableGraph.apply(diff, *ins)
         return outs if isinstance(outs, tuple) else (outs,)
-    plan = _plan_for(node, ins)
+    plan = _plan_for(node, ins, None, key)
     if plan is None or plan.eager is not None:
-        return run_graph(sub, ins)
-    tensors = [(x._shape, x._stride) for x in ins if isinstance(x, Tensor)]
-    strides = _layout.iterator_strides(plan.shape, tensors, any(k != "tensor" for k in plan.inputs))
-    # prologue outputs in the layout of eager's pointwise ops; the reduction's and the
-    # epilogue's contiguous, as eager's reduction writes them
-    outs = tuple(_new(plan.shape, dtype, plan.device, strides) if plan.phase(j) == 0 else
-                 empty(plan.red_shape, dtype, plan.device) for j, dtype in plan.outputs)
-    backend = backend_for(plan.device)
-    if 0 in plan.shape and (plan.red is None or 0 in plan.red_shape):
+        return run_graph(node.attrs["subgraph"], ins)
+    recipe = plan.out_recipe
+    if recipe is None:
+        recipe = plan.out_recipe = _out_recipe(plan, ins)
+    device = plan.device
+    outs = tuple(empty(shape, dtype, device) if strides is None else _new(shape, dtype, device, strides)
+                 for shape, dtype, strides in recipe)
+    if plan.empty:
         return outs
-    if backend.host_memory:
+    if plan.host:
         _run_numpy(plan, outs, ins)
     else:
         from ..backends.triton.fused import run
         if not run(plan, outs, ins):
-            return run_graph(sub, ins)
+            return run_graph(node.attrs["subgraph"], ins)
     return outs
 
 
+def _out_recipe(plan, ins):
+    """(shape, dtype, strides or None for contiguous) of each group output for the plan's
+    signature: prologue outputs in the layout of eager's pointwise ops, the reduction's and the
+    epilogue's contiguous, as eager's reduction writes them. Also notes on the plan whether the
+    call has nothing to compute and whether its device computes on the host."""
+    tensors = [(x._shape, x._stride) for x in ins if isinstance(x, Tensor)]
+    strides = _layout.iterator_strides(plan.shape, tensors, any(k != "tensor" for k in plan.inputs))
+    dense = tuple(_layout.contiguous_strides(plan.shape))
+    pro = None if strides is None or tuple(strides) == dense else tuple(strides)
+    plan.empty = 0 in plan.shape and (plan.red is None or 0 in plan.red_shape)
+    plan.host = backend_for(plan.device).host_memory
+    return tuple((plan.shape, dtype, pro) if plan.phase(j) == 0 else (plan.red_shape, dtype, None)
+                 for j, dtype in plan.outputs)
+
+
 def _new(shape, dtype, device, strides):
-    t = empty(shape, dtype, device)
-    if strides is not None and tuple(strides) != tuple(t._stride):
-        n = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
-        base = empty((n,), dtype, device)
-        t = base.as_strided(shape, strides)
-    return t
+    """An uninitialised tensor of ``shape`` laid out with the dense, non-contiguous ``strides``."""
+    n = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+    return empty((n,), dtype, device).as_strided(shape, strides)
 
 
 def _run_numpy(plan, outs, ins):

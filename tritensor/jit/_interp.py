@@ -79,55 +79,56 @@ def _run_block(block, env, attributes):
     for node in block.nodes:
         if prof is not None:
             mark = prof.before(node)
-        ins = [env[id(i)] for i in node.inputs]
         kind = node.kind
-        if kind == "prim::Constant":
+        if kind == "prim::Constant":        # (no operands: the traced graph's hoisted constants)
             outs = (node.attrs.get("value"),)
-        elif kind == "prim::GetAttr":
-            outs = (attributes[node.attrs["name"]],)
-        elif kind == "prim::TupleConstruct":
-            outs = (list(ins) if node.attrs.get("list") else tuple(ins),)
-        elif kind == "prim::TupleUnpack":
-            seq = tuple(ins[0])
-            if len(seq) != len(node.outputs):
-                raise ValueError(f"too many values to unpack (expected {len(node.outputs)})"
-                                 if len(seq) > len(node.outputs) else
-                                 f"not enough values to unpack (expected {len(node.outputs)}, got {len(seq)})")
-            outs = seq
-        elif kind == "prim::TupleIndex":
-            outs = (ins[0][node.attrs["index"]],)
-        elif kind == "prim::If":
-            branch = node.blocks[0] if bool(ins[0]) else node.blocks[1]
-            outs = _run_block(branch, env, attributes)
-        elif kind == "prim::Loop":
-            outs = _run_loop(node, ins, env, attributes)
-        elif kind == "prim::CallFunction":
-            outs = run_graph(node.attrs["graph"], ins, attributes)
-        elif kind == "prim::With":
-            from ..autograd.grad_mode import enable_grad, no_grad
-            with (no_grad() if node.attrs["context"] == "no_grad" else enable_grad()):
-                outs = _run_block(node.blocks[0], env, attributes)
-        elif kind == "prim::RaiseException":
-            raise EXCEPTIONS[node.attrs["exception"]](ins[0] if ins else node.attrs.get("message", ""))
-        elif kind == "prim::PythonOp":          # a @tt.jit.ignore'd function, left to Python
-            names = node.attrs.get("names") or ()
-            pos = ins[:len(ins) - len(names)]
-            outs = (node.attrs["_callable"](*pos, **dict(zip(names, ins[len(pos):]))),)
-        elif kind in FUSION_GROUP_RUNNERS:
-            outs = FUSION_GROUP_RUNNERS[kind](node, ins)
-        elif kind == "prim::FusionGroup":
-            outs = run_graph(node.attrs["subgraph"], ins, attributes)
         else:
-            fn = node.attrs.get("_fn")
-            if fn is None:
-                fn = node.attrs["_fn"] = _resolve(node)
-            kwargs = dict(node.attrs.get("kwargs") or {})
-            names = node.attrs.get("names") or ()
-            if names:
-                kwargs.update(zip(names, ins[len(ins) - len(names):]))
-                ins = ins[:len(ins) - len(names)]
-            result = fn(*ins, **kwargs)
-            outs = result if len(node.outputs) > 1 else (result,)
+            ins = [env[id(i)] for i in node.inputs]
+            if kind == "prim::GetAttr":
+                outs = (attributes[node.attrs["name"]],)
+            elif kind == "prim::TupleConstruct":
+                outs = (list(ins) if node.attrs.get("list") else tuple(ins),)
+            elif kind == "prim::TupleUnpack":
+                seq = tuple(ins[0])
+                if len(seq) != len(node.outputs):
+                    raise ValueError(f"too many values to unpack (expected {len(node.outputs)})"
+                                     if len(seq) > len(node.outputs) else
+                                     f"not enough values to unpack (expected {len(node.outputs)}, got {len(seq)})")
+                outs = seq
+            elif kind == "prim::TupleIndex":
+                outs = (ins[0][node.attrs["index"]],)
+            elif kind == "prim::If":
+                branch = node.blocks[0] if bool(ins[0]) else node.blocks[1]
+                outs = _run_block(branch, env, attributes)
+            elif kind == "prim::Loop":
+                outs = _run_loop(node, ins, env, attributes)
+            elif kind == "prim::CallFunction":
+                outs = run_graph(node.attrs["graph"], ins, attributes)
+            elif kind == "prim::With":
+                from ..autograd.grad_mode import enable_grad, no_grad
+                with (no_grad() if node.attrs["context"] == "no_grad" else enable_grad()):
+                    outs = _run_block(node.blocks[0], env, attributes)
+            elif kind == "prim::RaiseException":
+                raise EXCEPTIONS[node.attrs["exception"]](ins[0] if ins else node.attrs.get("message", ""))
+            elif kind == "prim::PythonOp":          # a @tt.jit.ignore'd function, left to Python
+                names = node.attrs.get("names") or ()
+                pos = ins[:len(ins) - len(names)]
+                outs = (node.attrs["_callable"](*pos, **dict(zip(names, ins[len(pos):]))),)
+            elif kind in FUSION_GROUP_RUNNERS:
+                outs = FUSION_GROUP_RUNNERS[kind](node, ins)
+            elif kind == "prim::FusionGroup":
+                outs = run_graph(node.attrs["subgraph"], ins, attributes)
+            else:
+                fn = node.attrs.get("_fn")
+                if fn is None:
+                    fn = node.attrs["_fn"] = _resolve(node)
+                kwargs = dict(node.attrs.get("kwargs") or {})
+                names = node.attrs.get("names") or ()
+                if names:
+                    kwargs.update(zip(names, ins[len(ins) - len(names):]))
+                    ins = ins[:len(ins) - len(names)]
+                result = fn(*ins, **kwargs)
+                outs = result if len(node.outputs) > 1 else (result,)
         for v, x in zip(node.outputs, outs):
             env[id(v)] = x
         if prof is not None:

@@ -10,7 +10,7 @@ the outputs. So a fused group equals the eager chain bit for bit. A value smalle
 iteration space is computed in every lane (its operands read broadcast); an expand is the
 identity of a lane.
 
-A reduction group (``_reduction_source``, ``run_reduction``) is kernels/reduce.py's
+A reduction group (``_reduction_source``, ``_reduction_launches``) is kernels/reduce.py's
 reduce_kernel with the prologue computed in each [BLOCK_OUT, BLOCK_RED] tile before the
 accumulation and the epilogue after reduce_rows, launched with eager's tiles and chunks for the
 layout eager's reduction would read: one launch, or two (``fused_finish``, eager's second pass)
@@ -281,40 +281,65 @@ def run(plan, outs, inputs):
     """Launch ``plan``'s kernel: ``outs`` (tensors of the group's shape), ``inputs`` (tensors
     broadcastable to it, or Python numbers where the plan has scalars). Returns False (nothing
     launched) when the iteration space has more dims than one launch indexes; the caller then
-    runs the group eagerly."""
+    runs the group eagerly.
+
+    Everything but the pointers and the scalars' values follows from the plan's signature
+    (shapes, strides, dtypes) and the launch profile, so it is derived once (``_launches``) and
+    kept on the plan: a call then costs the pointers and the launches (issue 26's host time)."""
+    cached = plan.launch
+    profile = current_profile()
+    if cached is None or cached[0] != profile:
+        cached = plan.launch = (profile, _launches(plan, outs, inputs))
+    launches = cached[1]
+    if launches is None:
+        return False
+    args = [pointer(o) for o in outs]
+    for x, kind in zip(inputs, plan.inputs):
+        args.append(pointer(x) if kind == "tensor" else _scalar_arg(x)[1])
+    partial = launches[0]
+    if partial == "out0":           # a one-pass reduction: partial_ptr is never read
+        args.append(args[0])
+    elif partial is not None:       # a reduction split in chunks: the partials' buffer
+        args.append(pointer(_backend._scratch(outs[0], *partial)))
+    for kernel, grid, tail, meta in launches[1:]:
+        _backend._run(kernel, grid, *args, *tail, **meta)
+    return True
+
+
+def _launches(plan, outs, inputs):
+    """(a reduction's partial_ptr: None (no such parameter), "out0" (the first output's pointer,
+    never read) or the (shape, dtype) of a scratch buffer; then per launch (kernel, grid, the
+    arguments after the pointers and scalars, meta)) of ``plan`` for this signature, or None
+    when one launch cannot index it."""
+    if plan.module is None:
+        plan.module = load_module(plan.source)
     if plan.red is not None:
-        return run_reduction(plan, outs, inputs)
+        return _reduction_launches(plan, outs, inputs)
     shape = tuple(outs[0].shape)
     n = _prod(shape)
     if n == 0:
-        return True
+        return (None,)
     tensors = [x for x, kind in zip(inputs, plan.inputs) if kind == "tensor"]
     strides = [tuple(o.stride()) for o in outs] + [broadcast_strides(x, shape) for x in tensors]
     c_shape, c_strides = coalesce(shape, strides)
     if len(c_shape) > _backend.MAX_RANK:
-        return False
+        return None
     if not c_shape:
         c_shape, c_strides = (1,), [(0,) for _ in c_strides]
-    mod = plan.module
-    if mod is None:
-        mod = plan.module = load_module(plan.source)
     cfg = settings()
     block = cfg["elementwise_block"]
-    args = [pointer(o) for o in outs]
-    for x, kind in zip(inputs, plan.inputs):
-        args.append(pointer(x) if kind == "tensor" else _scalar_arg(x)[1])
-    args += [n, tuple(c_shape)] + [tuple(s) for s in c_strides]
-    _backend._run(mod.fused_kernel, (_cdiv(n, block),), *args, RANK=len(c_shape), BLOCK=block,
-                  WIDE=needs_int64(n, block, c_shape, c_strides), num_warps=cfg["elementwise_warps"])
-    return True
+    tail = (n, tuple(c_shape)) + tuple(tuple(s) for s in c_strides)
+    meta = dict(RANK=len(c_shape), BLOCK=block, WIDE=needs_int64(n, block, c_shape, c_strides),
+                num_warps=cfg["elementwise_warps"])
+    return (None, (plan.module.fused_kernel, (_cdiv(n, block),), tail, meta))
 
 
-def run_reduction(plan, outs, inputs):
-    """Launch a reduction group (``plan.red``): the reduced range split as eager's reduction
-    splits it (kernels/reduce.py: the same tile, the same chunks), so the accumulation order is
-    eager's. One launch, or two when the range is split in chunks (few outputs over a long
-    range: eager's two-pass scheme, partials in a scratch buffer). Returns False (nothing
-    launched) when the kept or reduced dims need more than one launch's rank."""
+def _reduction_launches(plan, outs, inputs):
+    """``_launches`` of a reduction group (``plan.red``): the reduced range split as eager's
+    reduction splits it (kernels/reduce.py: the same tile, the same chunks), so the accumulation
+    order is eager's. One launch, or two when the range is split in chunks (few outputs over a
+    long range: eager's two-pass scheme, partials in a scratch buffer). None when the kept or
+    reduced dims need more than one launch's rank."""
     from ._reduce import _STORAGE_OF_COMPUTE, _chunking, _reduce_blocks
     from ._memory import _dtype
     shape, dims, red = tuple(plan.shape), plan.red_dims, plan.red
@@ -322,7 +347,7 @@ def run_reduction(plan, outs, inputs):
     n_out = _prod(shape[d] for d in kept)
     R = _prod(shape[d] for d in dims)
     if n_out == 0:
-        return True
+        return (None,)
     tensors = {i: x for i, (x, kind) in enumerate(zip(inputs, plan.inputs)) if kind == "tensor"}
     (op, refs, compute, _), (kind, k) = plan.steps[red], plan.steps[red][1][0]
     if kind == "in":        # the reduction reads a group input: eager reads it in its own layout
@@ -354,7 +379,7 @@ def run_reduction(plan, outs, inputs):
     kshape, k_lists = coalesce([shape[d] for d in kept], k_lists)
     rshape, r_lists = coalesce([shape[d] for d in rdims], r_lists)
     if len(kshape) > _backend.MAX_RANK or len(rshape) > _backend.MAX_RANK:
-        return False
+        return None
     xk, (xks,) = coalesce([shape[d] for d in kept], [[x_strides[d] for d in kept]])
     xr, (xrs,) = coalesce([shape[d] for d in rdims], [[x_strides[d] for d in rdims]])
     kinner = abs(xks[-1]) if xk else math.inf
@@ -374,34 +399,28 @@ def run_reduction(plan, outs, inputs):
         block_out = min(block_out, max(1, GPU_PROLOGUE_TILE // block_red))
     n_blocks = _cdiv(n_out, block_out)
     chunks, chunk = _chunking(n_blocks, R, block_red, cfg) if R else (1, 0)
-    mod = plan.module
-    if mod is None:
-        mod = plan.module = load_module(plan.source)
-    ptrs = [pointer(o) for o in outs]
-    for x, kd in zip(inputs, plan.inputs):
-        ptrs.append(pointer(x) if kd == "tensor" else _scalar_arg(x)[1])
     n_k = len(outs)
     ks = [tuple(s) for s in k_lists]
     rs = [tuple(s) for s in r_lists]
     # strides in the kernel's order: out{i}_k, out{i}_r (prologue outputs), in{i}_k, in{i}_r, in{i}_q
-    stride_args = ks[:n_k] + rs[:len(pro_out)] + ks[n_k:n_k + len(pro_in)] + rs[len(pro_out):] + \
-        ks[n_k + len(pro_in):]
+    stride_args = tuple(ks[:n_k] + rs[:len(pro_out)] + ks[n_k:n_k + len(pro_in)] + rs[len(pro_out):] +
+                        ks[n_k + len(pro_in):])
     meta = dict(KRANK=len(kshape), RRANK=len(rshape))
     warps = cfg["reduce_warps"]
     if chunks == 1:
-        _backend._run(mod.fused_kernel, (n_blocks, 1), *ptrs, ptrs[0], n_out, R, max(R, 1), tuple(kshape),
-                      tuple(rshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=0,
-                      num_warps=warps, **meta)
-        return True
-    partial = _backend._scratch(outs[0], (n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
-    _backend._run(mod.fused_kernel, (n_blocks, chunks), *ptrs, pointer(partial), n_out, R, chunk, tuple(kshape),
-                  tuple(rshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=1,
-                  num_warps=warps, **meta)
+        only = (plan.module.fused_kernel, (n_blocks, 1), (n_out, R, max(R, 1), tuple(kshape), tuple(rshape),
+                                                          *stride_args),
+                dict(BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=0, num_warps=warps, **meta))
+        return ("out0", only)
+    scratch = ((n_out, chunks), _dtype(_STORAGE_OF_COMPUTE.get(compute, compute)))
+    first = (plan.module.fused_kernel, (n_blocks, chunks),
+             (n_out, R, chunk, tuple(kshape), tuple(rshape), *stride_args),
+             dict(BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=1, num_warps=warps, **meta))
     block_out, block_red = _reduce_blocks(n_out, chunks, chunks, 1, cfg)
-    _backend._run(mod.fused_finish, (_cdiv(n_out, block_out), 1), *ptrs, pointer(partial), n_out, chunks,
-                  tuple(kshape), *stride_args, BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=2,
-                  num_warps=cfg["reduce_warps"], **meta)
-    return True
+    second = (plan.module.fused_finish, (_cdiv(n_out, block_out), 1),
+              (n_out, chunks, tuple(kshape), *stride_args),
+              dict(BLOCK_OUT=block_out, BLOCK_RED=block_red, STAGE=2, num_warps=warps, **meta))
+    return (scratch, first, second)
 
 
 def _kept_strides(strides, plan, kept):
