@@ -426,3 +426,18 @@ def test_composites_on_cuda():
     y = x * 1
     y.t_()
     assert y.device.type == "cuda" and y.tolist() == [[1, 4], [2, 5], [3, 6]]
+
+
+def test_broadcast_to_method_takes_sizes_as_ints_the_function_does_not():
+    # torch 2.13: x.broadcast_to(2, 3), x.broadcast_to([2, 3]) and x.broadcast_to(size=(2, 3)) are
+    # one view; torch.broadcast_to(x, 2, 3) is a TypeError, as are a float among the ints and no size
+    x = tt.tensor([[1.0, 2.0, 3.0]])
+    for y in (x.broadcast_to(2, 3), x.broadcast_to([2, 3]), x.broadcast_to(size=(2, 3)), x.broadcast_to(tt.Size([2, 3]))):
+        assert tuple(y.shape) == (2, 3) and y.stride() == (0, 1)
+        np.testing.assert_array_equal(y.numpy(), [[1, 2, 3], [1, 2, 3]])
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 3 were given"):
+        tt.broadcast_to(x, 2, 3)
+    with pytest.raises(TypeError, match="takes 1 positional argument but 2 were given"):
+        x.broadcast_to(2.0, 3)
+    with pytest.raises(TypeError, match='missing 1 required positional arguments: "size"'):
+        x.broadcast_to()

@@ -59,6 +59,23 @@ def broadcast_to(input, size):
     return _views.expand(input, _int_tuple("broadcast_to", "size", size, 2))
 
 
+def _broadcast_to_method(self, *size, **kwargs):
+    """Tensor.broadcast_to: the size as one sequence, as ints (``x.broadcast_to(2, 3)``, which
+    torch.broadcast_to refuses), or as ``size=``; torch's TypeErrors otherwise."""
+    if kwargs:
+        if size or set(kwargs) != {"size"}:
+            raise TypeError(f"broadcast_to() got an unexpected keyword argument "
+                            f"'{next(k for k in kwargs if k != 'size' or size)}'")
+        size = (kwargs["size"],)
+    if not size:
+        raise TypeError('broadcast_to() missing 1 required positional arguments: "size"')
+    if len(size) > 1:
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in size):
+            raise TypeError(f"broadcast_to() takes 1 positional argument but {len(size)} were given")
+        return broadcast_to(self, size)
+    return broadcast_to(self, size[0])
+
+
 def broadcast_tensors(*tensors):
     """torch.broadcast_tensors: every tensor expanded to the common shape; one whose shape already
     is that shape is returned itself (torch's expand_outplace)."""
@@ -516,7 +533,7 @@ def unsafe_chunk(tensor, chunks, dim=0):
 
 
 # --------------------------------------------------------------------------- declarations
-declare("broadcast_to", broadcast_to)
+declare("broadcast_to", broadcast_to, method=_broadcast_to_method)
 declare("broadcast_tensors", broadcast_tensors, method=False)
 for _name in ("atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "combinations",
               "meshgrid"):
