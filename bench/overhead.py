@@ -14,7 +14,11 @@ torch and NumPy taken in turn so that a busy spell of a shared machine hits all 
   backward and an in-place SGD update;
 - ``cuda host add``: the emulated cuda device's host side of one forward ``a + b`` (1 000
   float32), with the Triton launch replaced by a recorder: what every real launch would pay
-  before the GPU starts.
+  before the GPU starts;
+- ``cuda host fused IoU``: the same for one call of bench/test_bench_fusion.py's IoU loss (20
+  pointwise ops over 8 columns of 1 000 boxes) traced by ``tt.jit.trace`` into one fusion group
+  (one generated kernel), per box and as its mean; ``cuda host eager IoU`` is the eager chain's
+  20 ops measured the same way (issue 26: a fused call should cost about one eager op).
 
 torch is a peer only when importable (run it with /opt/torchenv/bin/python, where tritensor is
 installed editable); tritensor never needs it. Absolute times on a loaded machine mean little;
@@ -40,6 +44,8 @@ TARGETS = {   # issue 14's ceilings: (peer, ratio)
     "tiny step": ("torch", 2.0),
     "MLP step": ("torch", 1.3),
     "cuda host add": (None, 10.0),   # microseconds, absolute
+    "cuda host fused IoU": (None, 30.0),
+    "cuda host fused mean": (None, 30.0),
 }
 
 
@@ -180,6 +186,32 @@ def cuda_host_us(repeat, round_ms):
     return us
 
 
+def cuda_host_fused_us(repeat, round_ms):
+    """{case: host microseconds} of the traced IoU loss (per box, mean) and of its eager chain
+    on the emulated cuda device, 1 000 boxes, every launch recorded instead of run."""
+    os.environ.setdefault("TRITENSOR_EMULATE_CUDA", "1")
+    import tritensor as tt
+    from tritensor.backends import triton as tb
+    from bench.test_bench_fusion import columns, iou_loss, iou_mean
+    if not tt.cuda.is_available():
+        return {}
+    boxes = [tt.tensor(c, device="cuda") for c in columns(1000)]
+    fns = {"cuda host fused IoU": tt.jit.trace(iou_loss, tuple(boxes)),
+           "cuda host fused mean": tt.jit.trace(iou_mean, tuple(boxes)),
+           "cuda host eager IoU": iou_loss}
+    for fn in fns.values():
+        fn(*boxes)                      # kernels generated and imported, plans made
+    saved = tb._run
+    recorder = LaunchRecorder()
+    tb._run = recorder
+    try:
+        us = interleaved_best_us({name: (lambda fn=fn: fn(*boxes)) for name, fn in fns.items()}, repeat, round_ms)
+    finally:
+        tb._run = saved
+    assert recorder.calls > 0, "the recorder saw no launch"
+    return us
+
+
 def measure(repeat=5, round_ms=40.0):
     """{case: {library: microseconds}} for every case and every importable library."""
     import tritensor as tt
@@ -202,6 +234,8 @@ def measure(repeat=5, round_ms=40.0):
     host = cuda_host_us(repeat, round_ms)
     if host is not None:
         results["cuda host add"] = {"tritensor": host}
+    for case, us in cuda_host_fused_us(repeat, round_ms).items():
+        results[case] = {"tritensor": us}
     return results
 
 
@@ -213,7 +247,7 @@ def format_table(results):
         tt_us = row.get("tritensor")
         peer_us = row.get(peer) if peer else None
         ratio = f"{tt_us / peer_us:.2f}x" if peer_us else "-"
-        tgt = f"<={target:g}x" if peer else f"<={target:g}us"
+        tgt = f"<={target:g}x" if peer else f"<={target:g}us" if target else "-"
         if peer and peer not in row:
             tgt += "?"
         cells = [f"{row[k]:.1f}" if k in row else "-" for k in ("tritensor", "torch", "numpy")]
