@@ -435,18 +435,6 @@ def test_mean_node_written_directly():
 
 
 # --------------------------------------------------------------------------- fused groups (tt.jit)
-def _iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
-    iw = (tt.minimum(px2, tx2) - tt.maximum(px1, tx1)).clamp(min=0)
-    ih = (tt.minimum(py2, ty2) - tt.maximum(py1, ty1)).clamp(min=0)
-    inter = iw * ih
-    union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
-    return 1 - inter / (union + 1e-6)
-
-
-def _iou_mean(*boxes):
-    return _iou_loss(*boxes).mean()
-
-
 def _boxes(n):
     rng = np.random.default_rng(0)
     lo = rng.random((2, 2, n)).astype(np.float32)
@@ -454,9 +442,10 @@ def _boxes(n):
     return [tt.tensor(c, device="cuda") for i in range(2) for c in (lo[i, 0], lo[i, 1], hi[i, 0], hi[i, 1])]
 
 
-@pytest.mark.parametrize("name, fn", [("cuda host fused IoU loss", _iou_loss),
-                                      ("cuda host fused IoU mean", _iou_mean)])
-def test_cuda_host_fused_group_budget(monkeypatch, name, fn):
+@pytest.mark.parametrize("name", ["cuda host fused IoU loss", "cuda host fused IoU mean"])
+def test_cuda_host_fused_group_budget(monkeypatch, name):
+    from test_fusion import iou_loss, iou_mean         # (bench/test_bench_fusion.py's loss)
+    fn = iou_mean if name.endswith("mean") else iou_loss
     boxes = _boxes(300)                           # the mean: two launches under the small profile
     fused = tt.jit.trace(fn, tuple(boxes))
     recorder = _Recorder()
@@ -473,9 +462,10 @@ def test_cuda_fused_launches_cached_per_signature_and_profile(monkeypatch):
     parallel two-pass sum (hand-computed: 1024-element tiles, chunks of 4 tiles, 2**20 / 4096 =
     256 programs, then one program adding the 256 partials), not one program walking 2**20.
     (Launches are recorded, never run: the same under every profile and on a real GPU.)"""
+    from test_fusion import iou_mean
     from tritensor.backends.triton._plan import launch_profile
     small = _boxes(300)
-    fused = tt.jit.trace(_iou_mean, tuple(small))
+    fused = tt.jit.trace(iou_mean, tuple(small))
 
     def launches(boxes):
         recorder = _Recorder()
