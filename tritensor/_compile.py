@@ -158,6 +158,7 @@ class CompiledFunction:
                 return e.result
             return self._fn(*args)
         if symbolic and tracer.static_reason is None:
+            compiled.graph.dynamic = True       # the fuser keys its groups' plans symbolically
             self._dynamic.setdefault(skey, []).append((compiled, tracer.guards, compiled.graph.inputs))
         else:
             if symbolic:

@@ -48,7 +48,10 @@ chunks as eager's is, the fused kernel storing each chunk's partial result and `
 reducing them and running the epilogue: two launches, and n_out * chunks partials written and
 read back.
 
-Past ``RECOMPILE_LIMIT`` signatures one group runs eagerly, with a warning saying so. When a
+Past ``RECOMPILE_LIMIT`` signatures one group runs eagerly, with a warning saying so. In a graph
+of tt.compile(dynamic=True) the signatures counted are symbolic (dtypes, ranks, sizes 0/1, stride
+pattern, device, requires_grad, grad mode: ``_symbolic_signature``): every size shares one
+generated kernel, the sizes being its runtime arguments (``_dynamic_plan``). When a
 gradient is needed the group runs eagerly through the interpreter (autograd records the eager
 ops)... unless it can be differentiated as a whole: then (``_Differentiable``) the group and its
 backward are traced once per signature (the ops' own backward rules, recorded as a graph), split
@@ -246,6 +249,9 @@ def fuse_graph(graph):
         excluded.update(id(b) for b in bad)
     for r in runs:
         g.replace_nodes(r.nodes, GROUP_KIND)
+    if getattr(graph, "dynamic", False):        # tt.compile(dynamic=True): plans keyed symbolically
+        for n in fusion_groups(g):
+            n.attrs["_dynamic"] = True
     return g
 
 
@@ -369,13 +375,17 @@ class GroupPlan:
         return 0 if self.red is None or j < self.red else 1
 
     def describe(self):
+        """The steps over the spaces' ranks: no size, since the sizes are the kernel's runtime
+        arguments and this text is part of the generated source (whose hash names the file
+        and keys Triton's compile cache: one source for every size)."""
+        space = f"{len(self.shape)}-d"
         if self.red is None:
-            return " -> ".join(fn for fn, *_ in self.steps) + f" over {list(self.shape)}"
+            return " -> ".join(fn for fn, *_ in self.steps) + f" over {space}"
         pro = " -> ".join(fn for fn, *_ in self.steps[:self.red])
         epi = " -> ".join(fn for fn, *_ in self.steps[self.red + 1:])
         red = f"{self.steps[self.red][0]}(dims={list(self.red_dims)}, keepdim={self.keepdim})"
-        return f"{pro + ' over ' + str(list(self.shape)) + ' -> ' if pro else ''}{red}" \
-            f"{' -> ' + epi if epi else ''} to {list(self.red_shape)}"
+        return f"{pro + ' over ' + space + ' -> ' if pro else ''}{red}" \
+            f"{' -> ' + epi if epi else ''} to {len(self.red_shape)}-d"
 
 
 def _placeholder(dtype, shape, device):
@@ -509,28 +519,80 @@ def _key(ins):
     return tuple(key), grad and needs
 
 
+def _symbolic_signature(ins):
+    """The key of a group of a dynamic graph (tt.compile(dynamic=True)): per tensor its dtype,
+    rank, which sizes are 0 or 1 (empty and broadcast dims, specialised as torch's), its stride
+    pattern (each stride 0, 1 or another value: broadcast, unit, strided), device and
+    requires_grad; grad mode. Sizes are runtime arguments of the generated kernels."""
+    key = [is_grad_enabled()]
+    for x in ins:
+        if isinstance(x, Tensor):
+            device = x._storage.device
+            key.append((tuple(min(n, 2) for n in x._shape), tuple(min(abs(s), 2) for s in x._stride),
+                        x.is_contiguous(), x._dtype, device.type, device.index,
+                        x._requires_grad or x._grad_fn is not None))
+        else:
+            key.append(type(x))
+    return tuple(key)
+
+
 _lock = threading.Lock()
+SIZED_PLANS = 64        # a dynamic group's plans of recent exact sizes kept (least recently made out)
 
 
 def _plan_for(node, ins, make=None, key=None):
+    """The plan of ``ins``'s signature (made once; None past RECOMPILE_LIMIT signatures)."""
+    if key is None:
+        key = _signature(ins)
+    if node.attrs.get("_dynamic"):
+        sized = node.attrs.get("_sized")
+        plan = sized.get(key) if sized is not None else None
+        return plan if plan is not None else _dynamic_plan(node, ins, make, key)
     plans = node.attrs.get("_plans")
     if plans is None:
         plans = node.attrs.setdefault("_plans", {})
-    if key is None:
-        key = _signature(ins)
     plan = plans.get(key)
     if plan is None:
         with _lock:
             plan = plans.get(key)
             if plan is None:
-                if len(plans) >= RECOMPILE_LIMIT:
-                    if not node.attrs.get("_warned"):
-                        node.attrs["_warned"] = True
-                        warnings.warn(f"tt.jit: a fusion group was specialised for {RECOMPILE_LIMIT} input "
-                                      "signatures; it now runs eagerly for new ones", RuntimeWarning,
-                                      stacklevel=4)
+                if _over_limit(node, plans):
                     return None
                 plan = plans[key] = (make or _plan)(node.attrs["subgraph"], ins)
+    return plan
+
+
+def _over_limit(node, plans):
+    if len(plans) < RECOMPILE_LIMIT:
+        return False
+    if not node.attrs.get("_warned"):
+        node.attrs["_warned"] = True
+        warnings.warn(f"tt.jit: a fusion group was specialised for {RECOMPILE_LIMIT} input "
+                      "signatures; it now runs eagerly for new ones", RuntimeWarning, stacklevel=5)
+    return True
+
+
+def _dynamic_plan(node, ins, make, key):
+    """The plan of a new exact signature in a dynamic graph's group (``_dynamic``): the limit
+    counts symbolic signatures (``_plans``), and every size of one symbolic signature shares its
+    generated kernel (the source names no size: one hash, one file, one Triton compile). The
+    plans of exact sizes (output shapes, launch geometry and, for a gradient, the traced
+    backward, which bakes sizes in, e.g. mean's 1/n: nothing compiled) are kept in ``_sized``,
+    the SIZED_PLANS most recently made."""
+    with _lock:
+        sized = node.attrs.setdefault("_sized", {})
+        plan = sized.get(key)
+        if plan is not None:
+            return plan
+        plans = node.attrs.setdefault("_plans", {})
+        skey = _symbolic_signature(ins)
+        if skey not in plans:
+            if _over_limit(node, plans):
+                return None
+            plans[skey] = True
+        if len(sized) >= SIZED_PLANS:
+            del sized[next(iter(sized))]
+        plan = sized[key] = (make or _plan)(node.attrs["subgraph"], ins)
     return plan
 
 
