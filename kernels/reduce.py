@@ -1,4 +1,4 @@
-"""Reductions (sum, prod, amax, amin) over any set of dims, read in place.
+"""Reductions (sum, prod, amax, amin, xor) over any set of dims, read in place.
 
 The launcher splits x's dims into kept dims (those of the output, coalesced) and reduced dims
 (coalesced; innermost = smallest stride). A program owns BLOCK_OUT output elements and loops over
@@ -21,15 +21,18 @@ from .strided import convert, store_cast, strided_offset
 # call (np.sum, np.cumsum, np.cumprod) instead of one Python call per element of the block.
 combine_sum = tl.standard._sum_combine
 combine_prod = tl.standard._prod_combine
+combine_xor = tl.standard._xor_combine   # hash_tensor: integers only (the bits, as int64)
 
 
 @triton.jit
 def combine(a, b, OP: tl.constexpr):
-    """a OP b elementwise; OP is "sum", "prod", "amax" or "amin"."""
+    """a OP b elementwise; OP is "sum", "prod", "xor", "amax" or "amin"."""
     if OP == "sum":
         r = combine_sum(a, b)
     elif OP == "prod":
         r = combine_prod(a, b)
+    elif OP == "xor":
+        r = combine_xor(a, b)
     elif OP == "amax":
         r = combine_max(a, b)
     else:
@@ -45,6 +48,8 @@ def reduce_rows(acc, OP: tl.constexpr):
     its NaNs set aside, then NaN wherever the row holds one (tl.max alone would drop it)."""
     if OP == "sum":
         r = tl.reduce(acc, 1, combine_sum)
+    elif OP == "xor":
+        r = tl.reduce(acc, 1, combine_xor)
     elif OP == "prod":
         # the running product's last column (a tl.reduce with a product would cost the
         # interpreter a Python call per lane; its cumprod is one NumPy call), picked out by a sum

@@ -14,7 +14,9 @@ reduce tile of 64) with few programs.
 """
 from __future__ import annotations
 
+import functools
 import math
+import operator
 
 import numpy as np
 import pytest
@@ -98,6 +100,32 @@ def _nanmean_reference(x, dim=None, keepdim=False):
 record("nanmean", tt.nanmean, FLOATS, _samples("nanmean", REDUCE_SPECS[:4]), _nanmean_reference,
        tolerances={tt.float16: (2e-3, 2e-3), tt.bfloat16: (1.6e-2, 2e-2), tt.float32: (1e-5, 1e-5),
                    tt.float64: (1e-10, 1e-10)})
+
+
+# --------------------------------------------------------------------------- hash_tensor
+def _hash_tensor_reference(x, dim=None, keepdim=False):
+    """torch.hash_tensor's definition with Python ints: each element's 64-bit pattern (float64 for
+    floats; bool and integers as int64, two's complement), xor-ed row by row."""
+    bits = x.astype(F64).view(np.uint64) if x.dtype.kind == "f" else x.astype(np.int64).view(np.uint64)
+    dims = tuple(range(x.ndim)) if dim is None or dim == () else \
+        tuple(sorted(d % x.ndim for d in ((dim,) if isinstance(dim, int) else dim))) if x.ndim else ()
+    kept = [d for d in range(x.ndim) if d not in dims]
+    n_kept, n_red = (int(np.prod([x.shape[d] for d in ds])) for ds in (kept, dims))
+    rows = np.transpose(bits, kept + list(dims)).reshape(n_kept, n_red)
+    out = np.array([functools.reduce(operator.xor, (int(v) for v in row), 0) for row in rows], np.uint64)
+    shape = [1 if d in dims else n for d, n in enumerate(x.shape)] if keepdim else [x.shape[d] for d in kept]
+    return out.reshape(shape)
+
+
+HASH_SPECS = (
+    ("transposed-dim0", lambda m: m((7, 33)).t(), {"dim": 0}),   # crosses the reduce tile (64)
+    ("all", lambda m: m((7, 33)).t(), {}),
+    ("dims-keepdim", lambda m: m((3, 5, 70))[:, ::2], {"dim": (0, -1), "keepdim": True}),
+    ("0d", lambda m: m(()), {}),
+    ("empty-kept", lambda m: m((0, 4)), {"dim": 1}),
+)
+# uint64 results compare exactly; not differentiable (the entry says so), hence no gradient case
+record("hash_tensor", tt.hash_tensor, ALL, _samples("hash_tensor", HASH_SPECS), _hash_tensor_reference)
 
 
 # --------------------------------------------------------------------------- aminmax

@@ -431,7 +431,3 @@ def test_nonzero_static_as_torch(device):
     with pytest.raises(RuntimeError, match="^nonzero_static: Expected out tensor to have scalar type Long but got "
                                            "scalar typeFloat$"):
         tt.nonzero_static(x, size=2, out=tt.empty(0, device=device))
-
-
-def test_hash_tensor_is_left_out():
-    assert not hasattr(tt, "hash_tensor")          # needs torch.uint64 (tests/test_op_db_coverage.py)

@@ -600,6 +600,20 @@ def test_reduce_edge_cases(rng):
     assert_same(out, expected, "float64")
 
 
+def test_reduce_xor_of_int64_bits(rng):
+    """hash_tensor's combine: xor over int64 bit patterns into a uint64 out, in one pass (rows
+    and columns crossing the tile) and in two (few rows, long: chunks, then the partials)."""
+    for shape, dims in [((3, 70), (1,)), ((70, 3), (0,)), ((2, 5000), (1,)), ((4, 6, 5), (0, 2))]:
+        x = rng.integers(-2 ** 63, 2 ** 63 - 1, size=shape, dtype=np.int64, endpoint=True)
+        out = np.full(tuple(s for d, s in enumerate(shape) if d not in dims), 99, np.uint64)
+        tb.reduce("xor", FT(out), FT(x), dims, "int64")
+        expected = np.bitwise_xor.reduce(x.view(np.uint64), axis=dims)   # NumPy's own xor, in uint64
+        np.testing.assert_array_equal(out, expected)
+    empty = np.full((3,), 99, np.uint64)
+    tb.reduce("xor", FT(empty), FT(np.zeros((3, 0), np.int64)), (1,), "int64")
+    assert (empty == 0).all()      # an empty range: the identity 0
+
+
 def test_reduce_rank_past_max_rank(rng):
     # Strides 1, 3, 9 ... on dims of size 2 never merge: 7 reduced dims, then 7 kept dims.
     buf = values((3 * 3 ** 7,), "float32", rng, special=False)
@@ -1414,6 +1428,9 @@ for s, d in [("uint64", "float32"), ("float64", "uint64"), ("int64", "uint32"), 
     tb.copy(T((5, 40), d), T((5, 40), s, True))
 tb.fill(T((5, 40), "uint64", True), -1)
 tb.reduce("sum", T((7,), "int64"), T((7, 5000), "uint32"), (1,), "int64")
+# hash_tensor: the xor combine over int64 bit patterns, stored as uint64 (rows in two passes, columns)
+tb.reduce("xor", T((7,), "uint64"), T((7, 5000), "int64"), (1,), "int64")
+tb.reduce("xor", T((3000,), "uint64"), T((70, 3000), "int64", True), (0,), "int64")
 tb.INDEX32_LIMIT = 0   # the int64-index variants (tensors past 2**31 elements or offsets)
 tb.elementwise("add", T((5, 40), "float32", True), [T((5, 40), "float32"), T((40,), "float32")], "float32")
 tb.elementwise("where", T((5, 40), "float32"), [T((5, 1), "bool"), T((5, 40), "float32"), 0.0], "float32")

@@ -44,9 +44,6 @@ ELSEWHERE = {
     **dict.fromkeys(["torch._scaled_mm", "torch._scaled_mm_v2"], _QUANT),
     "sparse.sampled_addmm": _CSR,
     **dict.fromkeys(_names("jiterator"), _JIT),
-    # torch.hash_tensor returns torch.uint64 (an xor of the elements' 64-bit patterns); tritensor
-    # has no uint64 dtype (nor uint16/uint32), so the result could not be typed as torch's
-    "hash_tensor": "needs torch.uint64, a dtype tritensor does not have yet (dtypes.py): not taken up",
 }
 
 # Issue 21's names not built yet, by family (one block each, so work on different families

@@ -98,3 +98,11 @@ def renorm(x, p, dim, maxnorm, **_):
         norm = (a ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)
     factor = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     return x * factor.astype(x.dtype)
+
+
+# ------------------------------------------------------------------ hash_tensor (ops/reductions_extra.py)
+def xor_sum(x, dims, keepdim, **_):
+    """The xor of x's elements over ``dims`` (x: the int64 bit patterns hash_tensor reduces)."""
+    if x.ndim == 0:
+        return x
+    return np.bitwise_xor.reduce(x, axis=tuple(dims), keepdims=keepdim)

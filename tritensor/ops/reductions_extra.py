@@ -1,5 +1,5 @@
 """The rest of torch's reductions, scans and comparisons (issue 21.3): nansum, nanmean, aminmax,
-logcumsumexp, cummax/cummin, std_mean/var_mean, isclose/allclose/equal, renorm.
+logcumsumexp, cummax/cummin, std_mean/var_mean, isclose/allclose/equal, renorm, hash_tensor.
 
 Primitives (a table entry, a kernel, a NumPy reference in backends/numpy_reduce.py, torch's
 backward written in tritensor ops):
@@ -11,6 +11,8 @@ backward written in tritensor ops):
   cummax/cummin the (value, index) scan kernel: NaN propagates, ties take the later index
   std_mean/var_mean   one entry with two outputs, so that one StdMeanBackward0 node holds both
   renorm        an entry (so that renorm_ records RenormBackward0 in place) computed with ops
+  hash_tensor   the reduce kernel with an xor combine over the elements' 64-bit patterns (int64,
+                read back as uint64); not differentiable, as torch's
 
 Composites: nanmean (nansum / count, torch's own definition: DivBackward0), isclose, allclose,
 equal (bool results, nothing to differentiate).
@@ -31,6 +33,7 @@ from ..backends.base import backend_for
 from ..tensor import Tensor
 from . import elementwise as _ew
 from . import pointwise as _pw
+from . import _unsigned
 from ._checks import check_tensor
 from ._return_types import return_types
 from ._shapes import contiguous_strides, normalize_dims, reduced_shape, wrap_dim
@@ -499,3 +502,68 @@ def renorm_(input, p, dim, maxnorm):
 
 
 declare("renorm", renorm, inplace=renorm_, out="exact")
+
+
+# ------------------------------------------------------------------ hash_tensor
+# torch.hash_tensor (mode 0): each element upcast to its 64-bit kind (float64 / int64; bool and
+# uint8 zero-extend, signed ints sign-extend), its bits read as uint64, xor-reduced. The entry
+# reduces the int64 bit patterns (xor does not care for the sign) and types the result uint64.
+def _hash_rule(x, dims, keepdim, **_):
+    return Meta(reduced_shape(x.shape, dims, keepdim), _dt.uint64, _dt.int64)
+
+
+def _hash_launch(out, x, *, compute, dims, keepdim, **_):
+    tb.reduce("xor", _flat(out, x, dims), x, dims, compute)
+
+
+HASH_TENSOR = op("hash_tensor", ("x",), rule=_hash_rule, reference=numpy_reduce.xor_sum, kernel=_hash_launch,
+                 differentiable=False)
+
+
+def _hash_dims(input, dim):
+    """torch's checks, in its order: dim's type, range and repeats; then an empty reduction."""
+    if dim is not None and not isinstance(dim, int) and not (
+            isinstance(dim, (tuple, list)) and all(isinstance(d, int) for d in dim)):
+        bad = dim if not isinstance(dim, (tuple, list)) else next(d for d in dim if not isinstance(d, int))
+        raise TypeError(f"hash_tensor(): argument 'dim' (position 2) must be tuple of ints, not {type(bad).__name__}")
+    dims = normalize_dims(input, dim)
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        if input.numel() == 0:
+            raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        return dims
+    given = (dim,) if isinstance(dim, int) else dim
+    for d in given:
+        if input.shape[wrap_dim(d, input.dim())] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    return dims
+
+
+def hash_tensor(input, dim=None, keepdim=False, *, mode=0):
+    """torch.hash_tensor: the xor of the elements' bit patterns upcast to 64 bits (float64 for the
+    floating dtypes, int64 for the integers and bool), as a uint64 tensor, over ``dim`` (all
+    dims when None or empty). uint16/32/64 have no kernel in torch (NotImplementedError)."""
+    check_tensor("hash_tensor", input)
+    if not isinstance(mode, int) or isinstance(mode, bool):
+        raise TypeError(f"hash_tensor(): argument 'mode' must be int, not {type(mode).__name__}")
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    dims = _hash_dims(input, dim)
+    if _unsigned.is_limited(input.dtype):
+        kind = backend_for(input.device).torch_kind
+        raise NotImplementedError(f'"xor_sum_{kind}" not implemented for \'{_dt.type_name(input.dtype)}\'')
+    with no_grad():         # torch's result never requires grad
+        if input.dtype.is_floating_point:
+            bits = input.to(_dt.float64).view(_dt.int64)
+        else:
+            bits = input.to(_dt.int64)
+        return dispatch(HASH_TENSOR, bits, dims=dims, keepdim=bool(keepdim))
+
+
+def _hash_out(name, result, out):
+    """torch's out= check of hash_tensor (a structured kernel: the dtype exactly)."""
+    if out.dtype is not result.dtype:
+        raise RuntimeError(f"Expected result to be of dtype {result.dtype.name}, but got {_dt.type_name(out.dtype)}")
+
+
+declare("hash_tensor", hash_tensor, out=_hash_out)

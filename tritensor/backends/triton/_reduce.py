@@ -1,4 +1,4 @@
-"""Reductions (kernels/reduce.py): sum/prod/amax/amin/count_nonzero over any dims, and
+"""Reductions (kernels/reduce.py): sum/prod/amax/amin/xor/count_nonzero over any dims, and
 argmax/argmin. Deterministic: no atomics; few outputs over a long range run in two passes
 through a scratch buffer."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ _STORAGE_OF_COMPUTE = {"bool": "int32", "float16": "float32", "bfloat16": "float
 
 
 def _identity(op, compute):
-    if op == "sum":
+    if op in ("sum", "xor"):
         return 0
     if op == "prod":
         return 1
@@ -58,7 +58,7 @@ _X, _OUT, _PARTIAL = 0, 1, 2      # the operands a planned launch reads and writ
 
 def reduce(op, out, x, dims, compute):
     """out = OP of x over ``dims`` (sorted non-negative ints; empty = a cast copy; all = a 0-d out),
-    op in sum/prod/amax/amin, accumulated in dtype ``compute``. ``out`` is contiguous with x's
+    op in sum/prod/amax/amin/xor (xor: integer bits, hash_tensor), accumulated in dtype ``compute``. ``out`` is contiguous with x's
     shape minus ``dims``; x may have any strides and is read in place. Deterministic: no atomics,
     every run adds in the same order. An empty reduced range gives the identity (0 / 1); amax/amin
     of an empty range is an error the caller raises first."""
@@ -109,7 +109,7 @@ def _reduce_planned(op, out, x, dims, compute):
     nan_as_zero = op == "nansum"     # sum with NaN read as 0 (on the loaded value)
     if op == "count_nonzero":   # sum of (x != 0) in int64, tested on the loaded value
         op, compute, nonzero = "sum", "int64", True
-    elif op in ("sum", "prod", "amax", "amin", "nansum"):
+    elif op in ("sum", "prod", "amax", "amin", "nansum", "xor"):
         op, nonzero = ("sum" if nan_as_zero else op), False
     else:
         raise ValueError(f"reduce: unknown op {op!r}")
@@ -128,7 +128,7 @@ def _reduce_planned(op, out, x, dims, compute):
     if R == 0:
         if op in ("amax", "amin"):
             raise ValueError(f"reduce: {op} of an empty range has no identity")
-        fill(out, 0 if op == "sum" else 1)
+        fill(out, 0 if op in ("sum", "xor") else 1)
         return None
     kshape, (kstrides,) = coalesce([xshape[d] for d in kept], [[xstrides[d] for d in kept]])
     # Reduced dims in order of decreasing stride: the innermost reduced index walks memory fastest.
