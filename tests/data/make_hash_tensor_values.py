@@ -40,7 +40,7 @@ def main():
     cases = []
     specs = [((), {}), ((5,), {}), ((3, 70), {"dim": 1}), ((3, 70), {"dim": 0, "keepdim": True}),
              ((2, 3, 4), {"dim": (0, 2)}), ((2, 3, 4), {"dim": [-1], "keepdim": True}), ((4, 3), {"dim": ()}),
-             ((0, 3), {"dim": 1}), ((2, 1, 3), {"dim": 1})]
+             ((0, 3), {"dim": 1}), ((2, 1, 3), {"dim": 1}), ((2, 3), {"keepdim": True})]
     for dtype in DTYPES:
         for shape, kwargs in specs:
             x = values(dtype, shape, g)
