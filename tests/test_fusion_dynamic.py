@@ -157,3 +157,23 @@ def test_the_static_path_keeps_exact_sizes_and_the_limit(fresh_cache, device):
     np.testing.assert_array_equal(_host(out), np.full(20, 3.0, np.float32))
     if device == "cuda":
         assert len(sorted(fresh_cache.glob("fused_*.py"))) == 1
+
+
+def test_the_exact_size_plans_of_a_dynamic_group_stay_bounded():
+    """Past SIZED_PLANS sizes the oldest exact-size plan is dropped (made again if its size
+    comes back): no warning, the values right."""
+    compiled = tt.compile(lambda x: x * 2 + 1, dynamic=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in list(range(2, _fusion.SIZED_PLANS + 8)) + [3]:
+            np.testing.assert_array_equal(_host(compiled(tt.ones(n))), np.full(n, 3.0, np.float32))
+    group = _group(compiled, (tt.ones(3),))
+    assert len(group.attrs["_sized"]) == _fusion.SIZED_PLANS and len(group.attrs["_plans"]) == 1
+
+
+@pytest.mark.xfail(strict=True, reason="known bug (not the fuser's): a dynamic capture bakes mean's element "
+                   "count in as a constant (aten::div(%sum, 4)), so a later size divides by the first size")
+def test_a_mean_under_dynamic_sizes_divides_by_its_own_count():
+    compiled = tt.compile(lambda x: x.mean(), dynamic=True)
+    for n in (4, 5, 6):
+        assert float(compiled(tt.arange(n, dtype=tt.float32))) == (n - 1) / 2
