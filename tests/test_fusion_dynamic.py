@@ -171,9 +171,14 @@ def test_the_exact_size_plans_of_a_dynamic_group_stay_bounded():
     assert len(group.attrs["_sized"]) == _fusion.SIZED_PLANS and len(group.attrs["_plans"]) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="known bug (not the fuser's): a dynamic capture bakes mean's element "
-                   "count in as a constant (aten::div(%sum, 4)), so a later size divides by the first size")
 def test_a_mean_under_dynamic_sizes_divides_by_its_own_count():
+    # a dynamic capture recorded mean's element count as a constant (aten::div(%sum, 4)), so a later
+    # size divided by the first size's count: such a count keeps the capture static (the reason says so)
     compiled = tt.compile(lambda x: x.mean(), dynamic=True)
-    for n in (4, 5, 6):
+    for n in (4, 5, 6, 7):
         assert float(compiled(tt.arange(n, dtype=tt.float32))) == (n - 1) / 2
+    default = tt.compile(lambda x: x.var(), dynamic=None)
+    for n in (4, 5, 6, 7):
+        x = tt.arange(n, dtype=tt.float32)
+        want = np.var(np.arange(n, dtype=np.float64), ddof=1)
+        np.testing.assert_allclose(float(default(x)), want, rtol=1e-6)

@@ -100,6 +100,35 @@ class Tracer:
                                       "(not recorded as size expressions)")
                 return
 
+    def check_baked_scalars(self, op_name, args):
+        """A division by a plain number that is a product of the inputs' sizes (or one more than
+        that number is: a count with Bessel's correction), or a multiplication by its reciprocal,
+        was most likely computed from sizes inside a composite (mean's ``sum / n``, var's
+        ``/ (n - 1)``, a loss's mean): a graph serving other sizes would divide by this size's
+        count, so the capture stays static. A user's ``x / 2`` with a dim of 2 makes it static
+        too: the safe side (a graph per shape, never a wrong value)."""
+        if self.static_reason is not None or not self.size_values or op_name not in _COUNT_OPS:
+            return
+        from ._symbolic import SymInt
+        for a in args[1:]:
+            if isinstance(a, bool) or isinstance(a, SymInt) or not isinstance(a, (int, float)) or a == 0:
+                continue
+            if op_name == "mul":         # x * (1 / n): only a non-integer factor can be a reciprocal
+                if float(a).is_integer():
+                    continue
+                a = 1 / a
+                nearest = round(a)
+                if abs(a - nearest) > 1e-6 * abs(a):
+                    continue
+                a = nearest
+            elif not float(a).is_integer():
+                continue
+            if int(a) in self.size_values or int(a) + 1 in self.size_values:
+                self.static_reason = (f"aten::{op_name} by {args[1]!r}, a count of the inputs' sizes computed "
+                                      "inside tritensor (mean, var, a loss's mean), is baked in: the graph "
+                                      "would be wrong at other sizes")
+                return
+
     def symbolic_value(self, expr):
         """The graph value computing a size expression (written once, where first needed)."""
         if isinstance(expr, int):
@@ -168,6 +197,7 @@ class Tracer:
         if self.symbolic:
             from ._symbolic import contains_symbolic
             self.check_baked(op.name, attrs)
+            self.check_baked_scalars(op.name, args)
             named = [k for k, v in attrs.items() if contains_symbolic(v)]
             if named:        # symbolic attributes are inputs, passed by name
                 inputs += [self.value_of(attrs[k]) for k in named]
@@ -279,6 +309,9 @@ def _drop_unused(g):
             live.update(id(i) for i in n.inputs)
     g.nodes[:] = reversed(kept)
 
+
+# ops whose plain-number operand may be a count computed from sizes (check_baked_scalars)
+_COUNT_OPS = frozenset({"div", "true_divide", "floor_divide", "mul"})
 
 # the attributes of recorded ops that hold sizes (view's shape, a slice's bounds, split's length ...)
 SIZE_ATTRIBUTES = frozenset({"shape", "size", "sizes", "stride", "strides", "start", "starts", "end", "length",
