@@ -380,6 +380,12 @@ def copy_bandwidth_fraction(projections, measured):
     return None
 
 
+
+def _percent(error):
+    """A signed error in whole per cent; one that rounds to zero is "+0 %" (the copy measured
+    against itself gives a rounding residue like -1e-16, which printed "-0 %")."""
+    return f"{round(100 * error):+d} %"
+
 def table(projections, device, facts, measured=None):
     cols = ["case", "kernels", "launches", "DRAM / min", "re-reads", "coalescing", "registers", "occupancy",
             f"projected us ({device})", "of roofline"]
@@ -403,12 +409,12 @@ def table(projections, device, facts, measured=None):
             else:
                 err = p.time_s / (ms * 1e-3) - 1
                 errors.append(abs(err))
-                row += [f"{ms * 1e3:.4g}", f"{100 * err:+.0f} %"]
+                row += [f"{ms * 1e3:.4g}", _percent(err)]
                 if fraction is not None:
                     t = max(p.memory_s / fraction, p.compute_s) + p.launches * LAUNCH_LATENCY_S
                     cerr = t / (ms * 1e-3) - 1
                     calibrated.append(abs(cerr))
-                    row.append(f"{100 * cerr:+.0f} %")
+                    row.append(_percent(cerr))
         lines.append("| " + " | ".join(row) + " |")
     for name, errs in (("", errors), (f" at the measured copy bandwidth ({100 * (fraction or 0):.0f} % of spec)",
                                       calibrated)):
