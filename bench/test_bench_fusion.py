@@ -23,29 +23,30 @@ DEVICES = ["cpu"] + (["cuda"] if tt.cuda.is_available() else [])
 SIZES = {"cpu": N, "cuda": 1 << 20 if REAL else 1024}     # the emulated device: a smoke run
 
 
-def iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
-    iw = (tt.minimum(px2, tx2) - tt.maximum(px1, tx1)).clamp(min=0)
-    ih = (tt.minimum(py2, ty2) - tt.maximum(py1, ty1)).clamp(min=0)
+def _iou(lib, px1, py1, px2, py2, tx1, ty1, tx2, ty2):
+    """1 - IoU of boxes (x1, y1, x2, y2), written once for tritensor and torch (same names)."""
+    iw = (lib.minimum(px2, tx2) - lib.maximum(px1, tx1)).clamp(min=0)
+    ih = (lib.minimum(py2, ty2) - lib.maximum(py1, ty1)).clamp(min=0)
     inter = iw * ih
     union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
     return 1 - inter / (union + 1e-6)
+
+
+def iou_loss(*boxes):
+    return _iou(tt, *boxes)
 
 
 def iou_mean(*boxes):
     return iou_loss(*boxes).mean()
 
 
+def torch_iou_loss(*boxes):
+    import torch
+    return _iou(torch, *boxes)
+
+
 def torch_iou_mean(*boxes):
     return torch_iou_loss(*boxes).mean()
-
-
-def torch_iou_loss(px1, py1, px2, py2, tx1, ty1, tx2, ty2):
-    import torch
-    iw = (torch.minimum(px2, tx2) - torch.maximum(px1, tx1)).clamp(min=0)
-    ih = (torch.minimum(py2, ty2) - torch.maximum(py1, ty1)).clamp(min=0)
-    inter = iw * ih
-    union = (px2 - px1) * (py2 - py1) + (tx2 - tx1) * (ty2 - ty1) - inter
-    return 1 - inter / (union + 1e-6)
 
 
 def columns(n=N):
