@@ -6,7 +6,10 @@ The standard's official suite (data-apis/array-api-tests) is too slow for CI: it
 pass rate are in bench/RESULTS.md ("Array API compliance")."""
 from __future__ import annotations
 
+import copy
 import math
+import operator
+import pickle
 
 import numpy as np
 import pytest
@@ -33,14 +36,14 @@ ALL = ("bool",) + NUMERIC
 
 
 # --------------------------------------------------------------------------- drawing and comparing
-def _elements(dtype, nonzero=False, small=False):
+def _elements(dtype, nonzero=False, small=False, finite=False):
     if dtype == "bool":
         return st.booleans()
     if dtype in FLOATS:
         width = 32 if dtype == "float32" else 64
         if small:
             return st.floats(-4, 4, width=width).filter(lambda v: not nonzero or v != 0)
-        special = st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, -1.0, 0.5])
+        special = st.sampled_from([math.nan, -0.0, 0.0, 1.0, -1.0, 0.5] + ([] if finite else [math.inf, -math.inf]))
         finite = st.floats(-1e3, 1e3, width=width)
         return st.one_of(special, finite).filter(lambda v: not nonzero or v != 0)
     info = np.iinfo(dtype)
@@ -79,14 +82,21 @@ def check(name, *args, rtol=1e-5, atol=1e-6, zero_sign=True, **kwargs):
     """Run ``name`` in both namespaces and compare the results: dtype, shape, values (NaN where
     NaN, the sign of a zero where ``zero_sign``); an exception in array-api-strict must be an
     exception here too (any type: the standard leaves the type to the library)."""
-    fn_tt, fn_xs = _resolve(xp, name), _resolve(xs, name)
+    check_call(name, lambda ns, *a, **k: _resolve(ns, name)(*a, **k), args, kwargs, rtol=rtol, atol=atol,
+               zero_sign=zero_sign)
+
+
+def check_call(name, call, args, kwargs=None, *, convert=None, rtol=1e-5, atol=1e-6, zero_sign=True):
+    """``call(ns, *args, **kwargs)`` in both namespaces, compared as ``check`` does; NumPy arguments
+    become each namespace's arrays by ``convert(ns, value)`` (default: ``_to``)."""
+    convert, kwargs = convert or _to, kwargs or {}
     try:
-        want = fn_xs(*[_to(xs, a) for a in args], **{k: _to(xs, v) for k, v in kwargs.items()})
+        want = call(xs, *[convert(xs, a) for a in args], **{k: convert(xs, v) for k, v in kwargs.items()})
     except (TypeError, ValueError, IndexError, RuntimeError, OverflowError, ZeroDivisionError):
         with pytest.raises(Exception):
-            fn_tt(*[_to(xp, a) for a in args], **{k: _to(xp, v) for k, v in kwargs.items()})
+            call(xp, *[convert(xp, a) for a in args], **{k: convert(xp, v) for k, v in kwargs.items()})
         return
-    got = fn_tt(*[_to(xp, a) for a in args], **{k: _to(xp, v) for k, v in kwargs.items()})
+    got = call(xp, *[convert(xp, a) for a in args], **{k: convert(xp, v) for k, v in kwargs.items()})
     _compare(name, got, want, rtol, atol, zero_sign)
 
 
@@ -159,6 +169,13 @@ _KIND_OF = {**{d: "int" for d in INTS}, **{d: "float" for d in FLOATS}, "bool": 
 def test_binary(name, data):
     """Two arrays of the same kind, possibly different dtypes and shapes (0-d included): the
     standard's promotion, and values."""
+    x1, x2 = _binary_operands(name, data)
+    check(name, x1, x2, rtol=3e-6 if "float32" in (x1.dtype, x2.dtype) else 1e-12, atol=0)
+
+
+def _binary_operands(name, data):
+    """Two NumPy arrays for ``name``: one kind, dtypes the standard promotes, broadcastable shapes
+    (0-d included), nonzero divisors for integer division, shifts in range."""
     d1 = data.draw(st.sampled_from(BINARY[name]))
     d2 = data.draw(st.sampled_from([d for d in BINARY[name] if _KIND_OF[d] == _KIND_OF[d1]
                                     and {d1, d} != {"int64", "uint64"} and not ({d1, d} & {"uint64"} and
@@ -166,11 +183,14 @@ def test_binary(name, data):
     s1, s2 = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3)).input_shapes
     integer_division = name in ("floor_divide", "remainder") and _KIND_OF[d1] == "int"
     shift = name.startswith("bitwise_") and "shift" in name
-    x1 = arrays(data.draw, d1, s1, small=integer_division)
-    x2 = arrays(data.draw, d2, s2, nonzero=integer_division, small=integer_division or shift)
+    # array-api-strict computes float // and % as NumPy does, which misses the standard's special
+    # cases for infinite operands (inf // 2 is inf): those are checked by hand values below
+    finite = name in ("floor_divide", "remainder")
+    x1 = arrays(data.draw, d1, s1, small=integer_division, finite=finite)
+    x2 = arrays(data.draw, d2, s2, nonzero=integer_division, small=integer_division or shift, finite=finite)
     if shift:
-        x2 = np.abs(x2.astype(np.int64)).astype(x2.dtype) % 8
-    check(name, x1, x2, rtol=3e-6 if "float32" in (d1, d2) else 1e-12, atol=0)
+        x2 = np.asarray(np.abs(x2.astype(np.int64)).astype(x2.dtype) % 8)     # (a 0-d array stays one)
+    return x1, x2
 
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "less", "equal", "maximum", "pow"])
@@ -194,6 +214,168 @@ def test_clip(data):
     check("clip", x, lo, hi)
     check("clip", x, min=lo)
     check("clip", x, max=np.asarray(hi, dtype=dtype))
+
+
+# --------------------------------------------------------------------------- the array object's operators
+OPERATORS = {
+    "+": ("add", operator.add, operator.iadd), "-": ("subtract", operator.sub, operator.isub),
+    "*": ("multiply", operator.mul, operator.imul), "/": ("divide", operator.truediv, operator.itruediv),
+    "//": ("floor_divide", operator.floordiv, operator.ifloordiv), "%": ("remainder", operator.mod, operator.imod),
+    "**": ("pow", operator.pow, operator.ipow), "&": ("bitwise_and", operator.and_, operator.iand),
+    "|": ("bitwise_or", operator.or_, operator.ior), "^": ("bitwise_xor", operator.xor, operator.ixor),
+    "<<": ("bitwise_left_shift", operator.lshift, operator.ilshift),
+    ">>": ("bitwise_right_shift", operator.rshift, operator.irshift),
+    "<": ("less", operator.lt, None), "<=": ("less_equal", operator.le, None), ">": ("greater", operator.gt, None),
+    ">=": ("greater_equal", operator.ge, None), "==": ("equal", operator.eq, None),
+    "!=": ("not_equal", operator.ne, None),
+}
+
+
+def _array(ns, value):
+    """A NumPy value as the namespace's own array (``asarray``: for tritensor an Array, whose
+    operators are the standard's)."""
+    return ns.asarray(value.copy()) if isinstance(value, np.ndarray) else value
+
+
+def _inplace(fn):
+    def call(ns, a, b):
+        before = a
+        a = fn(a, b)
+        assert a is before or ns is xs          # tritensor's arrays change in place
+        return a
+    return call
+
+
+@pytest.mark.parametrize("symbol", sorted(OPERATORS))
+@SETTINGS
+@given(data=st.data())
+def test_operators_follow_the_standard(symbol, data):
+    """``x1 op x2`` on the namespace's arrays (0-d ones promote as any array), ``x op scalar`` and
+    ``scalar op x`` (the scalar takes the array's dtype), and ``x1 op= x2`` where the promoted dtype
+    and the broadcast shape are x1's: array-api-strict's values, dtypes and special cases (``inf // 2``
+    is inf, ``-0.0 % 2`` is +0)."""
+    name, fn, ifn = OPERATORS[symbol]
+    x1, x2 = _binary_operands(name, data)
+    tolerance = dict(rtol=3e-6 if "float32" in (x1.dtype, x2.dtype) else 1e-12, atol=0)
+    check_call(symbol, lambda ns, a, b: fn(a, b), (x1, x2), convert=_array, **tolerance)
+    kind = _KIND_OF[str(x1.dtype)]
+    scalar = data.draw({"bool": st.booleans(), "int": st.integers(1, 5),
+                        "float": st.sampled_from([0.5, 2.0, -0.0, -3.0] + [math.inf] * (symbol not in "//%"))}[kind])
+    check_call(symbol, lambda ns, a, b: fn(a, b), (x1, scalar), convert=_array, **tolerance)
+    # (x2 on the right: it holds the valid divisors and shift counts)
+    check_call(symbol, lambda ns, a, b: fn(a, b), (scalar, x2), convert=_array, **tolerance)
+    if ifn is not None and x1.shape == np.broadcast_shapes(x1.shape, x2.shape) and (
+            xs.result_type(getattr(xs, str(x1.dtype)), getattr(xs, str(x2.dtype))) == getattr(xs, str(x1.dtype))):
+        check_call(symbol + "=", _inplace(ifn), (x1, x2), convert=_array, **tolerance)
+
+
+def test_operator_special_cases_and_torchs_rules_on_plain_tensors():
+    """Hand values of the standard's special cases, on Arrays; a plain Tensor keeps torch's rules
+    (tt is PyTorch's namespace), and ``Tensor op Array`` takes the Array's."""
+    inf = math.inf
+    x = xp.asarray([inf, -inf, 5.0, -5.0, -0.0, 0.0])
+    assert (x // 2).tolist() == [inf, -inf, 2.0, -3.0, -0.0, 0.0]
+    assert [math.copysign(1, v) for v in (xp.asarray([1.0, -1.0]) // xp.asarray([-inf, inf])).tolist()] == [-1, -1]
+    # the standard's table (IEEE: floor(5 / -inf) is -0; Python's 5.0 // -inf is -1.0)
+    assert [math.copysign(1, v) for v in (x // -inf).tolist()[2:4]] == [-1, 1] and (x // -inf)[2:4].tolist() == [0, 0]
+    assert math.isnan((x % 2).tolist()[0])
+    assert [math.copysign(1, v) for v in (x % 2).tolist()[2:]] == [1, 1, 1, 1]    # -0 % 2 is +0
+    assert math.isnan((tt.tensor(inf) // 2).item())                   # torch: inf // 2 is nan
+    assert math.copysign(1, (tt.tensor(-0.0) % 2).item()) == -1       # torch keeps x1's zero
+    i16, i8 = xp.asarray(300, dtype=xp.int16), xp.asarray([1, 2], dtype=xp.int8)
+    assert (i16 + i8).dtype is xp.int16 and (i16 + i8).tolist() == [301, 302]
+    assert (tt.tensor(300, dtype=tt.int16) + tt.tensor([1, 2], dtype=tt.int8)).dtype is tt.int8    # torch's 0-d rule
+    assert (tt.tensor([1, 2], dtype=tt.int8) + i16).dtype is xp.int16      # the Array's reflected operator
+    assert type(tt.ones(2) + xp.ones(2)).__name__ == "Array"
+    u = xp.asarray([3, 2**16 - 1], dtype=xp.uint16)
+    assert (u + 1).tolist() == [4, 0] and (u + xp.asarray(1, dtype=xp.uint8)).dtype is xp.uint16
+    assert (-xp.asarray([1, -2])).tolist() == [-1, 2] and abs(xp.asarray([-1.5])).tolist() == [1.5]
+    assert (~xp.asarray([0, 5], dtype=xp.uint8)).tolist() == [255, 250]
+    assert int(~xp.asarray(0, dtype=xp.uint64)) == 2**64 - 1 if hasattr(xp, "uint64") else True
+
+
+def test_inplace_operators_keep_the_array():
+    x = xp.asarray([1, 2, 3])
+    ptr, same = x.data_ptr(), x
+    x += 1
+    x //= 2
+    assert x is same and x.data_ptr() == ptr and x.tolist() == [1, 1, 2]
+    y = xp.asarray([1.0, 2.0])
+    y **= xp.asarray(2.0)
+    assert y.tolist() == [1.0, 4.0]
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        x += 1.5
+    with pytest.raises(ValueError, match="broadcast"):
+        x += xp.ones((2, 3), dtype=xp.int64)
+    assert (x @ xp.asarray([1, 1, 1])).tolist() == 4 and (xp.asarray(2.0) < x).dtype is xp.bool
+    assert (x == None) is False and x.__add__("a") is NotImplemented       # noqa: E711
+    with pytest.raises(TypeError):
+        x + "a"
+
+
+def _slices(draw, n):
+    step = draw(st.sampled_from([1, 2, 3, -1, -2, -3, None]))
+    bound = st.one_of(st.none(), st.integers(-n - 2, n + 2))
+    return slice(draw(bound), draw(bound), step)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_indexing_with_negative_steps(data):
+    """``x[key]`` and ``x[key] = v`` with slices of any step and bound, ints, None and Ellipsis
+    among them: NumPy's values, the semantics the standard's indexing is written from (torch refuses
+    negative steps; array-api-strict refuses bounds past an axis, which the standard leaves open)."""
+    shape = data.draw(small_shape(min_dims=1, min_side=0))
+    x = np.arange(math.prod(shape), dtype=np.int16).reshape(shape)
+    key = [_slices(data.draw, n) for n in shape]
+    if data.draw(st.booleans()) and shape[0] > 0:
+        key[0] = data.draw(st.integers(-shape[0], shape[0] - 1))
+    key.insert(data.draw(st.integers(0, len(key))), data.draw(st.sampled_from([None, Ellipsis, slice(None)])))
+    if key.count(Ellipsis) == 0 and len([k for k in key if k is not None]) > len(shape):
+        key.remove(slice(None))
+    key = tuple(key)
+    got = xp.asarray(x)[key]
+    assert type(got).__name__ == "Array"
+    np.testing.assert_array_equal(_np(got), x[key], err_msg=str(key))
+    value = -7 if data.draw(st.booleans()) else -1 - np.arange(x[key].size, dtype=np.int16).reshape(x[key].shape)
+    a, want = xp.asarray(x), x.copy()
+    a[key] = value if isinstance(value, int) else xp.asarray(value)
+    want[key] = value
+    np.testing.assert_array_equal(_np(a), want, err_msg=str(key))
+
+
+def test_empty_boolean_masks_and_transposes():
+    """A boolean mask may have a zero-length axis where x's is longer (it selects nothing); ``x.T``
+    is for matrices only (the standard), ``x.mT`` any stack of them; results are Arrays."""
+    x = xp.zeros((0, 1))
+    assert x[xp.zeros((0, 0), dtype=xp.bool)].shape == (0,)
+    y = xp.reshape(xp.arange(6), (2, 3))
+    assert y[xp.zeros((2, 0), dtype=xp.bool)].shape == (0,)
+    with pytest.raises(IndexError):
+        y[xp.zeros((3, 0), dtype=xp.bool)]
+    y[xp.zeros((0, 3), dtype=xp.bool)] = 5
+    assert y.tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert y.T.shape == (3, 2) and type(y.T).__name__ == type(y.mT).__name__ == "Array"
+    with pytest.raises(ValueError, match="two-dimensional"):
+        xp.arange(3).T
+
+
+def test_arrays_are_tensors_and_the_callers_tensor_keeps_its_class():
+    """The namespace returns Arrays; a Tensor handed in and returned as it is (``copy=False``)
+    comes back as an Array view of it: the caller's object keeps torch's operators."""
+    t = tt.tensor([1.0, math.inf])
+    a = xp.asarray(t, copy=False)
+    assert type(t) is tt.Tensor and isinstance(a, tt.Tensor) and type(a).__name__ == "Array"
+    a[0] = 3.0
+    assert t.tolist() == [3.0, math.inf]                    # a view: the same memory
+    assert math.isnan((t // 2)[1].item()) and (a // 2)[1].item() == math.inf
+    assert type(xp.unique_all(a).values).__name__ == "Array" and xp.unique_all(a)._fields[0] == "values"
+    w = tt.tensor([2.0, 3.0], requires_grad=True)
+    z = xp.asarray(w, copy=False) ** 2 // 1                 # the Array's operators keep the graph
+    (xp.asarray(w, copy=False) * 3).sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0] and z.tolist() == [4.0, 9.0]
+    for copied in (copy.deepcopy(a), pickle.loads(pickle.dumps(a))):   # scikit-learn's clone deep-copies
+        assert type(copied).__name__ == "Array" and (copied // 2)[1].item() == math.inf
 
 
 # --------------------------------------------------------------------------- reductions
@@ -565,6 +747,17 @@ def test_emulated_cuda_smoke(name):
         assert g.device.type == "cuda"
         np.testing.assert_allclose(_np(g), _np(c), rtol=1e-6, equal_nan=True)
 
+
+
+def test_array_operators_on_the_emulated_cuda_device():
+    """The Array's operators and indexing on cuda: the data stays there, the values are cpu's."""
+    values = [math.inf, -0.0, 5.0, -5.5]
+    for device in ("cpu", "cuda"):
+        x = xp.asarray(values, device=device)
+        y = x[-2::-2] // 2 + xp.asarray(1.0, device=device)      # [5, inf] // 2 + 1
+        x[1::-1] = xp.asarray([7.0, 8.0], device=device)
+        assert y.device.type == device and type(y).__name__ == "Array"
+        assert y.tolist() == [3.0, math.inf] and x.tolist() == [8.0, 7.0, 5.0, -5.5]
 
 
 def test_no_fft_extension_without_complex_dtypes():

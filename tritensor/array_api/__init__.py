@@ -10,7 +10,8 @@ kernels, same autograd). The top-level ``tritensor`` namespace stays PyTorch's; 
 names and rules hold where they differ from torch: ``axis``/``keepdims``, ``sign(nan)`` is NaN,
 ``unique_*`` named tuples, ``nonzero`` as a tuple, ``copy=`` on astype/asarray/reshape, stable sorts
 by default, 0-d arrays promoting as any array, Python scalars taking the array's dtype.
-Operators on arrays (``x + y``) are tritensor's, i.e. torch's.
+The functions return ``Array``s (_array.py): tritensor Tensors whose operators (``x + y``, ``x // y``,
+``x[::-1]``) follow the standard too; a plain Tensor's operators stay torch's.
 """
 from __future__ import annotations
 
@@ -61,27 +62,35 @@ __all__ = sorted(
     + list(_ELEMENTWISE))
 _FUNCTIONS = [n for n in __all__ if n not in ("linalg", "e", "inf", "nan", "newaxis", "pi")]
 
-def _lift_unsigned(module, names):
-    """Each function runs under ops/_unsigned.unrestricted(): the standard has arithmetic and
-    comparisons on every unsigned type, torch only a few kernels (tt's kernels handle them all)."""
+def _standardize(module, names):
+    """Each function returns Arrays (``_array.as_array``: the standard's operators on its results)
+    and runs under ops/_unsigned.unrestricted() where the namespace lists the wide unsigned types
+    (the standard has arithmetic and comparisons on every unsigned type, torch only a few kernels;
+    tt's kernels handle them all)."""
     import functools
     import types
 
-    from ..ops._unsigned import unrestricted
+    from ._array import _inputs, _unsigned_context, as_array
 
     for name in names:
         fn = getattr(module, name)
         if not isinstance(fn, types.FunctionType):
             continue
 
-        def lifted(*args, __fn=fn, **kwargs):
-            with unrestricted():
-                return __fn(*args, **kwargs)
-        setattr(module, name, functools.wraps(fn)(lifted))
+        def standard(*args, __fn=fn, **kwargs):
+            with _unsigned_context():
+                return as_array(__fn(*args, **kwargs), _inputs(args))
+        setattr(module, name, functools.wraps(fn)(standard))
 
 
-if _UNSIGNED_WIDE:
-    import sys as _sys
-    _lift_unsigned(linalg, linalg.__all__)
-    _lift_unsigned(_sys.modules[__name__], [n for n in _FUNCTIONS if n != "__array_namespace_info__"])
-    del _sys
+def _setup():
+    import sys
+
+    from ._array import install
+    namespace = sys.modules[__name__]
+    _standardize(linalg, linalg.__all__)
+    _standardize(namespace, [n for n in _FUNCTIONS if n != "__array_namespace_info__"])
+    install(namespace)
+
+
+_setup()
