@@ -23,7 +23,6 @@ NAMES = [line for line in (pathlib.Path(__file__).parent / "data" / "op_db_names
 PUBLIC = [n for n in NAMES if not n.startswith("_")]
 
 _COMPLEX = "complex numbers and torch.fft: a later issue (tritensor has no complex dtypes yet)"
-_MASKED = "torch.masked is a prototype API (masked reductions over a mask argument): not taken up"
 _QUANT = "quantization: fp8 scaled matmul (torch._scaled_mm) needs float8 dtypes, not taken up"
 _CSR = ("torch.sparse.sampled_addmm takes a sparse CSR input (a COO one raises NotImplementedError in torch); "
         "tritensor has the sparse COO layout only: with the compressed layouts, a later issue")
@@ -40,7 +39,6 @@ ELSEWHERE = {
         "angle", "cdouble", "cfloat", "chalf", "complex", "conj", "conj_physical", "imag", "real", "polar",
         "view_as_complex", "view_as_real", "resolve_conj", "resolve_neg", "stft", "istft",
         "linalg.eig", "linalg.eigvals", *_names("fft.")], _COMPLEX),
-    **dict.fromkeys(_names("masked."), _MASKED),
     **dict.fromkeys(["torch._scaled_mm", "torch._scaled_mm_v2"], _QUANT),
     "sparse.sampled_addmm": _CSR,
     **dict.fromkeys(_names("jiterator"), _JIT),

@@ -119,11 +119,16 @@ def test_nothing_public_in_tt_is_undeclared():
         assert getattr(tt, n) is surface.namespace()[n], n
 
 
-@pytest.mark.parametrize("prefix", ["special"])
+# classes a submodule namespace holds besides its declared functions
+NOT_OPS_SUBMODULE = {"masked": {"MaskedTensor"}}     # raises NotImplementedError (ops/masked.py)
+
+
+@pytest.mark.parametrize("prefix", ["special", "masked"])
 def test_nothing_public_in_a_submodule_namespace_is_undeclared(prefix):
     module = _resolve(prefix)
     generated = surface.namespace(prefix)
-    undeclared = {n for n in _public(module) - set(generated) if not isinstance(getattr(module, n), types.ModuleType)}
+    undeclared = {n for n in _public(module) - set(generated) - NOT_OPS_SUBMODULE.get(prefix, set())
+                  if not isinstance(getattr(module, n), types.ModuleType)}
     assert not undeclared, f"tt.{prefix} names that no declaration makes: {sorted(undeclared)}"
     for n, fn in generated.items():
         assert getattr(module, n) is fn, n

@@ -65,6 +65,7 @@ for _name, _fn in _surface.functional().items():
 del _name, _fn
 from . import special  # noqa: E402,F401  (tt.special, torch.special's namespace)
 from . import sparse  # noqa: E402,F401  (tt.sparse, torch.sparse's namespace)
+from . import masked  # noqa: E402,F401  (tt.masked, torch.masked's masked reductions)
 from . import signal  # noqa: E402,F401  (tt.signal.windows, torch.signal's namespace)
 from . import vision  # noqa: E402,F401  (tt.vision, torchvision's models, transforms and data sets)
 from . import func  # noqa: E402,F401  (tt.func.functional_call, torch.func's)

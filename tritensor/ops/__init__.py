@@ -42,6 +42,7 @@ checks that there is no import cycle):
     sparse       sparse COO tensors: construction, coalesce, conversions, arithmetic, sparse @ dense
                  (_sparse, a leaf: where dense ops meet sparse operands)
     losses     the composite losses (kl_div, margins, triplet, poisson/gaussian nll ...) and distances
+    masked     torch.masked's masked reductions and normalizations (tt.masked; composites)
     rms_norm   F.rms_norm (fused kernels, on nn's row helpers)
     attention  scaled dot-product attention (the flash kernels, the math formulation)
     declarations  the public variants of the modules that do not declare their own
@@ -63,6 +64,7 @@ from . import resample  # noqa: F401
 from . import activations  # noqa: F401
 from . import sparse  # noqa: F401
 from . import losses  # noqa: F401
+from . import masked  # noqa: F401
 from . import rms_norm  # noqa: F401
 from . import attention  # noqa: F401
 from .table import TABLE  # noqa: F401
