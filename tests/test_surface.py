@@ -26,7 +26,7 @@ NOT_OPS_TT = {
     # memory formats (layout constants, as torch.channels_last)
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     # layouts (torch.layout and its values) and the storages tensors hand out
-    "layout", "strided", "sparse_coo", "TypedStorage", "UntypedStorage",
+    "layout", "strided", "sparse_coo", "sparse_csr", "TypedStorage", "UntypedStorage",
     # the legacy tensor types (tritensor/_legacy.py: constructors and isinstance tests, not ops)
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
     "CharTensor", "ByteTensor", "BoolTensor",

@@ -24,7 +24,7 @@ from .ops._return_types import return_types  # noqa: F401  (torch.return_types: 
 from .memory_formats import (  # noqa: F401  (torch.memory_format and its four values)
     channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format)
 from .runtime.device import device  # noqa: F401
-from .layouts import layout, sparse_coo, strided  # noqa: F401  (torch.layout and its values)
+from .layouts import layout, sparse_coo, sparse_csr, strided  # noqa: F401  (torch.layout and its values)
 from .runtime.storage import TypedStorage, UntypedStorage  # noqa: F401  (Tensor.storage(), untyped_storage())
 from ._legacy import CPU_TYPES as _CPU_TYPES, CUDA_TYPES as _CUDA_TYPES  # noqa: E402
 globals().update(_CPU_TYPES)            # tt.FloatTensor, tt.LongTensor ... (the legacy types)

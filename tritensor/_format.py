@@ -239,8 +239,9 @@ def _body(t, indent):
 
 
 def format_sparse(t) -> str:
-    """torch's repr of a sparse COO tensor: indices=tensor(...), values=tensor(...), then the
-    size, nnz, dtype and layout, the first suffix on a line of its own."""
+    """torch's repr of a sparse tensor: indices=tensor(...), values=tensor(...) (a CSR tensor's:
+    crow_indices=, col_indices=, values=), then the size, nnz, dtype and layout (COO: the first
+    suffix on a line of its own)."""
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -250,7 +251,9 @@ def format_sparse(t) -> str:
     if t.dtype not in (_dt.get_default_dtype(), _dt.int64, _dt.bool_):
         suffixes.append(f"dtype={t.dtype}")
     parts = []
-    for name, inner in (("indices", t._indices_t), ("values", t._values_t.detach())):
+    parts_of = ((("crow_indices", t._crow_t), ("col_indices", t._col_t)) if t._is_sparse_csr
+                else (("indices", t._indices_t),)) + (("values", t._values_t.detach()),)
+    for name, inner in parts_of:
         head = f"{name}=tensor("
         text = _body(inner, indent + len(head))
         if inner.numel() == 0:
@@ -261,4 +264,6 @@ def format_sparse(t) -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent, force_newline=True)
+    # (torch starts the suffixes on a line of their own after a COO tensor's values only)
+    return _add_suffixes(prefix + (",\n" + " " * indent).join(parts), suffixes, indent,
+                         force_newline=not t._is_sparse_csr)

@@ -249,10 +249,13 @@ class Tensor:
         return self.device.type == "cpu"
 
     # dense, strided, unquantized memory on a real device: every tensor here (but sparse ones:
-    # tritensor/_sparse_tensor.py; _is_sparse_coo is read where a plain attribute must decide)
+    # tritensor/_sparse_tensor.py; _is_sparse_coo / _is_sparse_csr are read where a plain
+    # attribute must decide)
     _is_sparse_coo = False
+    _is_sparse_csr = False
     layout = read_only(lambda self: _strided, "layout")
     is_sparse = read_only(lambda self: False, "is_sparse")
+    is_sparse_csr = read_only(lambda self: False, "is_sparse_csr")
     is_quantized = read_only(lambda self: False, "is_quantized")
     is_meta = read_only(lambda self: False, "is_meta")
     # torch's flags for the devices and layouts tritensor does not have (programs probe them on
@@ -266,7 +269,6 @@ class Tensor:
     is_vulkan = read_only(lambda self: False, "is_vulkan")
     is_mkldnn = read_only(lambda self: False, "is_mkldnn")
     is_nested = read_only(lambda self: False, "is_nested")
-    is_sparse_csr = read_only(lambda self: False, "is_sparse_csr")
 
     def get_device(self):
         return self.device.index if self.is_cuda else -1

@@ -88,8 +88,10 @@ def _takes_as_is(grad, variable) -> bool:
     is, so the count that means "only the engine's local variable" is the measured _SOLE."""
     if sys.getrefcount(grad) > _SOLE:
         return False
-    if variable._is_sparse_coo:       # a sparse leaf keeps a sparse gradient as it is (torch's)
-        return grad._is_sparse_coo
+    if variable._is_sparse_coo or variable._is_sparse_csr:   # a sparse leaf keeps a sparse gradient
+        return grad.layout is variable.layout                    # as it is (torch's)
+    if grad._is_sparse_csr:
+        return False
     gs = grad._stride
     if gs == variable._stride and 0 not in gs:
         # the common case: the variable's own strides, which obey the contract exactly when
@@ -131,7 +133,8 @@ def _clone_obey_contract(grad, variable):
     from ..ops import copy as _copy
     from ..ops.dispatch import empty
     from ..ops.views import is_non_overlapping_and_dense
-    if grad._is_sparse_coo or variable._is_sparse_coo:     # (a sparse gradient or leaf: no layout to keep)
+    if grad._is_sparse_coo or variable._is_sparse_coo or grad._is_sparse_csr or variable._is_sparse_csr:
+        # (a sparse gradient or leaf: no layout to keep)
         return grad.clone()
     if variable.is_contiguous() or not is_non_overlapping_and_dense(variable):
         out = empty(variable._shape, grad.dtype, grad.device)
@@ -490,7 +493,8 @@ def _accumulate(t, g, create_graph, leaf=False):
         g = g.detach()
         if t._grad is None:
             t._grad = _clone_obey_contract(g, t) if leaf else g.clone()
-        elif leaf and not (t._grad._is_sparse_coo or g._is_sparse_coo):
+        elif leaf and not (t._grad._is_sparse_coo or g._is_sparse_coo or t._grad._is_sparse_csr
+                           or g._is_sparse_csr):
             t._grad.add_(g)
         else:
             t._grad = _sum_of_grads(t._grad, g).detach()
@@ -500,7 +504,8 @@ def _accumulate(t, g, create_graph, leaf=False):
 
 def _sum_of_grads(a, b):
     """a + b, the dense one first where one is sparse (torch adds dense + sparse only)."""
-    return b + a if a._is_sparse_coo and not b._is_sparse_coo else a + b
+    a_sparse, b_sparse = a._is_sparse_coo or a._is_sparse_csr, b._is_sparse_coo or b._is_sparse_csr
+    return b + a if a_sparse and not b_sparse else a + b
 
 
 def _run_hooks(hooks, g):

@@ -12,3 +12,10 @@ def sparse_mm(values, dense, *, rows, cols, nrows, **_):
     if values.size:
         np.add.at(out, rows, values[:, None] * dense[cols])
     return out
+
+
+def sampled_addmm(values, mat1, mat2, *, rows, cols, beta, alpha, **_):
+    """out[e] = beta * values[e] + alpha * (mat1[rows[e]] . mat2[:, cols[e]]) for each stored entry."""
+    rows, cols = np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+    dots = np.einsum("ek,ke->e", mat1[rows], mat2[:, cols]) if rows.size else np.zeros(0, values.dtype)
+    return (beta * values + alpha * dots).astype(values.dtype)

@@ -41,6 +41,7 @@ checks that there is no import cycle):
     activations  torch.nn's activations (elu, selu, softplus, glu, prelu, rrelu ...)
     sparse       sparse COO tensors: construction, coalesce, conversions, arithmetic, sparse @ dense
                  (_sparse, a leaf: where dense ops meet sparse operands)
+    sparse_csr   sparse CSR tensors: construction, conversions, CSR @ dense, sparse.sampled_addmm
     losses     the composite losses (kl_div, margins, triplet, poisson/gaussian nll ...) and distances
     masked     torch.masked's masked reductions and normalizations (tt.masked; composites)
     rms_norm   F.rms_norm (fused kernels, on nn's row helpers)
@@ -63,6 +64,7 @@ from . import reductions_extra, numerical, scatter  # noqa: F401
 from . import resample  # noqa: F401
 from . import activations  # noqa: F401
 from . import sparse  # noqa: F401
+from . import sparse_csr  # noqa: F401
 from . import losses  # noqa: F401
 from . import masked  # noqa: F401
 from . import rms_norm  # noqa: F401

@@ -192,7 +192,8 @@ def to(x, *args, **kwargs):
     out = x
     dtype = None if dtype is None else _dt.as_dtype(dtype)
     device = None if device is None else as_device(device)
-    if x._is_sparse_coo:      # a sparse tensor moves its indices and values (tritensor/_sparse_tensor.py)
+    if x._is_sparse_coo or x._is_sparse_csr:   # a sparse tensor moves its indices and values
+                                                # (tritensor/_sparse_tensor.py)
         return x._moved(device, dtype, non_blocking, copy)
     if dtype is not None and dtype is not out.dtype and device is not None \
             and backend_for(device).host_memory and not backend_for(x.device).host_memory:

@@ -29,7 +29,7 @@ from ..autograd.grad_mode import _state as _grad_state, no_grad
 from ..autograd.graph import Node, gradient_edge, node_class, rename_node
 from ..backends import numpy_sparse
 from ..backends.triton import sparse as _tsparse
-from ..layouts import sparse_coo, strided
+from ..layouts import sparse_coo, sparse_csr, strided
 from ..runtime.device import as_device
 from ..tensor import Size, Tensor
 from . import copy as _copy
@@ -41,7 +41,7 @@ from . import reduce as _reduce
 from . import scan as _scan
 from . import sorting as _sorting
 from . import views as _views
-from ._sparse import SPARSE_OPS
+from ._sparse import CSR_FORMS, SPARSE_OPS
 from .dispatch import dispatch
 from .table import TABLE, Meta, op
 
@@ -168,6 +168,18 @@ def _strictly_sorted(host, size):
     return bool((lin[1:] > lin[:-1]).all())
 
 
+def values_tensor(values, dtype, device):
+    """A sparse constructor's ``values`` as a tensor of ``dtype`` on ``device`` (None: as given)."""
+    device = None if device is None else as_device(device)
+    if isinstance(values, Tensor):
+        if dtype is not None and values.dtype is not _dt.as_dtype(dtype):
+            values = values.to(_dt.as_dtype(dtype))
+        if device is not None and values.device != device:
+            values = values.to(device)
+        return values
+    return _creation.tensor(values, dtype=dtype, device=device)
+
+
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False, requires_grad=False,
                       check_invariants=None, is_coalesced=None):
     """torch.sparse_coo_tensor: a sparse tensor with entries ``values`` at coordinates ``indices``
@@ -175,14 +187,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     each sparse dim, then values' dense dims). The coordinates are always checked against the size
     (torch checks them when invariant checks are on; a bad one here would read outside memory), and
     ``is_coalesced=True`` against the coordinates. A gradient of the result reaches ``values``."""
-    device = None if device is None else as_device(device)
-    if isinstance(values, Tensor):
-        if dtype is not None and values.dtype is not _dt.as_dtype(dtype):
-            values = values.to(_dt.as_dtype(dtype))
-        if device is not None and values.device != device:
-            values = values.to(device)
-    else:
-        values = _creation.tensor(values, dtype=dtype, device=device)
+    values = values_tensor(values, dtype, device)
     if values.dim() == 0:
         values = values.reshape(1)
     indices = _as_index_tensor(indices, values.device)
@@ -272,8 +277,13 @@ def to_sparse(x, *args, layout=None, blocksize=None, dense_dim=None):
     entries (NaN counts as nonzero) of a dense tensor over its first ``sparse_dim`` dims
     (default: all), coalesced; a sparse tensor itself."""
     sparse_dim = args[0] if args else None
+    if layout is sparse_csr:
+        if sparse_dim is not None or blocksize is not None:
+            raise RuntimeError("to_sparse for Strided to SparseCsr conversion does not use specified blocksize")
+        return CSR_FORMS["to_sparse_csr"](x, dense_dim=dense_dim)
     if layout is not None and layout is not sparse_coo:
-        raise NotImplementedError(f"tritensor: to_sparse(layout={layout}) (only sparse COO tensors exist here)")
+        raise NotImplementedError(f"tritensor: to_sparse(layout={layout}) (the sparse COO and CSR layouts exist "
+                                  "here)")
     if blocksize is not None or dense_dim is not None:
         raise NotImplementedError("tritensor: to_sparse's blocksize/dense_dim belong to the compressed layouts")
     if isinstance(x, SparseTensor):
@@ -687,6 +697,8 @@ def _spmm_sorted(values, dense, rows, cols, nrows, presorted=False):
 def sparse_mm(sparse, dense):
     """torch.sparse.mm(sparse, dense) = sparse @ dense: a dense [M, N] result, gradients to the
     sparse input (sparse, over its own coordinates) and to the dense one."""
+    if sparse._is_sparse_csr:
+        return CSR_FORMS["sparse.mm"](sparse, dense)
     if not isinstance(sparse, SparseTensor):
         return sparse.mm(dense)          # (torch's too: two dense matrices, or dense @ sparse)
     if isinstance(dense, SparseTensor):

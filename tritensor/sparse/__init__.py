@@ -1,8 +1,8 @@
-"""tt.sparse: torch.sparse's functions for sparse COO tensors (mm, sum; sampled_addmm takes a sparse CSR
-input in torch: tritensor has the COO layout only).
+"""tt.sparse: torch.sparse's functions for sparse tensors (mm, sum, sampled_addmm).
 
-The sparse tensor itself is tritensor/_sparse_tensor.py (made by tt.sparse_coo_tensor and
-Tensor.to_sparse); its ops are tritensor/ops/sparse.py. Generated from the declarations named
+The sparse tensors themselves are tritensor/_sparse_tensor.py (made by tt.sparse_coo_tensor,
+tt.sparse_csr_tensor, Tensor.to_sparse and Tensor.to_sparse_csr); their ops are
+tritensor/ops/sparse.py (COO) and tritensor/ops/sparse_csr.py (CSR). Generated from the declarations named
 ``sparse.<name>`` there (ops/surface.py), as tt.special is.
 """
 from ..ops import surface as _surface

@@ -1,20 +1,24 @@
-"""Launcher of kernels/sparse.py: sparse COO (row-sorted nonzeros) times dense.
+"""Launchers of kernels/sparse.py: CSR (or row-sorted COO) @ dense, and the sampled product.
 
 ``spmm(out, crow, col, val, dense, acc)``: out[M, N] = S @ dense, S given by its row pointers
 ``crow`` (int64, M + 1, contiguous), column of each nonzero ``col`` (int64) and values ``val``
 (1-D views, any stride), every operand read in place; ``acc`` the accumulator ("float32",
-"float64", "int64"). A program computes BLOCK_ROWS rows times BLOCK_N
-columns, walking each row's nonzeros (kernels/sparse.py). The kernel module is imported on first
-use (see the package docstring).
+"float64", "int64"). A program computes one row times BLOCK_N columns, reading the row's
+nonzeros BLOCK_K at a time.
+
+``sampled_dot(out, val, a, b, rows, cols, beta, alpha)``: out[e] = beta * val[e] + alpha *
+a[rows[e]] . b[:, cols[e]] for the nnz entries (rows, cols: contiguous int64), BLOCK_E entries per
+program. The kernel module is imported on first use (see the package docstring).
 """
 from __future__ import annotations
 
 from ...runtime.launch import pointer
 from .. import triton as tb
 
-GPU = {"block_rows": 16, "block_n": 64, "warps": 4}
-INTERPRETER = {"block_rows": 8, "block_n": 16, "warps": 4}    # few programs: each costs ~0.35 ms there
-INTERPRETER_FAST = dict(GPU)   # the emulated device's default profile (_plan.py): the GPU's larger tiles
+# spmm: a row per program (grid: rows x column blocks); sampled: BLOCK_E entries per program
+GPU = {"block_k": 32, "block_n": 64, "block_e": 64, "block_kk": 32, "warps": 4}
+INTERPRETER = {"block_k": 4, "block_n": 16, "block_e": 8, "block_kk": 4, "warps": 4}   # masks crossed in tests
+INTERPRETER_FAST = {"block_k": 64, "block_n": 128, "block_e": 256, "block_kk": 64, "warps": 4}   # few programs
 
 _K = None
 
@@ -28,15 +32,32 @@ def _kernels():
     return _K
 
 
+def _acc(name):
+    tl = tb._kernels().tl
+    return {"float64": tl.float64, "int64": tl.int64}.get(name, tl.float32)
+
+
 def spmm(out, crow, col, val, dense, acc):
     M, N = out.shape
     if M == 0 or N == 0:
         return
     k = _kernels()
     cfg = tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
-    tl = tb._kernels().tl
-    grid = (tb._cdiv(M, cfg["block_rows"]), tb._cdiv(N, cfg["block_n"]))
-    tb._run(k.spmm_kernel, grid, pointer(out), pointer(crow), pointer(col), pointer(val), pointer(dense), M, N,
+    grid = (M, tb._cdiv(N, cfg["block_n"]))
+    tb._run(k.spmm_kernel, grid, pointer(out), pointer(crow), pointer(col), pointer(val), pointer(dense), N,
             col.stride()[0], val.stride()[0], dense.stride()[0], dense.stride()[1], out.stride()[0],
-            out.stride()[1], ACC={"float64": tl.float64, "int64": tl.int64}.get(acc, tl.float32),
-            BLOCK_ROWS=cfg["block_rows"], BLOCK_N=cfg["block_n"], num_warps=cfg["warps"])
+            out.stride()[1], ACC=_acc(acc), BLOCK_K=cfg["block_k"], BLOCK_N=cfg["block_n"], num_warps=cfg["warps"])
+
+
+def sampled_dot(out, val, a, b, rows, cols, beta, alpha):
+    nnz = out.shape[0]
+    if nnz == 0:
+        return
+    k = _kernels()
+    cfg = tb.pick(GPU, INTERPRETER_FAST, INTERPRETER)
+    grid = (tb._cdiv(nnz, cfg["block_e"]),)
+    tb._run(k.sampled_dot_kernel, grid, pointer(out), pointer(val), pointer(a), pointer(b), pointer(rows),
+            pointer(cols), nnz, a.shape[1], val.stride()[0], a.stride()[0], a.stride()[1], b.stride()[0],
+            b.stride()[1], tb._float_bits(beta), tb._float_bits(alpha),
+            ACC=_acc("float64" if out.dtype.name == "float64" else "float32"), BLOCK_E=cfg["block_e"],
+            BLOCK_K=cfg["block_kk"], num_warps=cfg["warps"])
