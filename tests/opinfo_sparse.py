@@ -113,3 +113,59 @@ def _sparse_mm_grad_case(d):
 
 GRAD_CASES["sparse_mm"] = _sparse_mm_grad_case
 CPU_ONLY_GRADGRAD.update({"sparse_mm", "Tensor.to_sparse"})
+
+
+# --------------------------------------------------------------------------- sampled_addmm (CSR)
+def _sampled_addmm(crow, col, vals, mat1, mat2, size, **kw):
+    return tt.sparse.sampled_addmm(tt.sparse_csr_tensor(crow, col, vals, size), mat1, mat2, **kw).values()
+
+
+def _sampled_addmm_reference(crow, col, vals, mat1, mat2, size, beta=1.0, alpha=1.0):
+    """beta * input + alpha * mat1 @ mat2 read at input's entries (rows from the row pointers)."""
+    rows = np.repeat(np.arange(size[0]), np.diff(crow))
+    prod = mat1.astype(np.float64) @ mat2.astype(np.float64)
+    return beta * vals.astype(np.float64) + alpha * prod[rows, col.astype(np.int64)]
+
+
+def _samples_sampled_addmm(device, dtype):
+    rng = rng_for("sampled_addmm", dtype)
+
+    def pattern(m, n, density, index_dtype=tt.int64):
+        keep = rng.random((m, n)) < density
+        crow = np.concatenate([[0], np.cumsum(keep.sum(1))])
+        col = np.nonzero(keep)[1]
+        v = values((len(col),), dtype, "any", rng)
+        return (tt.tensor(crow, dtype=index_dtype, device=device), tt.tensor(col, dtype=index_dtype, device=device),
+                tt.tensor(v, dtype=dtype, device=device))
+
+    def dense(shape):
+        return tt.tensor(values(shape, dtype, "any", rng), dtype=dtype, device=device)
+
+    # 5 x 6 at ~60%: ~18 entries (three blocks of the interpreter's 8), K = 9 (three slices of 4)
+    yield SampleInput(pattern(5, 6, 0.6) + (dense((5, 9)), dense((9, 6)), (5, 6)), {"beta": 0.5, "alpha": -2.0},
+                      desc="beta-alpha")
+    yield SampleInput(pattern(4, 7, 0.5, tt.int32) + (dense((9, 4)).t(), dense((7, 9)).t(), (4, 7)),
+                      desc="transposed-int32-indices")
+    if device != "cpu" and dtype is not tt.float32:
+        return
+    yield SampleInput(pattern(3, 5, 0.7) + (dense((6, 8))[::2, 1::3], dense((3, 5)), (3, 5)), desc="sliced-mat1")
+    yield SampleInput(pattern(3, 4, 0.0) + (dense((3, 2)), dense((2, 4)), (3, 4)), desc="no-entries")
+    yield SampleInput(pattern(3, 4, 0.5) + (dense((3, 0)), dense((0, 4)), (3, 4)), {"beta": 2.0}, desc="k0")
+
+
+record("sparse_sampled_addmm", _sampled_addmm, (tt.float32, tt.float64), _samples_sampled_addmm,
+       _sampled_addmm_reference, op_db=("sparse.sampled_addmm",),
+       tolerances={tt.float32: (1e-5, 1e-5), tt.float64: (1e-12, 1e-12)})
+
+
+# gradients to the input's values (through the constructor), mat1 and mat2; small: each evaluation
+# is a few launches on the emulated device (the second derivative on cpu)
+def _sampled_addmm_grad_case(d):
+    crow, col = tt.tensor([0, 2, 2, 3], device=d), tt.tensor([0, 2, 1], device=d)
+    return (lambda v, a, b: tt.sparse.sampled_addmm(tt.sparse_csr_tensor(crow, col, v, (3, 3)), a, b, beta=0.5,
+                                                    alpha=1.5).values(),
+            (_randn((3,), d), _randn((3, 2), d), _randn((2, 3), d)), {})
+
+
+GRAD_CASES["sparse_sampled_addmm"] = _sampled_addmm_grad_case
+CPU_ONLY_GRADGRAD.add("sparse_sampled_addmm")

@@ -392,6 +392,18 @@ def test_sparse_mm_past_2_31(big):
                                rtol=1e-2, atol=1e-2)
 
 
+def test_sampled_addmm_past_2_31(big):
+    """sampled_addmm's kernel walks K in slices, reading a row of mat1 and a column of mat2 (strided
+    views) at offsets past 2**31: one entry, K = 33, each operand's elements 2**26 + 1 apart."""
+    a = np.random.default_rng(10).standard_normal(33).astype(np.float32)
+    b = np.random.default_rng(11).standard_normal(33).astype(np.float32)
+    mat1 = _put(_view(big, tt.float32, (1, 33), (1, S), offset=23), a[None, :])
+    mat2 = _put(_view(big, tt.float32, (33, 1), (S, 1), offset=31), b[:, None])
+    s = tt.sparse_csr_tensor(tt.tensor([0, 1]), tt.tensor([0]), tt.tensor([0.5]), (1, 1), device="cuda")
+    got = tt.sparse.sampled_addmm(s, mat1, mat2, beta=2.0).values().item()
+    np.testing.assert_allclose(got, 1.0 + a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
 def test_sort_and_topk_past_2_31(big):
     """The merge-sort kernels read a row of a view with a huge stride in place."""
     f = np.random.default_rng(7).permutation(33).astype(np.float16)

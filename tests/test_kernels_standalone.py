@@ -1350,10 +1350,14 @@ for name in ("float32", "bfloat16"):
     tpool.window_max_backward(T((2, 8, 56, 56), name), T((2, 8, 28, 28), name), T((2, 8, 28, 28), "int64"), _POOL_W,
                               compute_of(name))
 backends_cuda.set_float32_matmul_precision("highest")
-from tritensor.backends.triton import sparse as tsparse   # sparse COO @ dense: rows walked in order
-for name, acc in [("float32", "float32"), ("float64", "float64"), ("bfloat16", "float32"), ("int64", "int64")]:
+from tritensor.backends.triton import sparse as tsparse   # CSR / row-sorted COO @ dense: a row per program
+for name, acc in [("float32", "float32"), ("float64", "float64"), ("bfloat16", "float32"), ("float16", "float32"),
+                  ("int64", "int64")]:
     tsparse.spmm(T((20, 70), name), T((21,), "int64"), T((40,), "int64"), T((40,), name), T((9, 70), name, True),
                  acc)
+for name in ("float32", "float64"):       # sampled_addmm's per-entry dots (a transposed mat2, float64 alpha/beta)
+    tsparse.sampled_dot(T((40,), name), T((40,), name), T((20, 9), name), T((9, 70), name, True), T((40,), "int64"),
+                        T((40,), "int64"), 0.5, -2.0)
 from tritensor.backends.triton import resample as trs   # grid_sampler_2d: every mode x padding, 16-bit, float64
 for mode in range(3):
     for padding in range(3):

@@ -24,8 +24,6 @@ PUBLIC = [n for n in NAMES if not n.startswith("_")]
 
 _COMPLEX = "complex numbers and torch.fft: a later issue (tritensor has no complex dtypes yet)"
 _QUANT = "quantization: fp8 scaled matmul (torch._scaled_mm) needs float8 dtypes, not taken up"
-_CSR = ("torch.sparse.sampled_addmm takes a sparse CSR input (a COO one raises NotImplementedError in torch); "
-        "tritensor has the sparse COO layout only: with the compressed layouts, a later issue")
 _JIT = ("torch.cuda.jiterator compiles CUDA C++ source strings at run time; tritensor's kernels are "
         "Triton and it has no C++ compiler path (the fuser, issue 26, is its Triton counterpart)")
 
@@ -40,7 +38,6 @@ ELSEWHERE = {
         "view_as_complex", "view_as_real", "resolve_conj", "resolve_neg", "stft", "istft",
         "linalg.eig", "linalg.eigvals", *_names("fft.")], _COMPLEX),
     **dict.fromkeys(["torch._scaled_mm", "torch._scaled_mm_v2"], _QUANT),
-    "sparse.sampled_addmm": _CSR,
     **dict.fromkeys(_names("jiterator"), _JIT),
 }
 

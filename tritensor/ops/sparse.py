@@ -119,7 +119,7 @@ def _like_grad(g, s):
 # =========================================================================== construction
 def _check_layout(t, name, what="sparse coordinate tensor"):
     if not isinstance(t, SparseTensor):
-        raise RuntimeError(f"{name} expected {what} layout but got Strided")
+        raise RuntimeError(f"{name} expected {what} layout but got {'SparseCsr' if t._is_sparse_csr else 'Strided'}")
 
 
 def _as_index_tensor(indices, device):

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dual
 from .. import dtypes as _dt
 from .._sparse_tensor import SparseCsrTensor, SparseTensor
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import _state as _grad_state, no_grad
 from ..backends import numpy_sparse
 from ..backends.triton import sparse as _tsparse
@@ -49,6 +51,13 @@ def _layout_name(t):
 
 
 # =========================================================================== the pieces
+def _no_forward_ad(name, *tensors):
+    """torch 2.13 has no forward-mode rule for the CSR ops: a tangent reaching one raises its
+    "Trying to use forward AD with <name> ..." (never a result silently without its tangent)."""
+    if _dual.ACTIVE[0] and any(isinstance(t, Tensor) and _forward_ad.tangent_of(t) is not None for t in tensors):
+        raise NotImplementedError(_forward_ad.NOT_IMPLEMENTED.format(name))
+
+
 def _index64(s):
     """(rows, crow, col) of CSR ``s`` as contiguous int64 tensors (the row of each entry found by a
     binary search in the row pointers), made once and kept on the tensor for the kernels."""
@@ -156,6 +165,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     checked with its messages: the bounds always (see _check_invariants), the column order within
     each row with ``check_invariants=True``. A gradient of the result reaches ``values``."""
     values = _coo.values_tensor(values, dtype, device)
+    _no_forward_ad("sparse_compressed_tensor", values)
     crow, col = _index_tensor(crow_indices, values.device), _index_tensor(col_indices, values.device)
     _check_indices(crow, col)
     if values.dim() == 0:
@@ -180,6 +190,8 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
                            f"got {col.shape[0]}")
     _check_invariants(crow, col, size[1], nnz, bool(check_invariants))
     out = _csr(crow, col, values.contiguous(), size)
+    if requires_grad and not values.dtype.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -212,6 +224,7 @@ def _compressed_from_rows(rows, cols, values, shape):
 def to_sparse_csr(x, dense_dim=None):
     """Tensor.to_sparse_csr(): a strided matrix's nonzero entries (NaN counts as nonzero) row by
     row; a COO matrix's entries (coalesced); a CSR tensor itself. ToSparseCsrBackward0."""
+    _no_forward_ad("_to_sparse_csr", x)
     if x._is_sparse_csr:
         if dense_dim is not None:
             raise RuntimeError("to_sparse_csr: conversion from SparseCsr to SparseCsr with dense_dim argument given "
@@ -332,6 +345,7 @@ def csr_times_dense(s, d):
     _check_mm(s, d)
     if s._shape[1] != d.shape[0]:
         raise _shapes_error(s._shape, d.shape)
+    _no_forward_ad("_sparse_addmm", d)
     return _spmm(s, values_of(s), d)
 
 
@@ -342,6 +356,7 @@ def _mm(x, y, **attrs):
             y._is_sparse_csr and isinstance(x, SparseTensor):
         raise NotImplementedError("tritensor: sparse @ sparse with a CSR operand is not supported; use to_dense() on "
                                   "one operand")
+    _no_forward_ad("mm", x, y)
     if x._is_sparse_csr:
         _check_mm(x, y)
         if x._shape[1] != y.shape[0]:
@@ -374,10 +389,10 @@ def _addmm(input, x, y, beta=1, alpha=1, **attrs):
     node. Other layouts' combinations raise torch's error."""
     if not (x._is_sparse_csr and not input._is_sparse_csr and not isinstance(input, SparseTensor)
             and not y._is_sparse_csr and not isinstance(y, SparseTensor)):
-        dev = "CUDA" if x.device.type == "cuda" else "CPU"
-        raise RuntimeError(f"addmm: computation on {dev} is not implemented for {_layout_name(input)} + "
+        raise RuntimeError(f"addmm: computation on {x.device.type.upper()} is not implemented for {_layout_name(input)} + "
                            f"{_layout_name(x)} @ {_layout_name(y)}")
     _check_mm(x, y)
+    _no_forward_ad("addmm", input, y)
     if input.dtype is not x.dtype:
         raise RuntimeError(f"expected scalar type {_dt.type_name(input.dtype)} but found {_dt.type_name(x.dtype)}")
     if x._shape[1] != y.shape[0]:
@@ -461,6 +476,7 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0):
     mat1, alpha * G @ mat2^T; to mat2, alpha * mat1^T @ G, with G the gradient's entries at the
     pattern (two SpMMs)."""
     _check_sampled(input, mat1, mat2)
+    _no_forward_ad("sparse_sampled_addmm", mat1, mat2)
     beta, alpha = float(beta), float(alpha)
     rows, _, col = _index64(input)
     with no_grad():
@@ -507,7 +523,11 @@ def _scalar_op(name, fn, node):
 
 
 def _add(x, y, alpha=1, name="AddBackward0", **attrs):
-    """csr + csr (CSR, through the COO sum where the patterns differ), dense + csr (dense)."""
+    """csr + csr (CSR, through the COO sum where the patterns differ); csr + dense and dense + csr
+    (dense, as torch's)."""
+    if isinstance(x, SparseTensor) or isinstance(y, SparseTensor) or not isinstance(y, Tensor):
+        raise NotImplementedError("tritensor: add of a sparse CSR tensor takes a CSR or a dense tensor (convert a "
+                                  "COO one with to_sparse_csr())")
     if x._is_sparse_csr and y._is_sparse_csr:
         if tuple(x.shape) != tuple(y.shape):
             raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
@@ -516,11 +536,12 @@ def _add(x, y, alpha=1, name="AddBackward0", **attrs):
             vx, vy = values_of(x), values_of(y)
             return _like(x, vx + vy * alpha if alpha != 1 else vx + vy, name)
         return to_sparse_csr(_coo._sparse_add(_to_coo(x), _to_coo(y), alpha, name))
-    if y._is_sparse_csr and not x._is_sparse_csr and not isinstance(x, SparseTensor):
-        return x + to_dense(y) * alpha if alpha != 1 else x + to_dense(y)
-    raise RuntimeError(f"add(sparse, dense) is not supported. Use add(dense, sparse) instead."
-                       if x._is_sparse_csr and not isinstance(y, SparseTensor)
-                       else "tritensor: add of a sparse CSR and a sparse COO tensor; convert one with to_sparse_csr()")
+    x, y = (to_dense(x) if x._is_sparse_csr else x), (to_dense(y) if y._is_sparse_csr else y)
+    return x + y * alpha if alpha != 1 else x + y
+
+
+def _unsupported_layout(*args, **attrs):
+    raise RuntimeError("unsupported tensor layout: SparseCsr")     # (torch's div of a CSR tensor)
 
 
 def _clone(x, **attrs):
@@ -536,7 +557,7 @@ SPARSE_CSR_OPS.update({
     "sub": lambda x, y, alpha=1, **a: _add(x, y, -alpha, "SubBackward0"),
     "neg": lambda x, **a: _values_map(x, lambda v: -v, "NegBackward0"),
     "mul": _scalar_op("mul", lambda v, c: v * c, "MulBackward0"),
-    "div": _scalar_op("div", lambda v, c: v / c, "DivBackward0"),
+    "div": _unsupported_layout,
 })
 CSR_FORMS.update({"sparse.mm": csr_times_dense, "to_sparse_csr": to_sparse_csr})
 
