@@ -85,6 +85,19 @@ class _Storageless(Tensor):
     def __str__(self):
         return self.__repr__()
 
+    # autograd identity: an alias of the same stored parts (each layout's _alias_detached)
+    def _attached_to(self, node, output_nr):
+        t = self._alias_detached()
+        t._grad_fn = node
+        t._output_nr = output_nr
+        return t
+
+    @property
+    def data(self):
+        t = self._alias_detached()
+        t._version_counter = _Version()
+        return t
+
     def __format__(self, format_spec):
         return object.__format__(self, format_spec)
 
@@ -174,20 +187,7 @@ class SparseTensor(_Storageless):
         return SparseTensor._from_parts(self._indices_t, self._values_t.detach(), self._shape, self._coalesced,
                                         self._version_counter)
 
-    def _attached_to(self, node, output_nr):
-        t = SparseTensor._from_parts(self._indices_t, self._values_t.detach(), self._shape, self._coalesced,
-                                     self._version_counter)
-        t._grad_fn = node
-        t._output_nr = output_nr
-        return t
-
-    @property
-    def data(self):
-        t = self._alias_detached()
-        t._version_counter = _Version()
-        return t
-
-    @data.setter
+    @_Storageless.data.setter
     def data(self, other):
         if not isinstance(other, SparseTensor):
             raise RuntimeError("data set to a tensor that has a different layout: sparse_coo expected")
@@ -292,17 +292,6 @@ class SparseCsrTensor(_Storageless):
         return SparseCsrTensor._from_parts(self._crow_t, self._col_t, self._values_t.detach(), self._shape,
                                            self._version_counter)
 
-    def _attached_to(self, node, output_nr):
-        t = self._alias_detached()
-        t._grad_fn = node
-        t._output_nr = output_nr
-        return t
-
-    @property
-    def data(self):
-        t = self._alias_detached()
-        t._version_counter = _Version()
-        return t
 
 
 def _rebuild_csr(crow, col, values, size, device, requires_grad):
