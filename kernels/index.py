@@ -30,7 +30,7 @@ def gather_kernel(out_ptr, src_ptr, idx_ptr, n, shape, out_strides, src_strides,
                   dim_size, dim_stride, RANK: tl.constexpr, WRAP: tl.constexpr, BLOCK: tl.constexpr):
     """out[p] = src[base(p) + index[p] * dim_stride] for every row-major output position p;
     base(p) walks the source with ``src_strides`` (0 on the gathered dims). The launcher has
-    checked the indices: they are in range."""
+    checked the indices: they are in range (on cuda the check's clamped copy: runtime/device_errors.py)."""
     p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = p < n
     i = tl.load(idx_ptr + strided_offset(p, shape, idx_strides, RANK), mask=mask, other=0)
@@ -128,6 +128,35 @@ def bounds_kernel(idx_ptr, bad_ptr, n, shape, strides, low, high, RANK: tl.const
     i = tl.load(idx_ptr + strided_offset(p, shape, strides, RANK), mask=mask, other=0).to(tl.int64)
     bad = ((i < low) | (i >= high)) & mask
     tl.store(bad_ptr + tl.program_id(0), tl.sum(bad.to(tl.int64), 0))
+
+
+@triton.jit
+def deferred_bounds_kernel(idx_ptr, safe_ptr, record_ptr, n, shape, strides, low, high, ignore, check_id,
+                           HAS_IGNORE: tl.constexpr, SAFE: tl.constexpr, RANK: tl.constexpr,
+                           BLOCK: tl.constexpr):
+    """torch's device-side assert on an index tensor, with nothing read back: a value outside
+    [low, high) (``ignore`` aside when HAS_IGNORE) claims the device's error record (two int64
+    words) with a compare-and-swap of ``check_id`` into word 0, the first failing check winning,
+    and the winner stores the block's first bad value in word 1 (the host reads it at its next
+    sync: runtime/device_errors.py). SAFE: safe[p] = index[p] clamped into [low, high), a
+    contiguous copy in the index's dtype that the op indexes with instead, so no lane of its
+    kernels reads or writes outside a storage."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = p < n
+    raw = tl.load(idx_ptr + strided_offset(p, shape, strides, RANK), mask=mask, other=0)
+    i = raw.to(tl.int64)
+    bad = ((i < low) | (i >= high)) & mask
+    if HAS_IGNORE:
+        bad = bad & (i != ignore)
+    if SAFE:
+        store_cast(safe_ptr + p, tl.minimum(tl.maximum(i, low), high - 1), mask)
+    first = tl.min(tl.where(bad, p, n), 0)
+    if first < n:
+        value = tl.sum(tl.where(p == first, i, 0), 0)
+        claim = tl.cast(check_id, tl.int64)
+        previous = tl.atomic_cas(record_ptr, claim * 0, claim)
+        if previous == 0:
+            tl.store(record_ptr + 1, value)
 
 
 @triton.jit

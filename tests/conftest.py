@@ -63,6 +63,24 @@ def _emulated_blocks(request):
         yield
 
 
+@pytest.fixture(autouse=True)
+def _device_asserts(request, monkeypatch):
+    """@pytest.mark.launch_blocking: the test runs as under CUDA_LAUNCH_BLOCKING=1, so a cuda
+    bounds check raises the cpu's error at the call instead of a deferred device-side assert
+    (runtime/device_errors.py). After every test a device-side assert left unread is dropped,
+    so it cannot surface in the next test."""
+    from tritensor.runtime import device_errors, launch
+    if request.node.get_closest_marker("launch_blocking") is not None:
+        device_errors.deferred()                  # the launch mode is decided (read once) first
+        monkeypatch.setitem(launch._state, "blocking", True)
+    yield
+    if device_errors.DIRTY:
+        try:
+            device_errors.sync_point()
+        except RuntimeError:
+            pass
+
+
 def to_numpy(t):
     """Host values of a tensor from any device; 16-bit floats widened to float32."""
     arr = np.asarray(t.detach().cpu().numpy())

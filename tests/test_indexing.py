@@ -154,6 +154,7 @@ def test_getitem_cpu_index_for_cuda_tensor():
     _same(x[tt.tensor([True, False] * 3)], np.array([0, 2, 4]))
 
 
+@pytest.mark.launch_blocking     # the bounds errors at the call (the deferred form: tests/test_device_asserts.py)
 def test_getitem_errors(device):
     x = tt.zeros(4, 3, device=device)
     with pytest.raises(IndexError, match=r"^shape mismatch: indexing tensors could not be broadcast together "
@@ -253,6 +254,7 @@ def test_setitem_value_with_leading_ones_and_other_device(device):
     _same(x, np.array([[2] * 4, [1] * 4, [2] * 4], np.float32))
 
 
+@pytest.mark.launch_blocking     # the bounds errors at the call (the deferred form: tests/test_device_asserts.py)
 def test_setitem_errors(device):
     x = tt.zeros(4, 3, device=device)
     with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[2\] cannot be broadcast to "
@@ -331,6 +333,7 @@ def test_index_select(dtype, device):
     _same(x.index_select(0, _idx(4, device)), a[[4]])
 
 
+@pytest.mark.launch_blocking     # the bounds errors at the call (the deferred form: tests/test_device_asserts.py)
 def test_index_select_errors(device):
     x = tt.zeros(3, 4, device=device)
     with pytest.raises(RuntimeError, match=r"index_select\(\): Expected dtype int32 or int64 for index"):
@@ -343,6 +346,7 @@ def test_index_select_errors(device):
         x.index_select(1, _idx([-1], device))
 
 
+@pytest.mark.launch_blocking     # the bounds errors at the call (the deferred form: tests/test_device_asserts.py)
 def test_take(device):
     a, x = _pair((4, 5), device, layout="transposed")
     idx = np.array([[0, -1], [7, 19]])
@@ -368,6 +372,7 @@ def test_gather_0d(device):
     _same(x.gather(0, _idx(0, device)), np.array(2.5, np.float32))
 
 
+@pytest.mark.launch_blocking     # the bounds errors at the call (the deferred form: tests/test_device_asserts.py)
 def test_gather_errors(device):
     x = tt.zeros(3, 4, device=device)
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as input tensor"):

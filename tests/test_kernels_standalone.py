@@ -1157,6 +1157,9 @@ for name in ["bool", "float32", "bfloat16", "float16", "int64", "uint8"]:
         ti.compact(T((100, len(nd)), "int64"), T(nd, name), nd, T((4,), "int64"), coord_shape=nd)
 for idx in ("int32", "int64"):
     ti.count_out_of_range(T((5, 40), idx, True), -9, 9)
+    # the deferred check (runtime/device_errors.py): clamped copy or not, with and without ignore_index
+    ti.check_deferred(T((5, 40), idx, True), T((5, 40), idx), T((2,), "int64"), -9, 9, 3)
+    ti.check_deferred(T((5, 40), idx), None, T((2,), "int64"), 0, 9, 3, ignore=-100)
 # index_add & co. (issue 21.4): the sorted-segment kernel in each mode, strided operands, int32/int64 indices
 from tritensor.backends.triton import sort as tsort_of_index   # (the index's sort: a smaller network, as below)
 _SORT_GPU_FOR_INDEX = dict(tsort_of_index.GPU_SETTINGS)

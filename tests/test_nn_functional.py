@@ -321,8 +321,9 @@ def test_cross_entropy_on_cuda_reads_nothing_back(monkeypatch):
     """torch checks class indices on the cpu and asserts inside its cuda kernel, asynchronously:
     a cuda training step never waits there. The target's range check read it back on every step
     (1.8 ms a step on the first H200 run); on cuda nothing of the step is read on the host now.
-    An out-of-range target is torch's undefined result there (its kernel masks it: no read
-    outside the row); the cpu still raises torch's IndexError (test below)."""
+    An out-of-range target is recorded on the device and surfaces at the next sync as torch's
+    device-side assert (the kernel masks it: no read outside the row); the cpu still raises
+    torch's IndexError (test below)."""
     x = np.array([[0.5, -1.0, 2.0, 0.0, 1.5], [1.0, 1.0, -2.0, 0.5, 0.0], [-0.5, 3.0, 0.0, 1.0, 2.0]])
     t = np.array([1, 4, 0])
     xc = tt.tensor(x, device="cuda", requires_grad=True)
@@ -335,8 +336,10 @@ def test_cross_entropy_on_cuda_reads_nothing_back(monkeypatch):
     monkeypatch.setattr(tt.Tensor, "_to_host_array", refuse)
     loss = F.cross_entropy(xc, tc)
     loss.backward()
-    F.cross_entropy(xc, tt.tensor([1, 5, -3], device="cuda"))       # no error raised on the host
+    F.cross_entropy(xc, tt.tensor([1, 5, -3], device="cuda"))       # no error raised on the host yet
     monkeypatch.undo()
+    with pytest.raises(RuntimeError, match=r"^CUDA error: device-side assert triggered\nTarget 5 is out of bounds\.\n"):
+        tt.cuda.synchronize()
     lse = np.log(np.exp(x).sum(1))
     _close(loss, (lse - x[np.arange(3), t]).mean(), 1e-6)
     softmax = np.exp(x - lse[:, None])

@@ -15,6 +15,7 @@ from . import _dual
 from . import _tracing
 from .layouts import strided as _strided
 from .memory_formats import contiguous_format as _contiguous_format, preserve_format as _preserve_format
+from .runtime import device_errors as _device_errors
 from .runtime import graphs as _graphs
 from .runtime.device import device as _device
 from .autograd.grad_mode import _state as _grad_state
@@ -334,6 +335,8 @@ class Tensor:
         if _graphs.CAPTURES and self._storage.device.type == "cuda":
             _graphs.check_not_capturing()     # .item(), .tolist(): a host read, not during a CUDA graph capture
         if self._storage.host is not None:
+            if self._storage.device.type == "cuda":
+                _device_errors.sync_point(self._storage.device.index)   # emulated: a real read waits here
             return self._host_view()
         src = self if self.is_contiguous() else self.contiguous()
         raw = src._storage.copy_to_host(src._offset * src.dtype.itemsize, src.numel() * src.dtype.itemsize)

@@ -31,7 +31,14 @@ compact(mask, shape, dtype, values=None)
     their coordinates, an int64 (count, ndim) tensor (nonzero), or, with ``values``, the
     selected values as a 1-D tensor of ``dtype`` (masked_select).
 index_in_range(index, low, high)
-    whether every value of integer tensor ``index`` lies in [low, high) (torch's bounds checks).
+    whether every value of integer tensor ``index`` lies in [low, high).
+check_index(index, low, high, check, ignore=None, safe=True)
+    torch's bounds check of integer tensor ``index`` against [low, high) (values equal to
+    ``ignore`` pass; ``check``: a runtime.device_errors.Check, the message): returns the index
+    the op goes on with. The cpu raises the check's exception with the first offending value at
+    once; cuda defers it to the next sync point (torch's device-side assert) and returns a
+    clamped copy when ``safe`` (runtime/device_errors.py), or checks as the cpu under
+    CUDA_LAUNCH_BLOCKING=1.
 random(out, kind, generator, a, b)
     fill ``out`` from ``generator``'s stream: "uniform" U[a, b), "normal" (mean a, std b),
     "integers" in [a, b). permutation(n, generator, device): a random permutation of range(n)
@@ -54,6 +61,8 @@ the device kind it ran on ("abs_cpu" / "abs_cuda", "m1 and m2" / "mat1 and mat2"
 backend says which of torch's devices it stands in for, and every message follows.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ..runtime.storage import Storage
 from ..tensor import Tensor, contiguous_strides
@@ -95,6 +104,9 @@ class Backend:
         raise NotImplementedError
 
     def index_in_range(self, index, low, high):
+        raise NotImplementedError
+
+    def check_index(self, index, low, high, check, ignore=None, safe=True):
         raise NotImplementedError
 
     def scratch(self, like, shape, dtype):
@@ -162,3 +174,13 @@ def backend_for(device) -> Backend:
 
 
 __all__ = ["Backend", "backend_for", "empty"]
+
+
+def first_out_of_range(values, low, high, ignore=None):
+    """The first value of NumPy array ``values`` outside [low, high) (``ignore`` passes), or None."""
+    a = values.reshape(-1)
+    bad = (a < low) | (a >= high)
+    if ignore is not None:
+        bad &= a != ignore
+    hits = np.flatnonzero(bad)
+    return int(a[hits[0]]) if hits.size else None

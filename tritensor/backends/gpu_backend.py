@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import triton as tb
-from .base import Backend, empty
+from ..runtime import device_errors as _errors
+from ..runtime import graphs as _graphs
+from .base import Backend, empty, first_out_of_range
 from .triton import index as ti
 
 
@@ -46,6 +48,27 @@ class TritonBackend(Backend):
 
     def index_in_range(self, index, low, high):
         return ti.count_out_of_range(index, low, high) == 0
+
+    def check_index(self, index, low, high, check, ignore=None, safe=True):
+        if index.numel() == 0:
+            return index
+        if high > low and (_errors.deferred() or _graphs.CAPTURES):
+            # torch's device-side assert: nothing read back (runtime/device_errors.py); a capture
+            # can read nothing back either, even under CUDA_LAUNCH_BLOCKING=1
+            out = empty(tuple(index.shape), index.dtype, index.device) if safe else None
+            ti.check_deferred(index, out, _errors.record_for(index.device), low, high, check.id, ignore)
+            if out is None:
+                return index
+            # the copy stands for the index: an in-place change of the index after the forward
+            # is still torch's error when a backward reads it (a shared version counter)
+            out._version_counter = index._version_counter
+            return out
+        if ignore is None and ti.count_out_of_range(index, low, high) == 0:
+            return index
+        bad = first_out_of_range(index._to_host_array(), low, high, ignore)
+        if bad is not None:
+            raise check.exception(bad)
+        return index
 
     def scratch(self, like, shape, dtype):
         return empty(shape, dtype, like.device)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import numpy_ref
-from .base import Backend, empty
+from .base import Backend, empty, first_out_of_range
 
 
 class NumpyBackend(Backend):
@@ -62,6 +62,13 @@ class NumpyBackend(Backend):
     def index_in_range(self, index, low, high):
         a = index._host_view()
         return int(a.min()) >= low and int(a.max()) < high
+
+    def check_index(self, index, low, high, check, ignore=None, safe=True):
+        if index.numel():
+            bad = first_out_of_range(index._host_view(), low, high, ignore)
+            if bad is not None:
+                raise check.exception(bad)
+        return index
 
     def scratch(self, like, shape, dtype):
         return empty(shape, dtype, like.device)

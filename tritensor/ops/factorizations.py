@@ -40,6 +40,7 @@ from ..autograd.graph import Node, gradient_edge
 from ..backends import numpy_linalg
 from ..backends.base import backend_for
 from ..backends.triton import linalg as tla
+from ..runtime import device_errors as _device_errors
 from . import _linalg as L
 from .creation import arange, eye, zeros
 from .dispatch import dispatch
@@ -353,8 +354,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
             raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
                                "dtype.\nNote: this function is intended to be used with the output produced by "
                                "torch.linalg.lu_factor")
-        _check_pivot_values(LU_pivots, LU_data.shape[-2], "pivots passed to lu_unpack must be between 1 and "
-                            "LU.size(-2) inclusive.Did you properly pass the result of lu_factor?")
+        LU_pivots = _check_pivot_values(LU_pivots, LU_data.shape[-2], "pivots passed to lu_unpack must be between "
+                                        "1 and LU.size(-2) inclusive.Did you properly pass the result of lu_factor?")
     P, Lf, U = _unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
     if unpack_data:
         m, n = LU_data.shape[-2:]
@@ -364,8 +365,11 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def _check_pivot_values(pivots, m, message):
-    if pivots.numel() and not backend_for(pivots.device).index_in_range(pivots, 1, int(m) + 1):
-        raise RuntimeError(message)
+    """torch's check that LU pivots lie in [1, m]; returns the pivots to go on with (on cuda: the
+    device-side check's clamped copy, the error deferred to the next sync: ops/indexing.py
+    check_range)."""
+    return backend_for(pivots.device).check_index(pivots.detach(), 1, int(m) + 1,
+                                                  _device_errors.check(message, RuntimeError))
 
 
 def _lu_backward(gL, gU, P, Lf, U, pivot):

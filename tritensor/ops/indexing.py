@@ -28,6 +28,7 @@ from ..autograd import forward_ad as _forward_ad
 from ..backends import numpy_ref
 from ..backends.base import backend_for
 from ..backends.triton import index as ti
+from ..runtime import device_errors as _device_errors
 from ..tensor import Tensor
 from . import _unsigned
 from . import copy as _copy
@@ -218,23 +219,23 @@ def parse_key(x, key, keep_scalar_tensors=False):
         if j not in checked:
             if vshape[d] == 0 and t.numel():
                 raise IndexError("index is out of bounds for dimension with size 0")
-            check_range(t, vshape[d], j)    # torch names the index tensor's position, not the dim
+            indices[j] = check_range(t, vshape[d], j)   # torch names the index tensor's position, not the dim
     return IndexKey(basic, dims, indices, bshape), None
 
 
 def check_range(index, size, dim, wrap=True, error=IndexError, message=None):
     """torch's bounds check of an index tensor against a dim of ``size`` (negative indices count
-    from the end when ``wrap``). On a GPU: one counting pass and a read back of its block counts
-    (a sync, as torch's check is); the offending value is looked up only when there is one."""
+    from the end when ``wrap``); returns the index the op must go on with. The cpu raises
+    ``error`` with the first offending value at once. A cuda device reads nothing back: the check
+    runs on the device and a bad value surfaces at the next sync as torch's "device-side assert
+    triggered" (runtime/device_errors.py), and the op gets a copy of the index clamped into
+    range, so its kernels touch nothing outside the storages; under CUDA_LAUNCH_BLOCKING=1 it
+    checks at the call, as the cpu."""
     if index.numel() == 0:
-        return
-    low = -size if wrap else 0
-    if backend_for(index.device).index_in_range(index, low, size):
-        return
-    vals = _host(index).reshape(-1).astype(np.int64)
-    bad = int(vals[(vals < low) | (vals >= size)][0])
-    raise error(message.format(index=bad, dim=dim, size=size) if message else
-                f"index {bad} is out of bounds for dimension {dim} with size {size}")
+        return index
+    text = (message.format(index="{index}", dim=dim, size=size) if message else
+            f"index {{index}} is out of bounds for dimension {dim} with size {size}")
+    return backend_for(index.device).check_index(index, -size if wrap else 0, size, _device_errors.check(text, error))
 
 
 # --------------------------------------------------------------------------- index (getitem)
@@ -435,7 +436,7 @@ def index_select(input, dim, index):
         return _views.reshape(out, ())       # torch: a 0-d input gives a 0-d result
     d = _wrap(dim, input.dim())
     index = _views.reshape(index.detach(), (-1,))
-    check_range(index, input.shape[d], d, wrap=False, message="index out of range in self")
+    index = check_range(index, input.shape[d], d, wrap=False, message="index out of range in self")
     return dispatch(INDEX_SELECT, input, key=IndexKey((), (d,), (index,), tuple(index.shape)))
 
 
@@ -446,9 +447,9 @@ def take(input, index):
     common_device([input, index])
     _unsigned.refuse("take_cpu", input.dtype, input.device)
     flat = _views.reshape(input, (-1,))
-    check_range(index, flat.shape[0], 0, message="out of range: tried to access index {index} on a tensor of "
-                f"{flat.shape[0]} elements.")
-    return rename_node(dispatch(INDEX, flat, key=IndexKey((), (0,), (index.detach(),), tuple(index.shape))),
+    index = check_range(index.detach(), flat.shape[0], 0, message="out of range: tried to access index {index} on a "
+                        f"tensor of {flat.shape[0]} elements.")
+    return rename_node(dispatch(INDEX, flat, key=IndexKey((), (0,), (index,), tuple(index.shape))),
                        "TakeBackward0")    # torch's node for take
 
 
@@ -546,7 +547,7 @@ def _gather_checks(name, input, dim, index, src=None):
     common_device([input, index] + ([src] if isinstance(src, Tensor) else []))
     d = _wrap(dim, input.dim())
     if index.numel() == 0:
-        return d, False
+        return d, index
     if index.dtype.name not in _INDEX_DTYPES:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     nd = max(input.dim(), 1)
@@ -570,8 +571,7 @@ def _gather_checks(name, input, dim, index, src=None):
             raise RuntimeError(f"Expected index {_shape_str(index.shape)} to be no larger than self "
                                f"{_shape_str(input.shape)} apart from dimension {d}{extra}")
     # (scatter's Triton launcher checks the host copy of the index it reads again: the same error)
-    check_range(index, _size(input, d), d, wrap=False, error=RuntimeError)
-    return d, True
+    return d, check_range(index.detach(), _size(input, d), d, wrap=False, error=RuntimeError)
 
 
 def _as_1d(t):
@@ -579,7 +579,7 @@ def _as_1d(t):
 
 
 def gather(input, dim, index, *, sparse_grad=False):
-    d, _ = _gather_checks("gather", input, dim, index)
+    d, index = _gather_checks("gather", input, dim, index)
     if input.dim() == 0 or index.dim() == 0:     # torch reads 0-d operands as 1-element vectors
         out = dispatch(GATHER, _as_1d(input), dim=0, **_index_attrs(_as_1d(index.detach())))
         return _views.reshape(out, tuple(index.shape))
@@ -596,7 +596,7 @@ def _scatter(entry, name, input, dim, index, src, inplace, reduce=None):
         src_t = src
         if src.dtype is not input.dtype:
             raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
-    d, _ = _gather_checks(name, input, dim, index, None if value_form else src_t)
+    d, index = _gather_checks(name, input, dim, index, None if value_form else src_t)
     index = index.detach()
     if src_t.device != input.device:
         src_t = _copy.to_device(src_t, input.device)
@@ -701,7 +701,7 @@ def _scatter_reduce(input, dim, index, src, reduce, include_self, inplace, legac
         src = full(tuple(index.shape), src, dtype=input.dtype, device=input.device)
     elif src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")     # torch's text for both
-    d, _ = _gather_checks(name, input, dim, index, src)
+    d, index = _gather_checks(name, input, dim, index, src)
     if reduce == "mean" and input.dtype is _dt.bool_:      # (torch's kernels have no boolean mean)
         raise NotImplementedError(f"\"scatter_gather_tensor_{input.device.type}_reduce_mean\" not implemented "
                                   "for 'Bool'")

@@ -238,7 +238,7 @@ def _alpha(input, alpha):
 def _index_add(input, dim, index, source, alpha, inplace):
     check_tensor("index_add", input)
     d = _func_checks("index_add_", input, dim, index, source)
-    check_range(index, input.shape[d] if input.dim() else 1, d, wrap=False, error=RuntimeError)
+    index = check_range(index.detach(), input.shape[d] if input.dim() else 1, d, wrap=False, error=RuntimeError)
     return _run(INDEX_ADD, input, source, d, index, inplace, alpha=_alpha(input, alpha))
 
 
@@ -284,8 +284,8 @@ def _index_copy(input, dim, index, source, inplace):
         raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
                          f"({source.shape[d]})")
     size = input.shape[d] if input.dim() else 1
-    check_range(index, size, d, wrap=False, message="index_copy_(): index {index} is out of bounds for dimension "
-                "{dim} with size {size}")
+    index = check_range(index.detach(), size, d, wrap=False, message="index_copy_(): index {index} is out of bounds "
+                        "for dimension {dim} with size {size}")
     return _run(INDEX_COPY, input, source, d, index, inplace)
 
 
@@ -319,7 +319,7 @@ def _index_fill(input, dim, index, value, inplace):
         raise RuntimeError("Index has to be a vector/scalar")
     d = wrap_dim(dim, input.dim())
     size = input.shape[d] if input.dim() else 1
-    check_range(index, size, d, wrap=True)
+    index = check_range(index.detach(), size, d, wrap=True)
     index = _views.reshape(index.detach(), (-1,))
     index = _ew.where(_ew.lt(index, 0), _ew.add(index, size), index)     # torch wraps negative indices
     return _run(INDEX_FILL, input, v, d, index, inplace, value_tensor=value_tensor)
@@ -349,7 +349,8 @@ def _index_reduce(input, dim, index, source, reduce, include_self, inplace):
     d = _func_checks("index_reduce_", input, dim, index, source)
     if input.dtype is _dt.bool_:
         raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
-    check_range(index, input.shape[d] if input.dim() else 1, d, wrap=False, message="index out of range in self")
+    index = check_range(index.detach(), input.shape[d] if input.dim() else 1, d, wrap=False,
+                        message="index out of range in self")
     return _run(INDEX_REDUCE, input, source, d, index, inplace, reduce=reduce, include_self=bool(include_self))
 
 
@@ -470,7 +471,8 @@ def _put_args(input, index, source):
         raise IndexError("put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
     n = input.numel()
-    check_range(index, n, 0, message="out of range: tried to access index {index} on a tensor of " f"{n} elements.")
+    index = check_range(index.detach(), n, 0, message="out of range: tried to access index {index} on a tensor of "
+                        f"{n} elements.")
     index = index.detach()
     if index.device != input.device:
         index = _copy.to_device(index, input.device)

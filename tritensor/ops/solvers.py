@@ -385,9 +385,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     L.check_same_device(LU, B)
     L.check_same_device(LU, pivots)
     L.check_kernel_dtype(LU, "linalg.lu_solve_cpu")
-    F._check_pivot_values(pivots, LU.shape[-2], "Pivots given to lu_solve must all be smaller or equal to "
-                          "LU.size(-2). Did you properly pass the result of lu_factor?")
-    X = dispatch(LU_SOLVE, LU, pivots, B, left=bool(left), adjoint=bool(adjoint))
+    checked = F._check_pivot_values(pivots, LU.shape[-2], "Pivots given to lu_solve must all be smaller or equal "
+                                    "to LU.size(-2). Did you properly pass the result of lu_factor?")
+    X = dispatch(LU_SOLVE, LU, checked, B, left=bool(left), adjoint=bool(adjoint))
     return L.record_formula("LinalgLuSolveBackward0", _lu_solve_backward, (LU, None, B), (X,),
                             save={"LU": LU, "pivots": pivots, "X": X}, left=bool(left), adjoint=bool(adjoint))[0]
 

@@ -34,6 +34,7 @@ from ..autograd.graph import DelayedError, gradient_edge, node_class
 from ..backends import numpy_sort
 from ..backends.base import backend_for
 from ..backends.triton import sort as tsort
+from ..runtime import device_errors as _device_errors
 from ..tensor import Tensor
 from . import _unsigned
 from ._checks import check_tensor
@@ -489,8 +490,10 @@ def _searchsorted(sorted_sequence, input, out_int32, right, side, sorter, name="
         kernel = backend_for(sorted_sequence.device).torch_name("searchsorted_out_cpu", "searchsorted_cuda")
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     n = sorted_sequence.shape[-1]
-    if sorter is not None and sorter.numel() and not backend_for(sorter.device).index_in_range(sorter, 0, n):
-        raise RuntimeError(f"{api}: sorter index out of range")
+    if sorter is not None and sorter.numel():
+        # on cuda a device-side check, its error deferred to the next sync (ops/indexing.py check_range)
+        sorter = backend_for(sorter.device).check_index(sorter.detach(), 0, n, _device_errors.check(
+            f"{api}: sorter index out of range", RuntimeError))
     shape = (math.prod(sorted_sequence.shape[:-1]), n)      # (rows, N): a view where there is one
     rows = sorted_sequence.reshape(shape)
     order = sorter.reshape(shape) if sorter is not None else None

@@ -370,6 +370,8 @@ class CUDAGraph:
         if not self._captured:
             raise RuntimeError("Called CUDAGraph::replay without a preceding successful capture.")
         from . import device as _device
+        from . import device_errors
+        device_errors.mark_dirty(self._device_index)   # captured bounds checks run again (runtime/device_errors.py)
         if self._cupy_graph is not None:
             import cupy
             from .streams import current_stream

@@ -5,6 +5,7 @@ import ctypes
 
 import numpy as np
 
+from . import device_errors as _errors
 from . import graphs as _graphs
 from .allocator import allocator_for
 from .device import cuda_mode
@@ -113,7 +114,10 @@ class Storage:
         if _graphs.CAPTURES and self.device.type == "cuda":
             _graphs.check_not_capturing()       # a host read syncs (runtime/graphs.py)
         if self.host is not None:
-            return self.host[byte_offset: byte_offset + nbytes].copy()
+            out = self.host[byte_offset: byte_offset + nbytes].copy()
+            if self.device.type == "cuda":
+                _errors.sync_point(self.device.index)   # emulated: the read a real device waits for
+            return out
         from .transfer import read_device          # on the current stream (runtime/transfer.py)
         return read_device(self, byte_offset, nbytes)
 

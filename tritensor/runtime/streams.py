@@ -31,6 +31,7 @@ import time
 import weakref
 
 from . import device as _device
+from . import device_errors as _errors
 from . import graphs as _graphs
 
 _NOT_READY = 600          # cudaErrorNotReady: the queried work is still running
@@ -138,6 +139,7 @@ class Stream:
             import cupy
             with cupy.cuda.Device(self.device_index):
                 cupy.cuda.runtime.streamSynchronize(self.cuda_stream)
+        _errors.sync_point(self.device_index)     # a deferred device-side assert surfaces here
 
     # ------------------------------------------------------------------ identity
     def __eq__(self, other):
@@ -402,11 +404,13 @@ class Event:
         """Block the host until the work captured by the last record is done."""
         if _graphs.CAPTURES:
             _graphs.check_not_capturing()
-        if self.device_index is None or not _real():
+        if self.device_index is None:
             return
-        import cupy
-        with cupy.cuda.Device(self.device_index):
-            cupy.cuda.runtime.eventSynchronize(self.cuda_event)
+        if _real():
+            import cupy
+            with cupy.cuda.Device(self.device_index):
+                cupy.cuda.runtime.eventSynchronize(self.cuda_event)
+        _errors.sync_point(self.device_index)         # a deferred device-side assert surfaces here
 
     def elapsed_time(self, end_event) -> float:
         """Milliseconds between this event's record and ``end_event``'s (after both completed)."""
@@ -453,6 +457,7 @@ def synchronize(device=None):
             cupy.cuda.runtime.deviceSynchronize()
     from .transfer import pending_copies
     pending_copies()          # finished asynchronous copies let go of their storages now
+    _errors.sync_point(idx)   # a deferred device-side assert surfaces here
 
 
 __all__ = ["Stream", "ExternalStream", "Event", "current_stream", "default_stream", "set_stream",

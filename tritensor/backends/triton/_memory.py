@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import triton as _backend   # the package: _scratch is read there (compile checks rebind it)
+from ...runtime import device_errors as _device_errors
 from ...runtime import graphs as _graphs
 from ._plan import _contiguous_strides, _prod, interpreting
 
@@ -106,6 +107,7 @@ def download(view, start, count, np_dtype):
     first = (view._offset + start) * itemsize
     if isinstance(storage, _HostBuffer):
         raw = storage.host[first: first + count * itemsize].copy()
+        _device_errors.sync_point()      # emulated: the read a real device waits for
     else:
         raw = storage.copy_to_host(first, count * itemsize)
     return raw.view(np_dtype)

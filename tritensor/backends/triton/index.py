@@ -52,7 +52,8 @@ def gather(out, src, src_strides, index, index_strides, dim_size, dim_stride, wr
 
     ``src`` gives the pointer (its storage and offset; its own shape is not used), ``src_strides``
     and ``index_strides`` are per output dim (0 where the operand does not vary). ``wrap``: add
-    ``dim_size`` to negative indices. Indices must be in range (the caller checks)."""
+    ``dim_size`` to negative indices. Indices must be in range: the op's check (ops/indexing.py
+    check_range) raised, or on cuda handed over a copy clamped into range, its error deferred."""
     if out.numel() == 0:
         return
     k = _kernels()
@@ -86,7 +87,8 @@ def index_offsets(acc, index, index_strides, dim_size, dim_stride, first):
 
 def count_out_of_range(index, low, high):
     """How many elements of ``index`` (any strides) lie outside [low, high). One launch, then
-    one read back of the per-block counts (a sync: the caller raises torch's error on the host)."""
+    one read back of the per-block counts (a sync: the caller raises torch's error on the host).
+    The synchronous check of CUDA_LAUNCH_BLOCKING=1; otherwise ``check_deferred`` reads nothing back."""
     n = index.numel()
     if n == 0:
         return 0
@@ -99,6 +101,24 @@ def count_out_of_range(index, low, high):
     tb._run(k.bounds_kernel, (n_blocks,), pointer(index), pointer(bad), n, shape, strides, int(low), int(high),
             RANK=len(shape), BLOCK=block, num_warps=cfg["warps"])
     return int(download(bad, 0, n_blocks, np.int64).sum())
+
+
+def check_deferred(index, safe, record, low, high, check_id, ignore=None):
+    """Queue the bounds check of ``index`` (any strides) against [low, high) (values equal to
+    ``ignore`` pass) with nothing read back: a bad value claims ``record`` for ``check_id``
+    (kernels/index.py deferred_bounds_kernel). ``safe``: None, or a contiguous tensor of
+    ``index``'s shape and dtype that receives the index clamped into range."""
+    n = index.numel()
+    if n == 0:
+        return
+    k = _kernels()
+    cfg = settings()
+    block = cfg["check_block"]
+    (index,), shape, (strides,) = _flat_operands(tuple(index.shape), [index])
+    tb._run(k.deferred_bounds_kernel, (tb._cdiv(n, block),), pointer(index),
+            pointer(safe if safe is not None else index), pointer(record), n, shape, strides, int(low), int(high),
+            0 if ignore is None else int(ignore), int(check_id), HAS_IGNORE=ignore is not None,
+            SAFE=safe is not None, RANK=len(shape), BLOCK=block, num_warps=cfg["warps"])
 
 
 # --------------------------------------------------------------------------- scatter
