@@ -550,6 +550,9 @@ record("mm", tt.mm, (tt.float32, tt.float64), cases(
     "mm", "any", ("transposed", lambda m: (m((9, 13)).t(), m((9, 7))), {}),
     ("sliced", lambda m: (m((5, 34))[:, ::2], m((17, 3))), {})),
     np.matmul, tolerances=MATMUL_TOLERANCES)
+record("spmm", tt.spmm, (tt.float32,), cases(
+    "spmm", "any", ("transposed", lambda m: (m((9, 13)).t(), m((9, 7))), {})),
+    np.matmul, tolerances=MATMUL_TOLERANCES)
 record("bmm", tt.bmm, (tt.float64,), cases(
     "bmm", "any", ("transposed", lambda m: (m((2, 5, 6)), m((2, 3, 6)).transpose(1, 2)), {})),
     np.matmul, tolerances=MATMUL_TOLERANCES)

@@ -763,3 +763,23 @@ def test_real_gpu_autotune_and_tf32(cache_dir, rng):
     assert tf32 > 4 * ieee
     entries = json.loads((cache_dir / tmm.CACHE_FILE).read_text())["entries"]
     assert any("|float32|ieee|" in k for k in entries) and any("|float32|tf32|" in k for k in entries)
+
+
+def test_spmm_is_mm_for_a_sparse_or_dense_first_operand():
+    """torch.spmm is mm under another name (the GCN example's sparse adjacency @ dense features):
+    hand-computed values, MmBackward0's gradients, mm's errors; a function only, as torch's."""
+    a = tt.tensor([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])
+    b = tt.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    expected = [[11.0, 14.0], [9.0, 12.0]]
+    assert tt.spmm(a, b).tolist() == expected
+    sparse = a.to_sparse().requires_grad_()
+    dense = b.clone().requires_grad_()
+    out = tt.spmm(sparse, dense)
+    assert out.layout == tt.strided and out.tolist() == expected
+    out.sum().backward()
+    assert dense.grad.tolist() == [[1.0, 1.0], [3.0, 3.0], [2.0, 2.0]]        # a^T @ ones
+    assert not hasattr(tt.Tensor, "spmm")
+    with pytest.raises(RuntimeError, match=r"^mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x2\)$"):
+        tt.spmm(a, tt.ones(2, 2))
+    with pytest.raises(RuntimeError, match="^self must be a matrix$"):
+        tt.spmm(tt.ones(3), b)

@@ -105,6 +105,8 @@ declare("randperm", _random.randperm, method=False)
 declare("matmul", _linalg.matmul, out="exact",
         operators=(("__matmul__", _linalg.matmul_operator), ("__rmatmul__", _linalg.rmatmul)))
 declare("mm", _linalg.mm, out="exact")
+# torch.spmm: mm under another name (a sparse or dense mat1, MmBackward0), a function only: no Tensor.spmm
+declare("spmm", _linalg.mm, method=False, out="exact")
 declare("bmm", _linalg.bmm, out="exact")
 declare("addmm", _linalg.addmm, inplace=_linalg.addmm_, out="exact")
 declare("baddbmm", _linalg.baddbmm, inplace=_linalg.baddbmm_, out="exact")
