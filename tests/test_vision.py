@@ -207,3 +207,67 @@ def test_image_folder(tmp_path):
     os.makedirs(tmp_path / "none")
     with pytest.raises(FileNotFoundError, match="Couldn't find any class folder in"):
         datasets.ImageFolder(str(tmp_path / "none"))
+
+
+# --------------------------------------------------------------------------- utils, FakeData
+def test_make_grid_tiles_pads_and_normalizes():
+    from tritensor.vision.utils import make_grid
+    images = tt.arange(1.0, 4.0).view(3, 1, 1, 1).expand(3, 1, 2, 2)      # three 2x2 images of 1, 2, 3
+    grid = make_grid(images, nrow=2, padding=1, pad_value=9)
+    # single-channel images are repeated to 3 channels; 2 to a row: 2 rows of (1 + 2) + 1 pixels
+    assert grid.shape == (3, 7, 7)
+    expected = np.full((7, 7), 9.0)
+    expected[1:3, 1:3], expected[1:3, 4:6], expected[4:6, 1:3] = 1, 2, 3
+    for channel in to_numpy(grid):
+        np.testing.assert_array_equal(channel, expected)
+    # normalize: the batch's min..max (1..3) to 0..1; scale_each: every image on its own
+    norm = make_grid(images, nrow=3, padding=0, normalize=True)
+    np.testing.assert_allclose(to_numpy(norm)[0, 0], [0, 0, 0.5, 0.5, 1, 1])
+    each = make_grid(images + tt.tensor([0.0, 1.0]).view(1, 1, 1, 2), nrow=3, padding=0, normalize=True,
+                     scale_each=True)
+    np.testing.assert_allclose(to_numpy(each)[0, 0], [0, 1, 0, 1, 0, 1])
+    clipped = make_grid(images, nrow=3, padding=0, normalize=True, value_range=(2, 3))
+    np.testing.assert_allclose(to_numpy(clipped)[0, 0], [0, 0, 0, 0, 1, 1])
+    assert make_grid(images[:1]).shape == (3, 2, 2)                        # a batch of one: no padding
+    assert images.min().item() == 1                                        # the input was not changed
+    assert make_grid([images[0], images[1]], padding=0).shape == (3, 2, 4)
+    with pytest.raises(TypeError, match="tensor or list of tensors expected, got <class 'int'>"):
+        make_grid(3)
+    with pytest.raises(TypeError, match="value_range has to be a tuple"):
+        make_grid(images, normalize=True, value_range=[0, 1])
+
+
+def test_save_image_writes_the_rounded_grid(tmp_path):
+    from tritensor.vision.utils import save_image
+    pixels = tt.tensor([[[0.0, 0.5], [1.0, 2.0]], [[0.1, 0.2], [0.3, -1.0]], [[0.004, 0.998], [0.5, 0.25]]])
+    save_image(pixels, tmp_path / "one.png")
+    with Image.open(tmp_path / "one.png") as im:
+        assert im.mode == "RGB" and im.size == (2, 2)
+        got = np.asarray(im)
+    # value * 255 + 0.5, clamped to 0..255, truncated: round to nearest
+    np.testing.assert_array_equal(got[..., 0], [[0, 128], [255, 255]])
+    np.testing.assert_array_equal(got[..., 1], [[26, 51], [77, 0]])
+    np.testing.assert_array_equal(got[..., 2], [[1, 254], [128, 64]])
+    save_image(tt.zeros(5, 1, 3, 3), tmp_path / "grid.png", nrow=4)
+    with Image.open(tmp_path / "grid.png") as im:
+        assert im.size == (4 * 5 + 2, 2 * 5 + 2)
+
+
+def test_fake_data_items_are_reproducible_and_keep_the_global_generator():
+    fake = datasets.FakeData(size=3, image_size=(3, 4, 5), num_classes=4, transform=T.ToTensor())
+    tt.manual_seed(7)
+    before = tt.rand(3)
+    tt.manual_seed(7)
+    img, target = fake[1]
+    assert tt.equal(tt.rand(3), before)                 # the item's own seed, the global state restored
+    again, target_again = fake[1]
+    assert tt.equal(img, again) and target == target_again and isinstance(target, int) and 0 <= target < 4
+    assert img.shape == (3, 4, 5) and img.dtype == tt.float32
+    # the image is randn * 255 cast to uint8 (ToPILImage's conversion) from seed index + random_offset
+    tt.manual_seed(1)
+    expected = tt.randn(3, 4, 5).mul(255).byte()
+    np.testing.assert_allclose(to_numpy(img), to_numpy(expected) / 255, rtol=1e-6)
+    shifted = datasets.FakeData(size=3, image_size=(1, 2, 2), random_offset=1)
+    assert len(shifted) == 3 and isinstance(shifted[0][0], Image.Image) and shifted[0][0].mode == "L"
+    with pytest.raises(IndexError, match="^FakeData index out of range$"):
+        fake[3]

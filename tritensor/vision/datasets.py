@@ -1,4 +1,4 @@
-"""tt.vision.datasets: MNIST and FashionMNIST from their IDX files, and ImageFolder.
+"""tt.vision.datasets: MNIST and FashionMNIST from their IDX files, FakeData, and ImageFolder.
 
 The layout is torchvision's: ``<root>/MNIST/raw/train-images-idx3-ubyte`` (and the labels, and
 ``t10k-*`` for the test split), ``<root>/FashionMNIST/raw/...``; a gzip-compressed file
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..utils.data import Dataset
 
-__all__ = ["VisionDataset", "StandardTransform", "MNIST", "FashionMNIST", "DatasetFolder", "ImageFolder",
+__all__ = ["VisionDataset", "StandardTransform", "MNIST", "FashionMNIST", "FakeData", "DatasetFolder", "ImageFolder",
            "IMG_EXTENSIONS", "default_loader", "read_sn3_pascalvincent_tensor", "read_image_file",
            "read_label_file"]
 
@@ -226,6 +226,42 @@ class FashionMNIST(MNIST):
                  ("t10k-labels-idx1-ubyte.gz", "bb300cfdad3c16e7a12a480ee83cd310")]
     classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
                "Ankle boot"]
+
+
+class FakeData(VisionDataset):
+    """torchvision's FakeData: ``size`` random images of ``image_size`` (C, H, W) and random
+    targets below ``num_classes``. Item ``i`` is drawn from the generator seeded with
+    ``i + random_offset`` (the global generator's state is restored after), so it is the same on
+    every read; the image is ``randn`` scaled by 255 and cast to uint8, as ToPILImage makes it
+    (a PIL image, or its (H, W[, C]) uint8 array without Pillow)."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None, target_transform=None,
+                 random_offset=0):
+        super().__init__(transform=transform, target_transform=target_transform)
+        self.size = size
+        self.num_classes = num_classes
+        self.image_size = image_size
+        self.random_offset = random_offset
+
+    def __getitem__(self, index):
+        import tritensor as tt
+        if index >= len(self):
+            raise IndexError(f"{self.__class__.__name__} index out of range")
+        rng_state = tt.get_rng_state()
+        tt.manual_seed(index + self.random_offset)
+        img = tt.randn(*self.image_size)
+        target = tt.randint(0, self.num_classes, size=(1,), dtype=tt.long)[0]
+        tt.set_rng_state(rng_state)
+        array = img.mul(255).byte().permute(1, 2, 0).numpy()
+        img = _to_image(array[:, :, 0], "L") if array.shape[2] == 1 else _to_image(array, "RGB")
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target.item()
+
+    def __len__(self):
+        return self.size
 
 
 # --------------------------------------------------------------------------- ImageFolder
