@@ -292,6 +292,15 @@ def test_operator_special_cases_and_torchs_rules_on_plain_tensors():
     assert (-xp.asarray([1, -2])).tolist() == [-1, 2] and abs(xp.asarray([-1.5])).tolist() == [1.5]
     assert (~xp.asarray([0, 5], dtype=xp.uint8)).tolist() == [255, 250]
     assert int(~xp.asarray(0, dtype=xp.uint64)) == 2**64 - 1 if hasattr(xp, "uint64") else True
+    # Python scalars: the array's dtype on either side; an int past the dtype's range is refused
+    i8 = xp.asarray([1, -2], dtype=xp.int8)
+    assert (3 - i8).tolist() == [2, 5] and (3 - i8).dtype is xp.int8 and (1 / i8).dtype is xp.float32
+    assert (2 ** i8[:1]).tolist() == [2] and (1 < i8).tolist() == [False, False] and (i8 * 1.5).dtype is xp.float32
+    with pytest.raises(OverflowError):
+        i8 + 300
+    if hasattr(xp, "uint64"):
+        big = xp.asarray([2**63 + 5], dtype=xp.uint64)
+        assert (big - 2**63).tolist() == [5] and (2**64 - 1 - big).tolist() == [2**63 - 6]
 
 
 def test_inplace_operators_keep_the_array():

@@ -70,7 +70,7 @@ def _standardize(module, names):
     import functools
     import types
 
-    from ._array import _inputs, _unsigned_context, as_array
+    from ._array import _unsigned_context, as_array
 
     for name in names:
         fn = getattr(module, name)
@@ -79,7 +79,7 @@ def _standardize(module, names):
 
         def standard(*args, __fn=fn, **kwargs):
             with _unsigned_context():
-                return as_array(__fn(*args, **kwargs), _inputs(args))
+                return as_array(__fn(*args, **kwargs), args)
         setattr(module, name, functools.wraps(fn)(standard))
 
 

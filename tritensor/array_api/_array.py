@@ -22,7 +22,9 @@ import contextlib
 import numpy as np
 
 from .. import dtypes as _dt
+from ..ops._unsigned import unrestricted
 from ..tensor import Tensor
+from ._dtypes import _UNSIGNED_WIDE
 
 _SCALARS = (builtins.bool, builtins.int, builtins.float)
 
@@ -87,48 +89,44 @@ def _rebuild_array(rebuild, args):
 
 def _unsigned_context():
     """What the namespace's functions run under: every unsigned type's kernels where it lists them."""
-    from ..ops._unsigned import unrestricted
-    from ._dtypes import _UNSIGNED_WIDE
     return unrestricted() if _UNSIGNED_WIDE else contextlib.nullcontext()
 
 
 def as_array(out, inputs=()):
     """``out`` (a Tensor, or a tuple/list/named tuple of them) as Arrays; other values pass through.
-    A Tensor that is one of ``inputs`` is not changed: the Array is a view of it (the caller's
-    object keeps its class and torch's operators)."""
+    A Tensor that is one of ``inputs`` (a call's arguments: tensors, or lists/tuples of them) is not
+    changed: the Array is a view of it (the caller's object keeps its class and torch's operators)."""
+    kind = type(out)
+    if kind is Tensor and not _is_input(out, inputs):
+        out.__class__ = Array             # a fresh result: it becomes the Array itself
+        return out
+    if kind is Array:
+        return out
     if isinstance(out, Tensor):
-        if type(out) is Array:
-            return out
-        if builtins.any(out is x for x in inputs):
-            out = out.view(out.shape)
-        if type(out) is Tensor:           # a fresh result: it becomes the Array itself
-            out.__class__ = Array
-            return out
         return _alias(out)
     if isinstance(out, tuple):
         items = [as_array(o, inputs) for o in out]
-        return type(out)(*items) if hasattr(out, "_fields") else tuple(items)
-    if isinstance(out, list):
+        return kind(*items) if hasattr(out, "_fields") else tuple(items)
+    if kind is list:
         return [as_array(o, inputs) for o in out]
     return out
 
 
+def _is_input(t, inputs):
+    for x in inputs:
+        if x is t or (type(x) in (list, tuple) and builtins.any(y is t for y in x)):
+            return True
+    return False
+
+
 def _alias(t):
-    """An Array view of a Tensor subclass's instance (an nn.Parameter, say)."""
-    view = Tensor.view(t, t.shape)
-    view.__class__ = Array
-    return view
-
-
-def _inputs(args):
-    """The Tensors among a call's arguments (top level, and inside lists and tuples)."""
-    found = []
-    for a in args:
-        if isinstance(a, Tensor):
-            found.append(a)
-        elif isinstance(a, (list, tuple)):
-            found.extend(x for x in a if isinstance(x, Tensor))
-    return found
+    """An Array over ``t``'s memory: of an argument returned as it is, or of a Tensor subclass's
+    instance (an nn.Parameter, say). Where autograd follows ``t``, a view (gradients flow back to
+    t); else ``detach()``'s alias (the same memory and version counter, and no view for dispatch
+    to track on every later op)."""
+    alias = Tensor.view(t, t.shape) if t._requires_grad or t._grad_fn is not None else Tensor.detach(t)
+    alias.__class__ = Array
+    return alias
 
 
 # ----------------------------------------------------------------------------- indexing

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tritensor as tt
 
-from ._helpers import ensure_array, promote_pair
+from ._helpers import ensure_array, promote_pair, scalar_fits
 
 
 def _unary(fn, name):
@@ -16,8 +16,32 @@ def _unary(fn, name):
     return f
 
 
+# tt's functions that take a Python scalar as their second operand with the standard's result
+# (the array's dtype where the scalar's kind fits it): they get it as it is, with no 0-d array made
+_TAKES_A_SCALAR = {"add", "subtract", "multiply", "divide", "equal", "not_equal", "less", "less_equal", "greater",
+                   "greater_equal", "pow", "copysign", "bitwise_and", "bitwise_or", "bitwise_xor",
+                   "bitwise_left_shift", "bitwise_right_shift"}
+
+
+# ... and ``scalar op array`` by the Tensor's reflected operator, or the mirrored comparison
+_SCALAR_FIRST = {
+    "add": tt.add, "multiply": tt.mul, "equal": tt.eq, "not_equal": tt.ne, "bitwise_and": tt.bitwise_and,
+    "bitwise_or": tt.bitwise_or, "bitwise_xor": tt.bitwise_xor, "less": tt.gt, "less_equal": tt.ge,
+    "greater": tt.lt, "greater_equal": tt.le, "subtract": tt.Tensor.__rsub__, "divide": tt.Tensor.__rtruediv__,
+    "pow": tt.Tensor.__rpow__, "bitwise_left_shift": tt.Tensor.__rlshift__,
+    "bitwise_right_shift": tt.Tensor.__rrshift__,
+}
+
+
 def _binary(fn, name):
+    takes_a_scalar = name in _TAKES_A_SCALAR
+    scalar_first = _SCALAR_FIRST.get(name)
+
     def f(x1, x2, /):
+        if takes_a_scalar and isinstance(x1, tt.Tensor) and scalar_fits(x2, x1.dtype):
+            return fn(x1, x2)
+        if scalar_first is not None and isinstance(x2, tt.Tensor) and scalar_fits(x1, x2.dtype):
+            return scalar_first(x2, x1)
         return fn(*promote_pair(x1, x2))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"The standard's ``{name}``: tritensor's ``{fn.__name__}`` of the promoted operands."

@@ -28,6 +28,29 @@ def _scalar_array(value, like):
     return tt.tensor(value, dtype=dtype, device=like.device)
 
 
+_INT_RANGES = {}
+
+
+def scalar_fits(value, dtype):
+    """Whether a Python scalar ``value`` takes ``dtype`` by itself: its kind is no higher than the
+    dtype's, and an integer is in the dtype's range (then torch's scalar rule is the standard's)."""
+    kind = type(value)
+    if kind is builtins.float:
+        return dtype._kind >= 2
+    if kind is builtins.bool:
+        return True
+    if kind is not builtins.int or dtype._kind < 1:
+        return False
+    if dtype._kind > 1:
+        return True
+    bounds = _INT_RANGES.get(dtype)
+    if bounds is None:
+        import tritensor as tt
+        info = tt.iinfo(dtype)
+        bounds = _INT_RANGES[dtype] = (builtins.max(info.min, -2**63), builtins.min(info.max, 2**63 - 1))
+    return bounds[0] <= value <= bounds[1]
+
+
 def promote_pair(x1, x2):
     """Both operands as arrays of their standard result dtype (Python scalars take the array's
     dtype; a 0-d array ranks as any other array, unlike in torch)."""

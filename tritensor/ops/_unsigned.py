@@ -20,7 +20,6 @@ raising for the same signature.
 """
 from __future__ import annotations
 
-import contextlib
 import threading
 
 from .. import dtypes as _dt
@@ -58,14 +57,24 @@ _TORCH_KERNEL = {
 _state = threading.local()        # .unrestricted: the depth of unrestricted() blocks in this thread
 
 
-@contextlib.contextmanager
+class _Unrestricted:
+    """The context of unrestricted(): a class, not a generator (the Array API namespace enters it
+    on every call, where a generator's set-up costs several times more)."""
+    __slots__ = ()
+
+    def __enter__(self):
+        _state.unrestricted = getattr(_state, "unrestricted", 0) + 1
+
+    def __exit__(self, *exc):
+        _state.unrestricted -= 1
+
+
+_UNRESTRICTED = _Unrestricted()
+
+
 def unrestricted():
     """Every kernel on uint16/uint32/uint64 in this block, not only torch's set (see above)."""
-    _state.unrestricted = getattr(_state, "unrestricted", 0) + 1
-    try:
-        yield
-    finally:
-        _state.unrestricted -= 1
+    return _UNRESTRICTED
 
 
 def _lifted() -> bool:
