@@ -13,6 +13,12 @@ Backward rules are written with these ops, so every gradient is differentiable a
   index_put        -> grad with the indexed positions zeroed (kept when accumulating); values: grad[key]
   gather           -> scatter_add into zeros;   scatter / scatter_add -> gather of the gradient
   masked_select    -> index_put of the gradient into zeros at the mask's positions
+
+Bounds (``check_range``): the cpu raises torch's error at the call. On cuda the check is torch's
+device-side assert: a kernel records a bad index on the device, the op goes on with a copy of
+the index clamped into range, and the error ("CUDA error: device-side assert triggered" and the
+cpu's message) surfaces at the next sync (runtime/device_errors.py); the scatter launchers read
+the index on the host, so theirs surfaces within the call. CUDA_LAUNCH_BLOCKING=1: at the call.
 """
 from __future__ import annotations
 

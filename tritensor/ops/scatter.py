@@ -13,6 +13,9 @@ that unspecified). The NumPy references are backends/numpy_index.py. Backward ru
 masked_scatter is an entry computed with ops (a cumsum of the mask picks each source element),
 so masked_scatter_ records MaskedScatterBackward0 in place; select/slice_scatter are entries as
 diagonal_scatter is (ops/views.py); the rest are composites of existing ops.
+
+Index bounds: ops/indexing.py check_range (on cuda a device-side assert, raised at the next sync;
+the op indexes with the check's clamped copy, so no kernel goes outside a storage).
 """
 from __future__ import annotations
 
