@@ -57,6 +57,20 @@ def test_names_as_torch():
     assert dist.default_pg_timeout == datetime.timedelta(minutes=30)
 
 
+def test_default_backend_for_device_as_torch():
+    # values and error from torch 2.13 (pytorch/examples' distributed/ddp/example.py asks for it)
+    assert dist.Backend.default_device_backend_map == {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": "gloo"}
+    assert dist.get_default_backend_for_device("cpu") == "gloo"
+    assert dist.get_default_backend_for_device(tt.device("cuda:1")) == "nccl"
+    assert dist.get_default_backend_for_device("cuda") == "nccl"
+    dist.Backend.default_device_backend_map.pop("cuda")       # a device type with no backend registered
+    try:
+        with pytest.raises(ValueError, match="^Default backend not registered for device : cuda:0$"):
+            dist.get_default_backend_for_device("cuda:0")
+    finally:
+        dist.Backend.default_device_backend_map["cuda"] = "nccl"
+
+
 def test_the_launcher_maps_mpis_variables_to_torchruns():
     hydra = {"PMI_RANK": "3", "PMI_SIZE": "4", "MPI_LOCALRANKID": "1", "MPI_LOCALNRANKS": "2",
              "TRITENSOR_NPROC_PER_NODE": "2", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "1234"}

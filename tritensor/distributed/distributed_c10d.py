@@ -43,6 +43,21 @@ class Backend(str):
             raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
         return super().__new__(cls, name.lower() if name.upper() in ("GLOO", "NCCL", "UCC", "MPI", "XCCL", "UNDEFINED") else name)
 
+    # torch's map: the backend a device's tensors are communicated with by default
+    default_device_backend_map = {"cpu": GLOO, "cuda": NCCL, "xpu": XCCL, "mps": GLOO}
+
+
+def get_default_backend_for_device(device):
+    """torch.distributed.get_default_backend_for_device: the default backend's name for ``device``
+    (a str or device): "gloo" for cpu, "nccl" for cuda (served here as init_process_group
+    serves them: gloo by the MPI engine, nccl on a real GPU)."""
+    from ..runtime.device import device as _device
+    device_type = device.type if isinstance(device, _device) else _device(device).type
+    backend = Backend.default_device_backend_map.get(device_type)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
+
 
 class ProcessGroup:
     """A process group: global ranks ``ranks`` over one engine."""
