@@ -294,3 +294,43 @@ def test_policy_gradient_main_loop_runs(name, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "Solved! Running reward is now" in out
     assert printed(r"Average reward: ([0-9.]+)", out)
+
+
+# --------------------------------------------------------------------------- language_translation
+@pytest.fixture
+def root_logger_handlers():
+    """The program adds a console handler to the root logger (and basicConfig a file one): removed after."""
+    import logging
+    root = logging.getLogger()
+    before = list(root.handlers)
+    yield
+    for handler in root.handlers[:]:
+        if handler not in before:
+            root.removeHandler(handler)
+            handler.close()
+
+
+def test_language_translation_trains_saves_and_translates(workdir, monkeypatch, capsys, caplog, root_logger_handlers):
+    model_args = ["--batch", "16", "--attn_heads", "2", "--enc_layers", "1", "--dec_layers", "1", "--embed_size", "16",
+                  "--dim_feedforward", "32", "--dropout", "0"]
+    caplog.set_level("INFO")
+    tt.manual_seed(0)
+    run_program("language_translation/main.py", ["-e", "3", "--lr", "0.003", "--logging_dir", "run/"] + model_args,
+                monkeypatch)
+    train_loss = printed(r"Train loss: ([0-9.]+)", caplog.text)
+    val_loss = printed(r"Val loss: ([0-9.]+)", caplog.text)
+    assert len(train_loss) == 3 and train_loss[-1] < train_loss[0] and val_loss[-1] < val_loss[0]
+    assert os.path.exists("run/best.pt") and os.path.exists("run/last.pt")
+    # --inference reloads best.pt and greedy-decodes each line read until input() ends
+    lines = iter(["ein mann läuft im park"])
+    monkeypatch.setattr("builtins.input", lambda: next(lines))
+    capsys.readouterr()
+    with pytest.raises(StopIteration):
+        run_program("language_translation/main.py", ["--inference", "--model_path", "run/best.pt"] + model_args,
+                    monkeypatch)
+    out = capsys.readouterr().out
+    assert out.startswith("> ") and out.count("\n") == 1      # one translation printed, then the next prompt
+    translation = out.replace(">", "").split()
+    data = run_program("language_translation/src/data.py", [], monkeypatch, main=False)
+    assert len(translation) <= 7 + 5 - 1               # max_len: the source's 7 tokens + 5, less <bos>
+    assert set(translation) <= set(data["TGT_WORDS"]) | {"<unk>", "<pad>"}
