@@ -175,6 +175,8 @@ def test_unsupported_ops_raise_never_compute():
         s.item()
     with pytest.raises(NotImplementedError, match="batched sparse CSR"):
         tt.ones(2, 2, 2).to_sparse_csr()
+    with pytest.raises(NotImplementedError, match="sparse CSC tensor"):
+        s.t()
 
 
 def test_forward_ad_raises_as_torch():

@@ -249,6 +249,13 @@ class SparseCsrTensor(_Storageless):
     def crow_indices(self):
         return self._crow_t
 
+    def t(self):
+        raise NotImplementedError("tritensor: the transpose of a sparse CSR tensor is a sparse CSC tensor (torch's "
+                                  "sparse_csc layout), which tritensor does not have; use to_dense() or to_sparse()")
+
+    def transpose(self, dim0, dim1):
+        return self.t()
+
     def col_indices(self):
         return self._col_t
 

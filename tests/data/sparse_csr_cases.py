@@ -101,6 +101,13 @@ def _grads_conversions(m, device):
     return s.grad_fn.name(), y.grad_fn.name(), s.values().grad_fn.name(), x.grad
 
 
+def _sum_grad(m, device):
+    s = csr(m, device, requires_grad=True)
+    y = s.sum() * 3
+    y.backward()
+    return s.sum().grad_fn.name(), s.grad
+
+
 CASES = {
     # ------------------------------------------------------------------ construction and metadata
     "repr": lambda m, d: repr(csr(m)),
@@ -165,6 +172,13 @@ CASES = {
     "err_dense_dim_dense": lambda m, d: m.ones(3, 3, device=d).to_sparse_csr(dense_dim=1),
     "err_coo_3d": lambda m, d: m.ones(2, 3, 4, device=d).to_sparse().to_sparse_csr(),
     "err_to_coo_sparse_dim": lambda m, d: csr(m, d).to_sparse(1),
+    "err_to_sparse_csr_sparse_dim": lambda m, d: m.ones(2, 2, device=d).to_sparse(2, layout=m.sparse_csr),
+    "err_to_sparse_csr_blocksize": lambda m, d: m.ones(2, 2, device=d).to_sparse(layout=m.sparse_csr,
+                                                                                blocksize=(1, 1)),
+    "err_coo_to_sparse_csr_blocksize": lambda m, d: m.ones(2, 2, device=d).to_sparse().to_sparse(
+        layout=m.sparse_csr, blocksize=(1, 1)),
+    "coo_to_sparse_layout": lambda m, d: m.sparse_coo_tensor([[1, 0], [0, 1]], [1.0, 2.0], (2, 2),
+                                                             device=d).to_sparse(layout=m.sparse_csr),
     "err_1d_to_csr": lambda m, d: m.tensor([1.0, 0.0, 2.0], device=d).to_sparse_csr(),
     "err_view": lambda m, d: csr(m, d).view(12),
     "err_max": lambda m, d: csr(m, d).max(),
@@ -176,6 +190,10 @@ CASES = {
     "err_div_number": lambda m, d: csr(m, d) / 4,
     "sin": lambda m, d: m.sin(csr(m, d)),
     "abs": lambda m, d: (-csr(m, d)).abs(),
+    "sum": lambda m, d: csr(m, d).sum(),
+    "sum_grad": lambda m, d: _sum_grad(m, d),
+    "err_sum_dim": lambda m, d: csr(m, d).sum(0),
+    "err_mean": lambda m, d: csr(m, d).mean(),
     "add_same": lambda m, d: csr(m, d) + csr(m, d),
     "dense_plus_csr": lambda m, d: m.ones(3, 4, device=d) + csr(m, d),
     "csr_plus_dense": lambda m, d: csr(m, d) + m.ones(3, 4, device=d),

@@ -39,7 +39,7 @@ CSR_FORMS: dict = {}
 
 def not_supported(name, t):
     """torch's error for operator ``name`` (ATen's overload name: "mean.dim") on sparse ``t``."""
-    return NotImplementedError(_message(name, f"Sparse{t.device.type.upper()}"))
+    return NotImplementedError(_message(name, t._storage._backend_name))
 
 
 def sparse_fallback(op, args, attrs, error):

@@ -75,8 +75,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(
             f"mean(): could not infer output dtype. {which} dtype must be either a floating point or "
             f"complex dtype. Got: {_dt.type_name(out_dtype)}")
-    if input._is_sparse_coo:        # (sum has a sparse form; mean, as torch's, has none)
-        raise not_supported("mean.dim", input)
+    if input._is_sparse_coo or input._is_sparse_csr:    # (sum has a sparse form; mean, as torch's, has none)
+        raise not_supported("mean.out" if input._is_sparse_csr else "mean.dim", input)
     dims = normalize_dims(input, dim)
     count = 1
     sizes = tuple(input._shape)       # (a plain tuple: Size's own __getitem__ is a Python call)

@@ -277,9 +277,13 @@ def to_sparse(x, *args, layout=None, blocksize=None, dense_dim=None):
     entries (NaN counts as nonzero) of a dense tensor over its first ``sparse_dim`` dims
     (default: all), coalesced; a sparse tensor itself."""
     sparse_dim = args[0] if args else None
-    if layout is sparse_csr:
-        if sparse_dim is not None or blocksize is not None:
-            raise RuntimeError("to_sparse for Strided to SparseCsr conversion does not use specified blocksize")
+    if layout is sparse_csr:            # (torch's to_sparse(*, layout, blocksize, dense_dim) overload)
+        if sparse_dim is not None:
+            raise TypeError("to_sparse() takes 0 positional arguments but 1 was given")
+        if blocksize is not None:
+            where, source = ("sparse_coo", "Sparse") if isinstance(x, SparseTensor) else ("dense", "Strided")
+            raise RuntimeError(f"{where}_to_sparse: conversion from {source} to SparseCsr with blocksize argument "
+                               "given is not supported")
         return CSR_FORMS["to_sparse_csr"](x, dense_dim=dense_dim)
     if layout is not None and layout is not sparse_coo:
         raise NotImplementedError(f"tritensor: to_sparse(layout={layout}) (the sparse COO and CSR layouts exist "

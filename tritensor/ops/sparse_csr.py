@@ -540,6 +540,20 @@ def _add(x, y, alpha=1, name="AddBackward0", **attrs):
     return x + y * alpha if alpha != 1 else x + y
 
 
+def _sum(x, dims=None, keepdim=False, dtype=None, dim_given=False, **attrs):
+    """tt.sum / Tensor.sum of a CSR tensor: the sum of its entries (dense, 0-d: SumBackward0); over a
+    dim, torch's keepdim=False error (keepdim=True, a CSR result in torch: not built here)."""
+    if dim_given:
+        if not keepdim:
+            raise RuntimeError("reduction operations on CSR tensors with keepdim=False is unsupported")
+        raise NotImplementedError("tritensor: sum(dim, keepdim=True) of a sparse CSR tensor is not supported; use "
+                                  "to_dense() or to_sparse() first")
+    with no_grad():
+        out = x._values_t.sum(dtype=dtype)
+    # (torch's gradient is dense: the incoming one at every position, not only the entries)
+    return _record(out, "SumBackward0", lambda g: (g.expand(tuple(x._shape)),), [x])
+
+
 def _unsupported_layout(*args, **attrs):
     raise RuntimeError("unsupported tensor layout: SparseCsr")     # (torch's div of a CSR tensor)
 
@@ -553,7 +567,7 @@ def _clone(x, **attrs):
 for _name, _node in _coo._UNARY.items():
     SPARSE_CSR_OPS[_name] = _unary(_name, _node)
 SPARSE_CSR_OPS.update({
-    "mm": _mm, "addmm": _addmm, "add": _add, "clone": _clone,
+    "mm": _mm, "addmm": _addmm, "add": _add, "clone": _clone, "sum": _sum,
     "sub": lambda x, y, alpha=1, **a: _add(x, y, -alpha, "SubBackward0"),
     "neg": lambda x, **a: _values_map(x, lambda v: -v, "NegBackward0"),
     "mul": _scalar_op("mul", lambda v, c: v * c, "MulBackward0"),
