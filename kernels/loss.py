@@ -74,8 +74,9 @@ def _row_stats(x_ptr, w_ptr, x_row, row_mask, cols0, N, x_cstride, HAS_W: tl.con
 def _target(t_ptr, w_ptr, x_ptr, t_row, x_row, row_mask, N, x_cstride, ignore_index, HAS_W: tl.constexpr,
             COMPUTE: tl.constexpr):
     """(t, valid, w[t], x[t]) per row: one gathered load each, none for ignored rows. The op
-    layer refuses targets outside [0, N) before launching; they are masked here as well, so
-    no target can make the kernel read outside its row."""
+    layer checks targets against [0, N), on cuda as a device-side assert that lets them reach
+    this kernel (runtime/device_errors.py); they are masked here, so no target can make the
+    kernel read outside its row."""
     t = tl.load(t_ptr + t_row, mask=row_mask, other=0).to(tl.int64)
     valid = row_mask & (t != ignore_index) & (t >= 0) & (t < N)
     xt = convert(tl.load(x_ptr + (x_row + t * x_cstride), mask=valid, other=0), COMPUTE)

@@ -185,3 +185,47 @@ def test_an_index_changed_in_place_still_fails_the_backward():
 def test_the_cpu_still_raises_at_the_call():
     with pytest.raises(IndexError, match="^index 5 is out of bounds for dimension 0 with size 3$"):
         tt.tensor(X)[tt.tensor([0, 5])]
+
+
+def test_each_device_has_its_own_record():
+    x1 = tt.arange(5.0, device="cuda:1")
+    x1[tt.tensor([7], device="cuda:1")]
+    tt.cuda.synchronize(0)                     # device 0 has nothing to report
+    with _raises_deferred("index 7 is out of bounds for dimension 0 with size 5"):
+        tt.cuda.synchronize(1)
+
+
+def test_a_wait_for_one_stream_leaves_the_checks_of_another_pending(monkeypatch):
+    # on a real GPU a check queued on stream s may not have run when another stream was waited
+    # for: the device stays dirty until s (or the whole device) is waited for
+    monkeypatch.setattr(device_errors, "_done_on_return", lambda: False)
+    x = _x()
+    s = tt.cuda.Stream()
+    with tt.cuda.stream(s):
+        x[_i([1])]
+    tt.cuda.current_stream().synchronize()     # the record is read (clear) but s is still pending
+    assert 0 in device_errors.DIRTY
+    s.synchronize()
+    assert 0 not in device_errors.DIRTY
+    with tt.cuda.stream(s):
+        x[_i([4])]
+    with _raises_deferred("index 4 is out of bounds for dimension 0 with size 3"):
+        tt.cuda.current_stream().record_event().synchronize()   # any wait reads the record
+    assert 0 in device_errors.DIRTY            # an event's wait clears no stream's mark
+    tt.cuda.synchronize()                      # a device-wide wait clears them all
+    assert 0 not in device_errors.DIRTY
+
+
+def test_a_cuda_graph_replay_checks_again():
+    x, idx = _x(), _i([1, 2])
+    y = x[idx]                                 # warm-up outside the capture
+    g = tt.cuda.CUDAGraph()
+    with tt.cuda.graph(g):
+        y = x[idx]
+    idx.copy_(_i([0, 3]))
+    g.replay()
+    with _raises_deferred("index 3 is out of bounds for dimension 0 with size 3"):
+        y.tolist()
+    idx.copy_(_i([2, -3]))
+    g.replay()
+    assert y.tolist() == [X[2].tolist(), X[0].tolist()]

@@ -12,22 +12,28 @@ cuda device (real and emulated alike):
   wins, later ones leave it alone) and stores the value in word 1.
 - The host keeps what it needs to word the error: each distinct check (its message, with the
   dim and size filled in, and its exception type when CUDA_LAUNCH_BLOCKING=1) is interned once
-  and named by a small integer, the check id. A device whose checks were queued since its last
-  sync is *dirty*: a clean device costs a set lookup at a sync point, nothing more.
+  and named by a small integer, the check id. A device with checks queued since they were
+  waited for is *dirty*, with the streams they were queued on: a clean device costs one dict
+  test at a sync point, nothing more. A wait for one stream clears that stream's mark only (a
+  check queued on another stream may not have run yet); a device-wide wait clears them all, and
+  so does any wait on the emulated device, whose launches are done when they return.
 - Every synchronisation point that waits for the device anyway calls ``sync_point``:
   ``Tensor.item()/tolist()/numpy()/cpu()``, copies to the host (their stream wait), the launchers'
   small read-backs (``download``), ``tt.cuda.synchronize()``, ``Stream.synchronize()`` and
   ``Event.synchronize()``. For a dirty device it reads the record (16 bytes, after the wait the
-  caller made: no extra synchronisation), clears the dirty mark, and when the record is set,
-  zeroes it and raises torch's RuntimeError: the assert line, the op's own message with the
+  caller made: no extra synchronisation), clears the marks of what was waited for, and when
+  the record is set, zeroes it and raises torch's RuntimeError: the assert line, the op's own message with the
   offending value ("index 7 is out of bounds for dimension 0 with size 5", as the cpu says) and
   torch's hint lines. Unlike torch's, the device stays usable afterwards.
 - ``CUDA_LAUNCH_BLOCKING=1`` (read once, at the first launch: runtime/launch.py) keeps the
   synchronous check: the op reads the check's count back and raises the cpu's error at the call.
 
 The kernels behind a deferred check never read or write outside a tensor's storage: the check
-hands the op a clamped copy of the index (each value forced into range), whose bad lanes give
-an unspecified result, never one from outside the storage. Launchers that read indices on the
+hands the op a clamped copy of the index (each value forced into range; it shares the index's
+version counter, so an in-place change of the index still fails a backward that reads it),
+whose bad lanes give an unspecified result, never one from outside the storage. On a clean
+run the copy costs one write of the index beside the check's read of it, in the same kernel.
+A CUDA graph replay runs its captured checks again (graphs.py marks the device dirty). Launchers that read indices on the
 host anyway (the scatter family's grouping by target) sync there, so their deferred error
 surfaces inside the same call.
 """
@@ -41,7 +47,7 @@ ASSERT_LINE = "CUDA error: device-side assert triggered"
 HINT = ("CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
         "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1")
 
-DIRTY: set = set()              # device indices with checks queued since their last sync point
+DIRTY: dict = {}                # device index -> handles of the streams with checks not yet waited for
 SYNCS = [0]                     # sync points reached on cuda devices (bench: syncs per training step)
 _records: dict = {}             # device index -> _Record
 _checks: list = [None]          # check id -> Check (0: the record is clear)
@@ -141,7 +147,9 @@ class _Record:
 
 
 def record_for(device):
-    """``device``'s error record (made on first use), marked dirty: a check is being queued."""
+    """``device``'s error record (made on first use), marked dirty on the current stream: a
+    check is being queued there."""
+    from .streams import current_stream_handle
     index = device.index
     r = _records.get(index)
     if r is None:
@@ -149,19 +157,32 @@ def record_for(device):
             r = _records.get(index)
             if r is None:
                 r = _records[index] = _Record(device)
-    DIRTY.add(index)
+    DIRTY.setdefault(index, set()).add(current_stream_handle(index))
     return r
 
 
-def sync_point(index=None):
-    """The host has waited for cuda device ``index`` (None: for all of them); raise the
-    deferred error its kernels recorded since the last sync point, if any."""
+def _done_on_return() -> bool:
+    """The emulated device: every launch has completed when it returns."""
+    from .device import cuda_mode
+    return cuda_mode() != "real"
+
+
+def sync_point(index=None, stream=None):
+    """The host has waited for cuda device ``index`` (None: every device): for all its work
+    (``stream`` None), for one stream (its handle), or for part of one (``stream`` -1: an
+    event). Raise the deferred error its kernels recorded, if any."""
     SYNCS[0] += 1
     if not DIRTY:
         return
     indices = list(DIRTY) if index is None else ([index] if index in DIRTY else [])
     for i in indices:
-        DIRTY.discard(i)
+        if stream is None or _done_on_return():
+            DIRTY.pop(i, None)
+        else:
+            pending = DIRTY.get(i, set())
+            pending.discard(stream)
+            if not pending:
+                DIRTY.pop(i, None)
         r = _records[i]._storage
         check_id, value = (int(w) for w in r.read())
         if check_id:
@@ -174,4 +195,5 @@ def sync_point(index=None):
 def mark_dirty(index):
     """A replayed CUDA graph may run captured checks: the next sync point reads the record."""
     if index in _records:
-        DIRTY.add(index)
+        from .streams import current_stream_handle
+        DIRTY.setdefault(index, set()).add(current_stream_handle(index))

@@ -139,7 +139,7 @@ class Stream:
             import cupy
             with cupy.cuda.Device(self.device_index):
                 cupy.cuda.runtime.streamSynchronize(self.cuda_stream)
-        _errors.sync_point(self.device_index)     # a deferred device-side assert surfaces here
+        _errors.sync_point(self.device_index, self.cuda_stream)   # a deferred device-side assert surfaces here
 
     # ------------------------------------------------------------------ identity
     def __eq__(self, other):
@@ -410,7 +410,7 @@ class Event:
             import cupy
             with cupy.cuda.Device(self.device_index):
                 cupy.cuda.runtime.eventSynchronize(self.cuda_event)
-        _errors.sync_point(self.device_index)         # a deferred device-side assert surfaces here
+        _errors.sync_point(self.device_index, -1)     # a deferred device-side assert surfaces here
 
     def elapsed_time(self, end_event) -> float:
         """Milliseconds between this event's record and ``end_event``'s (after both completed)."""
