@@ -92,15 +92,20 @@ def count_out_of_range(index, low, high):
     n = index.numel()
     if n == 0:
         return 0
-    k = _kernels()
-    cfg = settings()
-    block = cfg["check_block"]
-    (index,), shape, (strides,) = _flat_operands(tuple(index.shape), [index])
-    n_blocks = tb._cdiv(n, block)
+    index, shape, strides, n_blocks, meta = _check_launch(index)
     bad = tb._scratch(index, (n_blocks,), tb._dtype("int64"))
-    tb._run(k.bounds_kernel, (n_blocks,), pointer(index), pointer(bad), n, shape, strides, int(low), int(high),
-            RANK=len(shape), BLOCK=block, num_warps=cfg["warps"])
+    tb._run(_kernels().bounds_kernel, (n_blocks,), pointer(index), pointer(bad), n, shape, strides, int(low),
+            int(high), **meta)
     return int(download(bad, 0, n_blocks, np.int64).sum())
+
+
+def _check_launch(index):
+    """A bounds check's operand over ``index``'s elements (coalesced, or a contiguous copy past
+    MAX_RANK): (index, shape, strides, number of programs, launch meta-parameters)."""
+    cfg = settings()
+    (index,), shape, (strides,) = _flat_operands(tuple(index.shape), [index])
+    return index, shape, strides, tb._cdiv(index.numel(), cfg["check_block"]), dict(
+        RANK=len(shape), BLOCK=cfg["check_block"], num_warps=cfg["warps"])
 
 
 def check_deferred(index, safe, record, low, high, check_id, ignore=None):
@@ -111,14 +116,11 @@ def check_deferred(index, safe, record, low, high, check_id, ignore=None):
     n = index.numel()
     if n == 0:
         return
-    k = _kernels()
-    cfg = settings()
-    block = cfg["check_block"]
-    (index,), shape, (strides,) = _flat_operands(tuple(index.shape), [index])
-    tb._run(k.deferred_bounds_kernel, (tb._cdiv(n, block),), pointer(index),
+    index, shape, strides, n_blocks, meta = _check_launch(index)
+    tb._run(_kernels().deferred_bounds_kernel, (n_blocks,), pointer(index),
             pointer(safe if safe is not None else index), pointer(record), n, shape, strides, int(low), int(high),
             0 if ignore is None else int(ignore), int(check_id), HAS_IGNORE=ignore is not None,
-            SAFE=safe is not None, RANK=len(shape), BLOCK=block, num_warps=cfg["warps"])
+            SAFE=safe is not None, **meta)
 
 
 # --------------------------------------------------------------------------- scatter
