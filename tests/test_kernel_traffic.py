@@ -77,6 +77,28 @@ def _attention(b, h, n, e):
     return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
+def _csr(m, k):
+    """A float32 CSR matrix with every 7th element (row-major) stored, every row and column reached:
+    its int64 row pointers, columns and the entries' rows are made here, not in the counted call."""
+    keep = (tt.arange(m * k, device=D) % 7 == 0).reshape(m, k)
+    return (_r(m, k) * keep).to_sparse_csr()
+
+
+def _csr_bytes(m, k):
+    """The CSR operand's minimum: row pointers, columns (int64) and float32 entries, read once."""
+    return (m + 1) * I64 + len(range(0, m * k, 7)) * (I64 + F32)
+
+
+def _spmm(m, k, n):
+    csr, d = _csr(m, k), _r(k, n)
+    return lambda: csr @ d
+
+
+def _sampled_addmm(m, k, r):
+    csr, a, b = _csr(m, k), _r(m, r), _r(r, k)
+    return lambda: tt.sparse.sampled_addmm(csr, a, b)
+
+
 # name -> (family, setup returning the thunk, minimum bytes by hand)
 CASES = {
     # q, k, v read and the output written once, the float32 log-sum-exp of each row saved
@@ -128,6 +150,13 @@ CASES = {
     "cdist": ("pdist", lambda: (lambda a, b: lambda: tt.cdist(a, b))(_r(128, 64), _r(128, 64)),
               (2 * 128 * 64 + 128 * 128) * F32),
     "adam step": ("optim", _adam, 4096 * 7 * F32),
+    # CSR (64 x 64, 586 entries) @ dense 64 x 64: the CSR parts and the dense operand read once,
+    # the output written once
+    "csr @ dense": ("sparse", lambda: _spmm(64, 64, 64), _csr_bytes(64, 64) + 2 * 64 * 64 * F32),
+    # sampled_addmm at that pattern: also each entry's row (int64) read, mat1 64 x 32 and mat2 32 x 64
+    # read once, an entry written per entry
+    "sampled_addmm": ("sparse", lambda: _sampled_addmm(64, 64, 32),
+                      _csr_bytes(64, 64) - 65 * I64 + 586 * (I64 + F32) + 2 * 64 * 32 * F32),
     "cholesky": ("linalg", lambda: (lambda s: lambda: tt.linalg.cholesky(s))(
         (lambda a: a @ a.t() + tt.eye(64, device=D) * 64)(_r(64, 64))), 2 * 64 * 64 * F32),
 }
@@ -155,6 +184,12 @@ EXCEPTIONS = {
     "sort": ("coalescing", 0.54,
              "the tile sort stores values and indices through the permutation it computed "
              "(scattered within a row tile); the row itself is read and written once"),
+    "sampled_addmm": ("coalescing", 0.24,
+                      "each entry's column of mat2 is read down a row-major mat2 (its elements a row "
+                      "apart: a sector per element, shared by an entry of the same program only where "
+                      "the pattern has neighbouring columns, here 7 apart); a column-major mat2 "
+                      "(mat2.t().contiguous().t()) is read 100 % coalesced. The bytes are the minimum: "
+                      "the columns' sectors are re-read from L2"),
     "conv2d 3x3": ("coalescing", 0.32,
                    "the implicit-GEMM gather of input taps reads NCHW pixels at tap offsets, lane by "
                    "lane; staging the input tile in shared memory (or NHWC) would coalesce it"),
