@@ -3,37 +3,21 @@ collective against NumPy (tests/distributed_worker.py), the failure cases, and a
 without any launcher. Each multi-rank run is one launch (importing tritensor in two ranks on two
 cores is most of its time), with a timeout on the subprocess and on the job."""
 import datetime
-import os
 import re
-import subprocess
-import sys
-import time
-import uuid
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tritensor as tt
 import tritensor.distributed as dist
+from rank_launch import launch, world_of_one  # noqa: F401  (world_of_one: a fixture)
 from tritensor.distributed import run as launcher
 
-WORKER = str(Path(__file__).with_name("distributed_worker.py"))
 NOT_INIT = "Default process group has not been initialized, please make sure to call init_process_group."
 
 
 def _launch(case, job_timeout=90, **env_vars):
-    pytest.importorskip("mpi4py")
-    marker = f"marker-{uuid.uuid4().hex}"          # finds any process of this job left behind
-    env = dict(os.environ, TRITENSOR_EMULATE_CUDA="1", **env_vars)
-    start = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "tritensor.distributed.run", "--nproc-per-node", "2",
-                        "--timeout", str(job_timeout), WORKER, case, marker],
-                       capture_output=True, text=True, env=env, timeout=job_timeout + 30)
-    elapsed = time.monotonic() - start
-    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert marker not in left, "a process of the job is still running"
-    return p, elapsed
+    return launch("distributed_worker.py", case, job_timeout=job_timeout, **env_vars)
 
 
 # --------------------------------------------------------------------------- no process group
@@ -87,17 +71,6 @@ def test_the_launcher_maps_mpis_variables_to_torchruns():
 
 
 # --------------------------------------------------------------------------- a world of one
-@pytest.fixture
-def world_of_one(monkeypatch):
-    pytest.importorskip("mpi4py")
-    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "PMI_RANK", "PMI_SIZE"):
-        monkeypatch.delenv(k, raising=False)
-    dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=10))
-    yield
-    if dist.is_initialized():
-        dist.destroy_process_group()
-
-
 def test_world_size_one_without_a_launcher(world_of_one):
     assert dist.is_initialized() and dist.get_rank() == 0 and dist.get_world_size() == 1
     assert dist.get_backend() == "mpi"
@@ -124,6 +97,39 @@ def test_world_size_one_without_a_launcher(world_of_one):
     dist.all_gather_object(objs, {"a": [1, "x"]})
     assert objs == [{"a": [1, "x"]}]
     assert dist.new_group([0]).size() == 1
+
+
+def test_a_rank_outside_the_group_warns_and_does_nothing(world_of_one):
+    """On a rank outside the group (GroupMember.NON_GROUP_MEMBER: what new_group returns there)
+    every collective checks its arguments' types, then warns as torch does and returns None,
+    leaving the tensors as they were."""
+    out = dist.GroupMember.NON_GROUP_MEMBER
+    t = tt.ones(2)
+    calls = {
+        "all_reduce": lambda: dist.all_reduce(t, group=out),
+        "broadcast": lambda: dist.broadcast(t, src=0, group=out),
+        "barrier": lambda: dist.barrier(group=out),
+        "all_gather": lambda: dist.all_gather([tt.zeros(2)], t, group=out),
+        "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(tt.zeros(2), t, group=out),
+        "reduce": lambda: dist.reduce(t, dst=0, group=out),
+        "reduce_scatter_tensor": lambda: dist.reduce_scatter_tensor(tt.zeros(2), t, group=out),
+        "reduce_scatter": lambda: dist.reduce_scatter(tt.zeros(2), [t], group=out),
+        "gather": lambda: dist.gather(t, [tt.zeros(2)], dst=0, group=out),
+        "scatter": lambda: dist.scatter(t, [tt.zeros(2)], src=0, group=out),
+        "all_to_all": lambda: dist.all_to_all([tt.zeros(2)], [t], group=out),
+        "all_to_all_single": lambda: dist.all_to_all_single(tt.zeros(2), t, group=out),
+        "isend": lambda: dist.isend(t, dst=0, group=out),
+        "irecv": lambda: dist.irecv(t, src=0, group=out),
+        "all_gather_object": lambda: dist.all_gather_object([None], 1, group=out),
+        "broadcast_object_list": lambda: dist.broadcast_object_list([1], src=0, group=out),
+    }
+    for op, call in calls.items():
+        with pytest.warns(UserWarning, match=f"^Running {op} on global rank 0 which does not belong to the given "
+                                             "group.$"):
+            assert call() is None
+        assert t.tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="Expected parameter `tensor_list` of type List"):
+        dist.all_gather(None, t, group=out)       # the arguments' types first
 
 
 def test_torchs_argument_errors(world_of_one):

@@ -350,6 +350,43 @@ _SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bf
                  "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
+def _enter(op, group, *params):
+    """The prologue every collective shares, in torch's order: its tensor arguments' types
+    (``params``: (parameter name, value) pairs; a name ending in ``_list`` takes a list of
+    tensors), then the group: None on a rank outside it (torch warns and does nothing there),
+    else the process group (the default one for ``group=None``)."""
+    for name, value in params:
+        (_check_list if name.endswith("_list") else _check_tensor)(value, name)
+    if _not_member(group, op):
+        return None
+    return _group(group)
+
+
+def _check_blocks(ts, like, n, what):
+    """One tensor a rank, each of ``like``'s dtype and size (the lists of all_gather, gather,
+    scatter, reduce_scatter)."""
+    if len(ts) != n:
+        raise RuntimeError(f"{what} tensors should equal to the world size")
+    for t in ts:
+        if t.dtype != like.dtype or t.numel() != like.numel():
+            raise RuntimeError("Tensors are not equal in size or data type")
+
+
+_ROOT_LISTS = {"gather": ("gather_list", "destination", "Gather: number of output"),
+               "scatter": ("scatter_list", "source", "Scatter: number of input")}
+
+
+def _check_root_list(op, ts, like, pg, root):
+    """gather's / scatter's list: given on the root rank only, there one tensor a rank."""
+    name, side, what = _ROOT_LISTS[op]
+    if pg.rank() == root:
+        if not ts:
+            raise ValueError(f"Argument ``{name}`` must be specified on {side} rank.")
+        _check_blocks(ts, like, pg.size(), what)
+    elif ts:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{side} ranks.")
+
+
 def _meta(t, root=None, n_out=None):
     dt = _SCALAR_NAMES.get(t.dtype.numpy_dtype.name, str(t.dtype))
     shape = ", ".join(str(d) for d in t.shape)
@@ -384,10 +421,9 @@ def _finish(work, async_op):
 # --------------------------------------------------------------------------- collectives
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``tensor`` over the group in place, every rank getting the result."""
-    _check_tensor(tensor, "tensor")
-    if _not_member(group, "all_reduce"):
+    pg = _enter("all_reduce", group, ("tensor", tensor))
+    if pg is None:
         return None
-    pg = _group(group)
     _check_op(op, tensor.dtype, "all_reduce")
     fp, numel = _meta(tensor)
     what = pg._engine.check("ALLREDUCE", (fp, numel + f", Op={RedOpType(op_type(op)).name}"))
@@ -395,19 +431,18 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
-    _check_tensor(tensor, "tensor")
-    if _not_member(group, "broadcast"):
+    pg = _enter("broadcast", group, ("tensor", tensor))
+    if pg is None:
         return None
-    pg = _group(group)
     root = _root(pg, _pick(src, group_src, pg, "src"), "broadcast")
     what = pg._engine.check("BROADCAST", _meta(tensor, root))
     return _finish(pg._engine.broadcast(tensor, root, what), async_op)
 
 
 def barrier(group=None, async_op=False, device_ids=None):
-    if _not_member(group, "barrier"):
+    pg = _enter("barrier", group)
+    if pg is None:
         return None
-    pg = _group(group)
     what = pg._engine.check("BARRIER", ("", ""))
     return _finish(pg._engine.barrier(what), async_op)
 
@@ -443,17 +478,11 @@ def _unpack(flat, tensors):
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
-    _check_list(tensor_list, "tensor_list")
-    _check_tensor(tensor, "tensor")
-    if _not_member(group, "all_gather"):
+    pg = _enter("all_gather", group, ("tensor_list", tensor_list), ("tensor", tensor))
+    if pg is None:
         return None
-    pg = _group(group)
     n = pg.size()
-    if len(tensor_list) != n:
-        raise RuntimeError("All gather: number of output tensors should equal to the world size")
-    for t in tensor_list:
-        if t.dtype != tensor.dtype or t.numel() != tensor.numel():
-            raise RuntimeError("Tensors are not equal in size or data type")
+    _check_blocks(tensor_list, tensor, n, "All gather: number of output")
     what = pg._engine.check("ALLGATHER", _meta(tensor, n_out=n * tensor.numel()))
     out = _flat_out(tensor, n)
     work = pg._engine.allgather(out, tensor, what)
@@ -461,11 +490,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    _check_tensor(output_tensor, "output_tensor")
-    _check_tensor(input_tensor, "input_tensor")
-    if _not_member(group, "all_gather_into_tensor"):
+    pg = _enter("all_gather_into_tensor", group, ("output_tensor", output_tensor), ("input_tensor", input_tensor))
+    if pg is None:
         return None
-    pg = _group(group)
     n = pg.size()
     if output_tensor.dtype != input_tensor.dtype:
         raise TypeError("output tensor must have the same type as input tensor")
@@ -491,10 +518,9 @@ def _then(work, after):
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
-    _check_tensor(tensor, "tensor")
-    if _not_member(group, "reduce"):
+    pg = _enter("reduce", group, ("tensor", tensor))
+    if pg is None:
         return None
-    pg = _group(group)
     root = _root(pg, _pick(dst, group_dst, pg, "dst"), "reduce")
     _check_op(op, tensor.dtype, "reduce")
     what = pg._engine.check("REDUCE", _meta(tensor, root))
@@ -502,11 +528,9 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    _check_tensor(output, "output")
-    _check_tensor(input, "input")
-    if _not_member(group, "reduce_scatter_tensor"):
+    pg = _enter("reduce_scatter_tensor", group, ("output", output), ("input", input))
+    if pg is None:
         return None
-    pg = _group(group)
     n = pg.size()
     if output.dtype != input.dtype:
         raise TypeError("input tensor must be the same type as the output tensor.")
@@ -518,41 +542,22 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
-    _check_tensor(output, "output")
-    _check_list(input_list, "input_list")
-    if _not_member(group, "reduce_scatter"):
+    pg = _enter("reduce_scatter", group, ("output", output), ("input_list", input_list))
+    if pg is None:
         return None
-    pg = _group(group)
-    n = pg.size()
-    if len(input_list) != n:
-        raise RuntimeError("Reduce scatter: number of input tensors should equal to the world size")
-    for t in input_list:
-        if t.dtype != output.dtype or t.numel() != output.numel():
-            raise RuntimeError("Tensors are not equal in size or data type")
+    _check_blocks(input_list, output, pg.size(), "Reduce scatter: number of input")
     _check_op(op, output.dtype, "reduce_scatter")
     what = pg._engine.check("REDUCE_SCATTER", _meta(output, n_out=output.numel()))
     return _finish(pg._engine.reduce_scatter(output, _flat_in(input_list), op, what), async_op)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
-    _check_tensor(tensor, "tensor")
-    if gather_list:
-        _check_list(gather_list, "gather_list")
-    if _not_member(group, "gather"):
+    pg = _enter("gather", group, ("tensor", tensor), ("gather_list", gather_list or []))
+    if pg is None:
         return None
-    pg = _group(group)
     root = _root(pg, _pick(dst, group_dst, pg, "dst"), "gather")
+    _check_root_list("gather", gather_list, tensor, pg, root)
     me = pg.rank()
-    if me == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        if len(gather_list) != pg.size():
-            raise RuntimeError("Gather: number of output tensors should equal to the world size")
-        for t in gather_list:
-            if t.dtype != tensor.dtype or t.numel() != tensor.numel():
-                raise RuntimeError("Tensors are not equal in size or data type")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     what = pg._engine.check("GATHER", _meta(tensor, root))
     out = _flat_out(tensor, pg.size()) if me == root else None
     work = pg._engine.gather(out, tensor, root, what)
@@ -562,35 +567,22 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
-    _check_tensor(tensor, "tensor")
-    if scatter_list:
-        _check_list(scatter_list, "scatter_list")
-    if _not_member(group, "scatter"):
+    pg = _enter("scatter", group, ("tensor", tensor), ("scatter_list", scatter_list or []))
+    if pg is None:
         return None
-    pg = _group(group)
     root = _root(pg, _pick(src, group_src, pg, "src"), "scatter")
+    _check_root_list("scatter", scatter_list, tensor, pg, root)
     me = pg.rank()
-    if me == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        if len(scatter_list) != pg.size():
-            raise RuntimeError("Scatter: number of input tensors should equal to the world size")
-        for t in scatter_list:
-            if t.dtype != tensor.dtype or t.numel() != tensor.numel():
-                raise RuntimeError("Tensors are not equal in size or data type")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     what = pg._engine.check("SCATTER", _meta(tensor, root))
     flat = _flat_in(scatter_list) if me == root else None
     return _finish(pg._engine.scatter(tensor, flat, root, what), async_op)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
-    _check_list(output_tensor_list, "output_tensor_list")
-    _check_list(input_tensor_list, "input_tensor_list")
-    if _not_member(group, "all_to_all"):
+    pg = _enter("all_to_all", group, ("output_tensor_list", output_tensor_list),
+                ("input_tensor_list", input_tensor_list))
+    if pg is None:
         return None
-    pg = _group(group)
     n = pg.size()
     if len(output_tensor_list) != n or len(input_tensor_list) != n:
         raise RuntimeError("All to all: number of input and output tensors should equal to the world size")
@@ -605,9 +597,9 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
     """all_to_all over dim-0 slices of one tensor (equal slices unless split sizes are given)."""
-    _check_tensor(output, "output")
-    _check_tensor(input, "input")
-    pg = _group(group)
+    pg = _enter("all_to_all_single", group, ("output", output), ("input", input))
+    if pg is None:
+        return None
     n = pg.size()
     ins = list(input.split(input_split_sizes if input_split_sizes else input.shape[0] // n)) if input.dim() else [input]
     outs = list(output.split(output_split_sizes if output_split_sizes else output.shape[0] // n)) if output.dim() else [output]
@@ -630,10 +622,9 @@ def _peer(pg, rank, group_rank, name, op):
 
 
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
-    _check_tensor(tensor, "tensor")
-    if _not_member(group, "isend"):
+    pg = _enter("isend", group, ("tensor", tensor))
+    if pg is None:
         return None
-    pg = _group(group)
     peer = _peer(pg, dst, group_dst, "dst", "send")
     if peer == pg.rank():
         raise ValueError("Invalid destination rank: destination rank should not be the same as the rank of the current process.")
@@ -641,10 +632,9 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    _check_tensor(tensor, "tensor")
-    if _not_member(group, "irecv"):
+    pg = _enter("irecv", group, ("tensor", tensor))
+    if pg is None:
         return None
-    pg = _group(group)
     peer = None if src is None and group_src is None else _peer(pg, src, group_src, "src", "recv")
     if peer is not None and peer == pg.rank():
         raise ValueError("Invalid source rank: source rank should not be the same as the rank of the current process.")
@@ -683,18 +673,18 @@ def _loads(data):
 
 
 def all_gather_object(object_list, obj, group=None):
-    if _not_member(group, "all_gather_object"):
+    pg = _enter("all_gather_object", group)
+    if pg is None:
         return None
-    pg = _group(group)
     what = pg._engine.check("ALLGATHER", ("Objects", ""))
     for i, data in enumerate(pg._engine.exchange_bytes(_dumps(obj), what)):
         object_list[i] = _loads(data)
 
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
-    if _not_member(group, "gather_object"):
+    pg = _enter("gather_object", group)
+    if pg is None:
         return None
-    pg = _group(group)
     root = _root(pg, _pick(dst, group_dst, pg, "dst"), "gather")
     if pg.rank() == root and object_gather_list is None:
         raise AssertionError("Must provide object_gather_list on dst rank")
@@ -706,9 +696,9 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
 
 
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
-    if _not_member(group, "broadcast_object_list"):
+    pg = _enter("broadcast_object_list", group)
+    if pg is None:
         return None
-    pg = _group(group)
     root = _root(pg, _pick(src, group_src, pg, "src"), "broadcast")
     what = pg._engine.check("BROADCAST", (f"Objects={len(object_list)}, Root={root}", ""))
     data = pg._engine.exchange_bytes(_dumps(list(object_list)) if pg.rank() == root else None, what, root=root)
@@ -718,9 +708,9 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None, group=None,
                         group_src=None):
-    if _not_member(group, "scatter_object_list"):
+    pg = _enter("scatter_object_list", group)
+    if pg is None:
         return None
-    pg = _group(group)
     root = _root(pg, _pick(src, group_src, pg, "src"), "scatter")
     me = pg.rank()
     if me == root and scatter_object_input_list is None:
