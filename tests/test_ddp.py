@@ -4,31 +4,17 @@ full-batch ones, with several buckets, gradient_as_bucket_view, no_sync accumula
 find_unused_parameters, buffer broadcast, torch's unfinished-reduction error, SyncBatchNorm against
 BatchNorm on the whole batch), plus the
 single-process parts: torch's construction errors and the engine's end-of-backward callbacks."""
-import datetime
-import os
-import subprocess
-import sys
-import uuid
-from pathlib import Path
-
 import pytest
 
 import tritensor as tt
 import tritensor.distributed as dist
+from rank_launch import launch, world_of_one  # noqa: F401  (world_of_one: a fixture)
 from tritensor.autograd.engine import queue_callback
 from tritensor.nn.parallel import DistributedDataParallel as DDP
 
-WORKER = str(Path(__file__).with_name("ddp_worker.py"))
-
 
 def test_ddp_on_two_ranks_matches_one_process_on_the_full_batch():
-    pytest.importorskip("mpi4py")
-    marker = f"marker-{uuid.uuid4().hex}"          # finds any process of this job left behind
-    env = dict(os.environ, TRITENSOR_EMULATE_CUDA="1")
-    p = subprocess.run([sys.executable, "-m", "tritensor.distributed.run", "--nproc-per-node", "2",
-                        "--timeout", "90", WORKER, marker], capture_output=True, text=True, env=env, timeout=120)
-    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert marker not in left, "a process of the job is still running"
+    p, _ = launch("ddp_worker.py")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert p.stdout.count("DDP CHECKS 91") == 2, p.stdout
 
@@ -38,17 +24,6 @@ def test_construction_errors():
     with pytest.raises(ValueError, match="^Default process group has not been initialized, please make sure to "
                                          "call init_process_group.$"):
         DDP(tt.nn.Linear(2, 2))
-
-
-@pytest.fixture
-def world_of_one(monkeypatch):
-    pytest.importorskip("mpi4py")
-    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "PMI_RANK", "PMI_SIZE"):
-        monkeypatch.delenv(k, raising=False)
-    dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=10))
-    yield
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 def test_world_of_one(world_of_one):
