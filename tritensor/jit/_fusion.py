@@ -73,7 +73,7 @@ from ..ops import _layout
 from ..ops.table import TABLE
 from ..tensor import Tensor
 from ._interp import FUSION_GROUP_RUNNERS, run_graph
-from ._ir import Graph, Node, Type, _copy_node, _reads
+from ._ir import Node, Type, _reads, extract
 from ._trace import Tracer
 
 RECOMPILE_LIMIT = 8
@@ -832,10 +832,10 @@ def _differentiable(sub, ins):
         elif id(v) in fwd_defined:
             (consts if v.node.kind == "prim::Constant" else inter).append(v)
     grad_inputs = j.inputs[len(sub.inputs):]
-    d.fwd = fuse_graph(_extract(fwd_nodes, j.inputs[:len(sub.inputs)], out_values + inter))
+    d.fwd = fuse_graph(extract(fwd_nodes, j.inputs[:len(sub.inputs)], out_values + inter))
     bwd_in = [j.inputs[i] for i in saved_inputs] + inter + list(grad_inputs)
     returned = [v for v in grad_values if v is not None]
-    d.bwd = fuse_graph(_extract([c.node for c in consts] + bwd_nodes, bwd_in, returned))
+    d.bwd = fuse_graph(extract([c.node for c in consts] + bwd_nodes, bwd_in, returned))
     d.saved_inputs, d.n_inter, d.sub = saved_inputs, len(inter), sub
     d.n_out, d.diff_outputs = len(outs), diff
     d.grad_of = {}
@@ -850,18 +850,6 @@ def _differentiable(sub, ins):
 def _ones(t):
     from ..ops.creation import ones_like
     return ones_like(t)
-
-
-def _extract(nodes, inputs, returns):
-    """A new Graph of ``nodes`` reading ``inputs`` and returning ``returns``."""
-    g = Graph()
-    mapping = {}
-    for v in inputs:
-        mapping[id(v)] = g.add_input(v.type, v.name)
-    for n in nodes:
-        _copy_node(n, g, g, mapping)
-    g.returns = [mapping[id(v)] for v in returns]
-    return g
 
 
 def _make_function():

@@ -217,14 +217,7 @@ class Graph(Block):
                     seen.add(id(i))
                     ins.append(i)
         outs = [o for n in nodes for o in n.outputs if id(o) in needed]
-        sub = Graph()
-        mapping = {}
-        for v in ins:
-            mapping[id(v)] = sub.add_input(v.type, v.name)
-        for n in nodes:
-            _copy_node(n, sub, sub, mapping)
-        sub.returns = [mapping[id(o)] for o in outs]
-        fused = Node(kind, ins, dict(attrs or {}, subgraph=sub), nodes[0].source)
+        fused = Node(kind, ins, dict(attrs or {}, subgraph=extract(nodes, ins, outs)), nodes[0].source)
         fused.outputs = outs          # the same Value objects: later readers need no rewrite
         for o in outs:
             o.node = fused
@@ -235,14 +228,21 @@ class Graph(Block):
         return format_graph(self)
 
     def copy(self):
-        g = Graph()
-        mapping = {}
-        for v in self.inputs:
-            mapping[id(v)] = g.add_input(v.type, v.name)
-        for n in self.nodes:
-            _copy_node(n, g, g, mapping)
-        g.returns = [mapping[id(v)] for v in self.returns]
-        return g
+        return extract(self.nodes, self.inputs, self.returns)
+
+
+def extract(nodes, inputs, returns):
+    """A new Graph of copies of ``nodes`` (top-level nodes, in order, with their blocks) reading
+    copies of ``inputs`` and returning the copies of ``returns``: a graph's copy, a fused group's
+    subgraph, the forward and backward halves of a differentiable group."""
+    g = Graph()
+    mapping = {}
+    for v in inputs:
+        mapping[id(v)] = g.add_input(v.type, v.name)
+    for n in nodes:
+        _copy_node(n, g, g, mapping)
+    g.returns = [mapping[id(v)] for v in returns]
+    return g
 
 
 def _reads(node):
