@@ -1,11 +1,12 @@
 """Where an optimizer step's time goes on a GPU (run by hand: python -m bench.optim_probe): the
 host's share (step() returns before the kernel ends) against the synchronised step, at two model
 sizes (a kernel-bound step scales with the size, a host-bound one does not)."""
-import time
 
 import numpy as np
 
 import tritensor as tt
+
+from .timing import min_seconds
 
 
 def _params(blocks):
@@ -20,12 +21,8 @@ def _params(blocks):
 
 
 def _min_time(fn, reps=30):
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e6
+    """Microseconds."""
+    return min_seconds(fn, reps) * 1e6
 
 
 def main():

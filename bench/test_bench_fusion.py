@@ -10,12 +10,13 @@ same command is a smoke run over a small N).
 torch rows: PYTHONPATH=/work/torchenv/lib/python3.11/site-packages OPENBLAS_NUM_THREADS=1."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
 
 import tritensor as tt
+
+from .timing import min_seconds
 
 N = 1 << 16
 REAL = tt.cuda.is_available() and not tt.cuda.is_emulated()
@@ -104,14 +105,8 @@ def test_iou_loss(benchmark, loss, mode, device):
     benchmark(run)
 
 
-def min_time(run, reps=30):
-    run()
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - t0)
-    return best
+def min_time(run):
+    return min_seconds(run, reps=30, warmup=1)
 
 
 def test_fused_host_time_below_eager_on_cpu():

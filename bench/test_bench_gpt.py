@@ -3,12 +3,13 @@ of tests/gpt_model.py (vocab 32, 2 layers, 2 heads, d 32, T 16, batch 4; issue 2
 tritensor against torch eager in the same run on cpu, one thread each (torch.set_num_threads(1);
 OPENBLAS_NUM_THREADS=1 for NumPy). `python -m bench.test_bench_gpt` prints the ratio of the min
 times. The GPU is not measured here (the emulated device only smoke-checks one step)."""
-import time
 
 import pytest
 
 import gpt_model
 import tritensor as tt
+
+from .timing import min_seconds
 
 DEVICES = ["cpu", "cuda"] if tt.cuda.is_available() else ["cpu"]
 
@@ -55,15 +56,7 @@ def ratio(repeats=30):
     torch.set_num_threads(1)
     times = {}
     for name, lib in (("tritensor", tt), ("torch", torch)):
-        step = make_step(lib)
-        for _ in range(3):
-            step()
-        best = float("inf")
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            step()
-            best = min(best, time.perf_counter() - t0)
-        times[name] = best
+        times[name] = min_seconds(make_step(lib), reps=repeats, warmup=3)
     return times, times["tritensor"] / times["torch"]
 
 

@@ -28,3 +28,18 @@ def median_ms(fn, warmup=5, rep=50, sync=None):
             sync()
         times.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(times)
+
+
+def min_seconds(fn, reps=30, warmup=0):
+    """The best of ``reps`` host-clock timings of ``fn()``, in seconds, after ``warmup`` untimed
+    calls. The minimum, not the median: on a shared machine the load only ever adds time, so the
+    fastest run is the one closest to the code's own cost (the cpu comparisons, and the host's
+    share of a GPU step)."""
+    for _ in range(warmup):
+        fn()
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
