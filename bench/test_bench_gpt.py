@@ -9,17 +9,9 @@ import pytest
 import gpt_model
 import tritensor as tt
 
-from .timing import min_seconds
+from .timing import library, min_seconds
 
 DEVICES = ["cpu", "cuda"] if tt.cuda.is_available() else ["cpu"]
-
-
-def _lib(name):
-    if name == "tritensor":
-        return tt
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
-    return torch
 
 
 def make_step(lib, device="cpu"):
@@ -41,7 +33,7 @@ def make_step(lib, device="cpu"):
 @pytest.mark.parametrize("lib", ["tritensor", "torch"])
 @pytest.mark.parametrize("device", DEVICES)
 def test_gpt_training_step(benchmark, lib, device):
-    lib = _lib(lib)
+    lib = library(lib)
     if device == "cuda" and (lib is not tt or tt.cuda.is_emulated()):
         pytest.skip("the GPU step is not measured here (emulated: a smoke check in tests/test_gpt.py)")
     benchmark.group = f"gpt training step {device}"

@@ -35,19 +35,12 @@ def _arrays():
             [rng.standard_normal(s).astype(np.float32) for s in SHAPES])
 
 
-def _tt_params():
+def _params(lib):
+    """The parameters, with their gradients, on the GPU in ``lib`` (tritensor or torch)."""
     values, grads = _arrays()
-    params = [tt.tensor(v, device="cuda", requires_grad=True) for v in values]
+    params = [lib.tensor(v, device="cuda", requires_grad=True) for v in values]
     for p, g in zip(params, grads):
-        p.grad = tt.tensor(g, device="cuda")
-    return params
-
-
-def _torch_params(torch):
-    values, grads = _arrays()
-    params = [torch.tensor(v, device="cuda", requires_grad=True) for v in values]
-    for p, g in zip(params, grads):
-        p.grad = torch.tensor(g, device="cuda")
+        p.grad = lib.tensor(g, device="cuda")
     return params
 
 
@@ -115,13 +108,13 @@ def test_adam_step(benchmark, impl):
         torch = pytest.importorskip("torch")
         if not torch.cuda.is_available():
             pytest.skip("torch has no GPU here")
-        params = _torch_params(torch)
+        params = _params(torch)
         opt = torch.optim.Adam(params, lr=LR, betas=BETAS, eps=EPS, fused=impl == "torch_fused",
                                foreach=impl == "torch_foreach" or None)
         sync = torch.cuda.synchronize
         step = opt.step
     else:
-        params = _tt_params()
+        params = _params(tt)
         step = tt.optim.Adam(params, lr=LR, betas=BETAS, eps=EPS).step if impl == "tritensor_fused" \
             else _op_loop_adam(params)
         sync = tt.cuda.synchronize
@@ -147,10 +140,10 @@ def test_sgd_momentum_step(benchmark, impl):
         torch = pytest.importorskip("torch")
         if not torch.cuda.is_available():
             pytest.skip("torch has no GPU here")
-        params = _torch_params(torch)
+        params = _params(torch)
         opt, sync = torch.optim.SGD(params, lr=LR, momentum=0.9, fused=True), torch.cuda.synchronize
     else:
-        params = _tt_params()
+        params = _params(tt)
         opt, sync = tt.optim.SGD(params, lr=LR, momentum=0.9), tt.cuda.synchronize
 
     for _ in range(CHECK_STEPS):
@@ -173,7 +166,7 @@ def test_adagrad_step(benchmark, impl):
         if not torch.cuda.is_available():
             pytest.skip("torch has no GPU here")
         def make():
-            params = _torch_params(torch)
+            params = _params(torch)
             return params, torch.optim.Adagrad(params, lr=LR, fused=impl == "torch_fused",
                                                foreach=impl == "torch_foreach" or None)
         try:
@@ -183,7 +176,7 @@ def test_adagrad_step(benchmark, impl):
         params, opt = make()
         step, sync = opt.step, torch.cuda.synchronize
     else:
-        params = _tt_params()
+        params = _params(tt)
         opt = tt.optim.Adagrad(params, lr=LR)
         step, sync = opt.step, tt.cuda.synchronize
         if impl == "tritensor_op_loop":     # the same update, op by op per parameter

@@ -7,25 +7,18 @@ import pytest
 
 import tritensor as tt
 
+from .timing import library
 from .training import _sync, make_step
 
 REAL = tt.cuda.is_available() and not tt.cuda.is_emulated()
 DEVICES = ["cpu", "cuda"] if tt.cuda.is_available() else ["cpu"]
 
 
-def _lib(name):
-    if name == "tritensor":
-        return tt
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
-    return torch
-
-
 @pytest.mark.parametrize("lib", ["tritensor", "torch"])
 @pytest.mark.parametrize("workload", ["mlp", "transformer"])
 @pytest.mark.parametrize("device", DEVICES)
 def test_training_step(benchmark, lib, workload, device):
-    lib = _lib(lib)
+    lib = library(lib)
     if device == "cuda" and lib is not tt and not lib.cuda.is_available():
         pytest.skip("torch has no GPU here")
     small = device == "cuda" and not REAL

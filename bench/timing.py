@@ -43,3 +43,15 @@ def min_seconds(fn, reps=30, warmup=0):
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def library(name):
+    """The library a benchmark row times, by name: tritensor, or torch on one thread (the cpu
+    comparisons' rule), the test skipped where torch is not importable."""
+    import tritensor as tt
+    if name == "tritensor":
+        return tt
+    import pytest
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    return torch
