@@ -54,6 +54,21 @@ def test_repeat_tiles_and_sums_its_gradient(device):
     assert not hasattr(tt, "repeat")        # torch has Tensor.repeat only
 
 
+def test_repeat_returns_a_new_contiguous_tensor(device):
+    # strides recorded from torch 2.13: repeat always allocates (pytorch/examples' fast_neural_style
+    # divides its repeated style batch in place: a stride-0 view over the tiles refused that)
+    x = tt.tensor(np.arange(12.0).reshape(3, 2, 2), device=device)
+    for sizes, strides in (((2, 1, 1, 1), (12, 4, 2, 1)), ((1, 1, 1), (4, 2, 1)), ((1, 2, 1, 1), (24, 4, 2, 1))):
+        out = x.repeat(*sizes)
+        assert out.stride() == strides and out.data_ptr() != x.data_ptr()
+    assert tt.tensor(np.arange(6.0).reshape(2, 3), device=device).t().repeat(1, 1).stride() == (2, 1)
+    tiled = x.repeat(2, 1, 1, 1)
+    tiled.div_(2)                           # no overlap: each tile is its own memory
+    tiled[0].zero_()
+    assert _host(tiled[1]).tolist() == (np.arange(12.0).reshape(3, 2, 2) / 2).tolist()
+    assert _host(x).tolist() == np.arange(12.0).reshape(3, 2, 2).tolist()
+
+
 def test_roll_matches_numpy(device):
     a = np.arange(24).reshape(2, 3, 4)
     x = tt.tensor(a, device=device)

@@ -11,8 +11,9 @@ from .. import dtypes as _dt
 from ..autograd.composite import named_composite
 from ..backends import numpy_ref
 from ..backends.triton import join as triton_join
+from ..memory_formats import contiguous_format
 from ..tensor import Tensor
-from . import views as _views
+from . import copy as _copy, views as _views
 from .dispatch import dispatch, dispatch_inplace
 from .table import LINEAR, Meta, op
 
@@ -370,10 +371,14 @@ def repeat(input, *sizes):
 
 
 def _repeat(x, sizes, padded):
-    # (1, s0, 1, s1 ...) expanded to (r0, s0, r1, s1 ...): reshaping it copies the tiles
+    # (1, s0, 1, s1 ...) expanded to (r0, s0, r1, s1 ...), then copied once into a new contiguous
+    # tensor, as torch's repeat always is: a reshape alone may return a view, with stride 0 over
+    # the tiles of a new leading dim (an in-place op on it then fails on the overlap) or, for
+    # repeats of 1, aliasing the input
     interleaved = tuple(v for s in padded for v in (1, s))
     tiled = tuple(v for r, s in zip(sizes, padded) for v in (r, s))
-    return x.reshape(interleaved).expand(*tiled).reshape(tuple(r * s for r, s in zip(sizes, padded)))
+    expanded = x.reshape(interleaved).expand(*tiled)
+    return _copy.clone(expanded, memory_format=contiguous_format).view(tuple(r * s for r, s in zip(sizes, padded)))
 
 
 def roll(input, shifts, dims=None):
