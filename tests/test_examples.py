@@ -334,3 +334,26 @@ def test_language_translation_trains_saves_and_translates(workdir, monkeypatch, 
     data = run_program("language_translation/src/data.py", [], monkeypatch, main=False)
     assert len(translation) <= 7 + 5 - 1               # max_len: the source's 7 tokens + 5, less <bos>
     assert set(translation) <= set(data["TGT_WORDS"]) | {"<unk>", "<pad>"}
+
+
+# --------------------------------------------------------------------------- fast_neural_style
+def test_fast_neural_style_trains_and_stylizes(workdir, monkeypatch, capsys):
+    Image = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(0)
+    os.makedirs("ds/images")
+    for i in range(2):
+        Image.fromarray(rng.integers(0, 256, (40, 48, 3), dtype=np.uint8)).save(f"ds/images/{i}.png")
+    Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save("style.png")
+    Image.fromarray(rng.integers(0, 256, (20, 28, 3), dtype=np.uint8)).save("content.png")
+    run_program("fast_neural_style/neural_style.py",
+                ["train", "--dataset", "ds", "--style-image", "style.png", "--save-model-dir", "out", "--epochs",
+                 "2", "--image-size", "32", "--batch-size", "2", "--log-interval", "1"], monkeypatch)
+    out = capsys.readouterr().out
+    total = printed(r"total: ([0-9.]+)", out)
+    assert len(total) == 2 and total[1] < total[0]      # one Adam step on the content + style loss
+    (model_file,) = os.listdir("out")
+    run_program("fast_neural_style/neural_style.py", ["eval", "--content-image", "content.png", "--model",
+                                                      os.path.join("out", model_file), "--output-image", "styled.png"],
+                monkeypatch)
+    with Image.open("styled.png") as styled:
+        assert styled.size == (28, 20) and styled.mode == "RGB"

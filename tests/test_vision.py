@@ -271,3 +271,19 @@ def test_fake_data_items_are_reproducible_and_keep_the_global_generator():
     assert len(shifted) == 3 and isinstance(shifted[0][0], Image.Image) and shifted[0][0].mode == "L"
     with pytest.raises(IndexError, match="^FakeData index out of range$"):
         fake[3]
+
+
+def test_vgg_layers_parameter_counts_and_no_download():
+    from tritensor.vision.models import vgg
+    # VGG-16's convolutions: sum of 9 * c_in * c_out + c_out over configuration D, hand-computed
+    # (14,714,688, the features part of torchvision's documented 138,357,544)
+    features = vgg.make_layers(vgg.cfgs["D"])
+    assert sum(p.numel() for p in features.parameters()) == 14_714_688
+    assert len(features) == 31 and type(features[4]).__name__ == "MaxPool2d" and features[30].kernel_size == 2
+    bn = vgg.make_layers(vgg.cfgs["A"], batch_norm=True)
+    assert [type(m).__name__ for m in bn][:4] == ["Conv2d", "BatchNorm2d", "ReLU", "MaxPool2d"]
+    assert list(bn.state_dict())[:7] == ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
+                                         "1.running_var", "1.num_batches_tracked"]
+    assert features(tt.zeros(1, 3, 32, 32)).shape == (1, 512, 1, 1)
+    with pytest.raises(NotImplementedError, match="tritensor.vision does not download weights"):
+        vgg.vgg16(weights="IMAGENET1K_V1")

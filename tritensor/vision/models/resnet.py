@@ -180,12 +180,16 @@ class ResNet(nn.Module):
         return self._forward_impl(x)
 
 
-def _resnet(block, layers, weights, progress, **kwargs):
+def _no_download(weights):
     if weights is not None:
         raise NotImplementedError(
             "tritensor.vision does not download weights: build the model with weights=None and load a "
             "state_dict from a file, model.load_state_dict(tt.load(path)) (a torchvision checkpoint saved with "
             "torch.save(model.state_dict(), path) loads as it is)")
+
+
+def _resnet(block, layers, weights, progress, **kwargs):
+    _no_download(weights)
     return ResNet(block, layers, **kwargs)
 
 
