@@ -1,5 +1,6 @@
-"""OpInfo records of the sparse COO ops (issue 21 item 8): Tensor.to_sparse and the sparse @ dense
-table entry ``sparse_mm`` (tt.sparse.mm, op_db's ``sparse.mm``). Checked by tests/test_ops_table.py
+"""OpInfo records of the sparse ops: the COO ones (issue 21 item 8): Tensor.to_sparse and the sparse @
+dense table entry ``sparse_mm`` (tt.sparse.mm); the CSR ones: sparse.sampled_addmm (its table entry
+``sparse_sampled_addmm``) and tt.sparse.mm(csr, dense, reduce) (op_db's ``sparse.mm`` variant). Checked by tests/test_ops_table.py
 (cpu and the emulated cuda) and tests/test_op_gradients.py; tests/test_sparse.py has the rest.
 
 The records' ops take and return dense tensors (a sparse tensor has no host array for the
@@ -169,3 +170,50 @@ def _sampled_addmm_grad_case(d):
 
 GRAD_CASES["sparse_sampled_addmm"] = _sampled_addmm_grad_case
 CPU_ONLY_GRADGRAD.add("sparse_sampled_addmm")
+
+
+# --------------------------------------------------------------------------- sparse.mm(csr, dense, reduce)
+def _sparse_mm_reduce(crow, col, vals, dense, size, reduce):
+    return tt.sparse.mm(tt.sparse_csr_tensor(crow, col, vals, size), dense, reduce)
+
+
+def _sparse_mm_reduce_reference(crow, col, vals, dense, size, reduce):
+    """Each row's products values[e] * dense[col[e]] combined by ``reduce``; zeros for an empty row."""
+    out = np.zeros((size[0], dense.shape[1]))
+    for r in range(size[0]):
+        e = slice(crow[r], crow[r + 1])
+        if crow[r + 1] > crow[r]:
+            p = vals[e, None].astype(np.float64) * dense[col[e]].astype(np.float64)
+            out[r] = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce](p, axis=0)
+    return out
+
+
+def _samples_sparse_mm_reduce(device, dtype):
+    rng = rng_for("sparse_mm_reduce", dtype)
+    keep = rng.random((9, 11)) < 0.4
+    keep[4] = False                                   # an empty row
+    crow = tt.tensor(np.concatenate([[0], np.cumsum(keep.sum(1))]), device=device)
+    col = tt.tensor(np.nonzero(keep)[1], device=device)
+    vals = tt.tensor(values((int(keep.sum()),), dtype, "any", rng), dtype=dtype, device=device)
+    dense = tt.tensor(values((11, 37), dtype, "any", rng), dtype=dtype, device=device)   # 3 column blocks of 16
+    for reduce in ("sum", "mean", "amax", "amin"):
+        if device == "cpu" or dtype is tt.float32 or reduce == "mean":     # (one sample per dtype on cuda)
+            yield SampleInput((crow, col, vals, dense, (9, 11), reduce), desc=reduce)
+
+
+record("sparse_mm_reduce", _sparse_mm_reduce, (tt.float16, tt.bfloat16, tt.float32, tt.float64),
+       _samples_sparse_mm_reduce, _sparse_mm_reduce_reference, op_db=("sparse.mm",),     # (op_db's is this variant)
+       tolerances={tt.float16: (2e-3, 2e-2), tt.bfloat16: (1.6e-2, 1.5e-1), tt.float32: (1e-5, 1e-5),
+                   tt.float64: (1e-12, 1e-12)})
+
+
+# the extremes' gradient (each row's first extreme entry takes it; the sum's and the mean's:
+# tests/test_sparse_csr.py's torch-recorded gradients)
+def _sparse_mm_reduce_grad_case(d):
+    crow, col = tt.tensor([0, 2, 2, 3], device=d), tt.tensor([0, 2, 1], device=d)
+    return (lambda v, dense: tt.sparse.mm(tt.sparse_csr_tensor(crow, col, v, (3, 3)), dense, "amax"),
+            (_randn((3,), d), _randn((3, 1), d)), {})
+
+
+GRAD_CASES["sparse_mm_reduce"] = _sparse_mm_reduce_grad_case
+CPU_ONLY_GRADGRAD.add("sparse_mm_reduce")

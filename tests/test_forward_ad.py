@@ -21,7 +21,7 @@ from tritensor.ops import elementwise as ew
 NO_FORWARD = {"pdist": "_pdist_forward", "cdist": "_cdist_forward", "ctc_loss": "_ctc_loss",
               "sparse_mm": "_sparse_addmm", "grid_sampler_2d": "grid_sampler_2d",
               "grid_sampler_3d": "grid_sampler_3d", "Tensor.to_sparse": "_to_sparse",
-              "sparse_sampled_addmm": "sparse_compressed_tensor",
+              "sparse_sampled_addmm": "sparse_compressed_tensor", "sparse_mm_reduce": "sparse_compressed_tensor",
               "_embedding_bag": "_embedding_bag",
               "flash_attention_forward": "_scaled_dot_product_flash_attention_for_cpu",
               "nn.functional.scaled_dot_product_attention": "_scaled_dot_product_flash_attention_for_cpu"}

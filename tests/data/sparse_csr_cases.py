@@ -83,6 +83,18 @@ def _grads_dense_mm(m, device):
     return y, x.grad, s.grad
 
 
+def _grads_mm_reduce(m, device):
+    out = []
+    for reduce in ("sum", "mean", "amax", "amin"):
+        s = m.sparse_csr_tensor(m.tensor(CROW), m.tensor(COL), m.tensor([1.0, -2.0, 3.0]), (3, 4), device=device,
+                                requires_grad=True)
+        d = m.tensor(DENSE, device=device, requires_grad=True)
+        y = m.sparse.mm(s, d, reduce)
+        (y * m.arange(15.0, device=device).reshape(3, 5)).sum().backward()
+        out += [y.grad_fn.name(), y, s.grad, d.grad]
+    return tuple(out)
+
+
 def _grads_addmm(m, device):
     v = m.tensor(VAL, device=device, requires_grad=True)
     s = m.sparse_csr_tensor(m.tensor(CROW), m.tensor(COL), v, (3, 4), device=device)
@@ -207,6 +219,15 @@ CASES = {
     "addmm_broadcast": lambda m, d: m.addmm(m.arange(5.0, device=d), csr(m, d), m.tensor(DENSE, device=d)),
     "mm_float64_big": lambda m, d: m.mm(m.tensor(sparse_matrix("big", (19, 23), 0.3), device=d).to_sparse_csr(),
                                         dense(m, d, "bigd", (23, 37), "float64")),
+    "mm_reduce_mean": lambda m, d: m.sparse.mm(csr(m, d), m.tensor(DENSE, device=d), "mean"),
+    "mm_reduce_amax_big": lambda m, d: m.sparse.mm(m.tensor(sparse_matrix("rbig", (19, 23), 0.3), device=d)
+                                                   .to_sparse_csr(), dense(m, d, "rbigd", (23, 37), "float64"),
+                                                   "amax"),
+    "mm_reduce_amin_keyword": lambda m, d: m.sparse.mm(csr(m, d), m.tensor(DENSE, device=d), reduce="amin"),
+    "err_mm_reduce_prod": lambda m, d: m.sparse.mm(csr(m, d), m.tensor(DENSE, device=d), "prod"),
+    "err_mm_reduce_coo": lambda m, d: m.sparse.mm(csr(m, d).to_sparse(), m.tensor(DENSE, device=d), "sum"),
+    "err_mm_reduce_dtype": lambda m, d: m.sparse.mm(csr(m, d, dtype=m.float64), m.tensor(DENSE, device=d), "sum"),
+    "err_mm_reduce_int": lambda m, d: m.sparse.mm(csr(m, d).int(), m.tensor(DENSE, device=d).int(), "sum"),
     "err_mm_shapes": lambda m, d: m.mm(csr(m, d), m.ones(3, 5, device=d)),
     "err_mm_dtypes": lambda m, d: m.mm(csr(m, d), m.ones(4, 5, dtype=m.float64, device=d)),
     "err_mm_vector": lambda m, d: m.mm(csr(m, d), m.ones(4, device=d)),
@@ -259,5 +280,6 @@ CASES = {
     "grads_sparse_mm": _grads_sparse_mm,
     "grads_dense_mm": _grads_dense_mm,
     "grads_addmm": _grads_addmm,
+    "grads_mm_reduce": _grads_mm_reduce,
     "grads_conversions": _grads_conversions,
 }

@@ -698,9 +698,18 @@ def _spmm_sorted(values, dense, rows, cols, nrows, presorted=False):
     return dispatch(SPARSE_MM, values, dense, rows=rows, cols=cols, crow=crow, nrows=nrows)
 
 
-def sparse_mm(sparse, dense):
+def sparse_mm(sparse, dense, reduce=None):
     """torch.sparse.mm(sparse, dense) = sparse @ dense: a dense [M, N] result, gradients to the
-    sparse input (sparse, over its own coordinates) and to the dense one."""
+    sparse input (sparse, over its own coordinates) and to the dense one. ``reduce`` ("sum",
+    "mean", "amax", "amin": how each row's products combine) takes a CSR input, as torch's."""
+    if reduce is not None:
+        if not sparse._is_sparse_csr:
+            backend = sparse._storage._backend_name if isinstance(sparse, SparseTensor) else \
+                sparse.device.type.upper()
+            raise NotImplementedError(f"Could not run 'aten::_sparse_mm_reduce_impl' with arguments from the "
+                                      f"'{backend}' backend. This could be because the operator doesn't exist for "
+                                      "this backend.")
+        return CSR_FORMS["sparse.mm.reduce"](sparse, dense, reduce)
     if sparse._is_sparse_csr:
         return CSR_FORMS["sparse.mm"](sparse, dense)
     if not isinstance(sparse, SparseTensor):

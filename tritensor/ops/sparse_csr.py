@@ -349,6 +349,60 @@ def csr_times_dense(s, d):
     return _spmm(s, values_of(s), d)
 
 
+_REDUCTIONS = ("sum", "mean", "amax", "amin")
+
+
+def csr_mm_reduce(s, d, reduce):
+    """torch.sparse.mm(csr, dense, reduce): row r of the result combines the products
+    ``values[e] * d[col[e]]`` of row r's entries by ``reduce`` (sum, mean, amax, amin; a row without
+    entries gives zeros); one SparseMmReduceImplBackward0 node whose gradient to ``s`` is CSR with
+    its pattern (amax/amin: through the first entry reaching the extreme, as torch's arg_out)."""
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"sparse_mm_reduce: reduce type of {reduce} has not been enabled.")
+    if not isinstance(d, Tensor) or d._is_sparse_csr or isinstance(d, SparseTensor) or d.dim() != 2:
+        raise RuntimeError("sparse_mm_reduce: expected a strided matrix as the dense operand")
+    if d.dtype is not s.dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 'other' to have scalar type {_dt.type_name(s.dtype)}; "
+                           f"but got {d.type()} instead (while checking arguments for sparse_mm_reduce)")
+    if not s.dtype.is_floating_point:
+        raise NotImplementedError(f'"spmm_reduce_kernel" not implemented for \'{_dt.type_name(s.dtype)}\'')
+    if s._shape[1] != d.shape[0]:
+        raise _shapes_error(s._shape, d.shape)
+    _no_forward_ad("_sparse_mm_reduce_impl", d)
+    rows, crow, col = _index64(s)
+    M, N = s._shape[0], d.shape[1]
+    counts = chosen = None
+    with no_grad():
+        if reduce in ("sum", "mean"):
+            out = _spmm(s, s._values_t, d)
+            if reduce == "mean":       # (each row's number of entries, at least 1: an empty row stays 0)
+                counts = (crow[1:] - crow[:-1]).clamp(min=1).to(d.dtype)[:, None]
+                out = out / counts
+        else:
+            products = s._values_t[:, None] * d.index_select(0, col)                   # [nnz, N]
+            where = rows[:, None].expand(products.shape)
+            out = _creation.zeros((M, N), dtype=d.dtype, device=d.device).scatter_reduce(
+                0, where, products, reduce, include_self=False)
+            # the first entry of each row (and column) reaching the extreme takes the gradient
+            entry = _creation.arange(rows.shape[0], device=d.device)[:, None].expand(products.shape)
+            hit = _ew.eq(products, out.index_select(0, rows))
+            first = _creation.full((M, N), rows.shape[0], dtype=_dt.int64, device=d.device).scatter_reduce(
+                0, where, _ew.where(hit, entry, rows.shape[0]), "amin")
+            chosen = _ew.eq(entry, first.index_select(0, rows)).to(d.dtype)
+
+    def backward(g):
+        if counts is not None:
+            g = g / counts
+        gp = g.index_select(0, rows) if chosen is None else g.index_select(0, rows) * chosen    # dL/dproducts
+        gs = _like(s, (gp * d.index_select(0, col)).sum(1)) if s.requires_grad else None
+        gd = None
+        if d.requires_grad:             # (sum, mean: S^T G by the SpMM kernel; the extremes: their entries')
+            gd = _spmm_t(s, values_of(s), g) if chosen is None else _creation.zeros(
+                tuple(d.shape), dtype=d.dtype, device=d.device).index_add(0, col, gp * values_of(s)[:, None])
+        return gs, gd
+    return _record(out, "SparseMmReduceImplBackward0", backward, [s, d])
+
+
 def _mm(x, y, **attrs):
     """tt.mm / matmul / ``@`` with a CSR operand, as torch's: a dense result, one MmBackward0 node
     whose gradient to the CSR operand is dense (torch's mm does not mask it to the pattern)."""
@@ -573,7 +627,7 @@ SPARSE_CSR_OPS.update({
     "mul": _scalar_op("mul", lambda v, c: v * c, "MulBackward0"),
     "div": _unsupported_layout,
 })
-CSR_FORMS.update({"sparse.mm": csr_times_dense, "to_sparse_csr": to_sparse_csr})
+CSR_FORMS.update({"sparse.mm": csr_times_dense, "sparse.mm.reduce": csr_mm_reduce, "to_sparse_csr": to_sparse_csr})
 
 
 # =========================================================================== declarations
