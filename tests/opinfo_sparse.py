@@ -1,7 +1,8 @@
 """OpInfo records of the sparse ops: the COO ones (issue 21 item 8): Tensor.to_sparse and the sparse @
 dense table entry ``sparse_mm`` (tt.sparse.mm); the CSR ones: sparse.sampled_addmm (its table entry
-``sparse_sampled_addmm``) and tt.sparse.mm(csr, dense, reduce) (op_db's ``sparse.mm`` variant). Checked by tests/test_ops_table.py
-(cpu and the emulated cuda) and tests/test_op_gradients.py; tests/test_sparse.py has the rest.
+``sparse_sampled_addmm``) and tt.sparse.mm(csr, dense, reduce) (op_db's ``sparse.mm`` variant).
+Checked by tests/test_ops_table.py (cpu and the emulated cuda) and tests/test_op_gradients.py;
+tests/test_sparse.py and tests/test_sparse_csr.py have the rest.
 
 The records' ops take and return dense tensors (a sparse tensor has no host array for the
 harness to read): to_sparse returns its indices and values, sparse_mm builds its sparse operand
