@@ -357,3 +357,23 @@ def test_fast_neural_style_trains_and_stylizes(workdir, monkeypatch, capsys):
                 monkeypatch)
     with Image.open("styled.png") as styled:
         assert styled.size == (28, 20) and styled.mode == "RGB"
+
+
+# --------------------------------------------------------------------------- ddp tutorial, one GPU
+def test_ddp_tutorial_single_gpu_trains_on_cuda_0(workdir, monkeypatch, capsys):
+    g = run_program("ddp_tutorial/single_gpu.py", ["2", "1", "--batch_size", "512"], monkeypatch, main=False)
+    dataset, model, optimizer = g["load_train_objs"]()
+    initial = model.weight.detach().clone()
+    trainer = g["Trainer"](model, g["prepare_dataloader"](dataset, 512), optimizer, 0, 1)   # device 0: cuda:0
+    trainer.train(2)
+    assert model.weight.device == tt.device("cuda", 0)
+    out = capsys.readouterr().out
+    assert out.count("| Batchsize: 512 | Steps: 4") == 2 and out.count("Training checkpoint saved at checkpoint.pt") == 2
+    state = tt.load("checkpoint.pt")
+    assert state["weight"].device == tt.device("cuda", 0)
+    assert tt.equal(state["weight"], model.weight.detach()) and tt.equal(state["bias"], model.bias.detach())
+    # the tutorial's loss is cross_entropy over one class with probability targets: log_softmax of
+    # one logit is 0, so the loss and every gradient are 0 and SGD leaves the weights as they were
+    source, targets = next(iter(trainer.train_data))
+    assert float(tt.nn.functional.cross_entropy(model(source.to(0)), targets.to(0))) == 0.0
+    assert tt.equal(model.weight.detach().cpu(), initial.cpu())
