@@ -20,11 +20,12 @@ cuda device (real and emulated alike):
 - Every synchronisation point that waits for the device anyway calls ``sync_point``:
   ``Tensor.item()/tolist()/numpy()/cpu()``, copies to the host (their stream wait), the launchers'
   small read-backs (``download``), ``tt.cuda.synchronize()``, ``Stream.synchronize()`` and
-  ``Event.synchronize()``. For a dirty device it reads the record (16 bytes, after the wait the
-  caller made: no extra synchronisation), clears the marks of what was waited for, and when
-  the record is set, zeroes it and raises torch's RuntimeError: the assert line, the op's own message with the
-  offending value ("index 7 is out of bounds for dimension 0 with size 5", as the cpu says) and
-  torch's hint lines. Unlike torch's, the device stays usable afterwards.
+  ``Event.synchronize()``. For a dirty device it reads the record (16 bytes, after the wait
+  the caller made, on a stream with nothing else queued: no extra synchronisation), clears
+  the marks of what was waited for, and when the record is set, zeroes it and raises torch's
+  RuntimeError: the assert line, the op's own message with the offending value ("index 7 is
+  out of bounds for dimension 0 with size 5", as the cpu says) and torch's hint lines. Unlike
+  torch's, the device stays usable afterwards.
 - ``CUDA_LAUNCH_BLOCKING=1`` (read once, at the first launch: runtime/launch.py) keeps the
   synchronous check: the op reads the check's count back and raises the cpu's error at the call.
 
@@ -33,9 +34,9 @@ hands the op a clamped copy of the index (each value forced into range; it share
 version counter, so an in-place change of the index still fails a backward that reads it),
 whose bad lanes give an unspecified result, never one from outside the storage. On a clean
 run the copy costs one write of the index beside the check's read of it, in the same kernel.
-A CUDA graph replay runs its captured checks again (graphs.py marks the device dirty). Launchers that read indices on the
-host anyway (the scatter family's grouping by target) sync there, so their deferred error
-surfaces inside the same call.
+A CUDA graph replay runs its captured checks again (graphs.py marks the device dirty).
+Launchers that read indices on the host anyway (the scatter family's grouping by target) sync
+there, so their deferred error surfaces inside the same call.
 """
 from __future__ import annotations
 
@@ -95,8 +96,10 @@ def deferred() -> bool:
 
 class _RecordStorage:
     """16 bytes of device memory that live as long as the process (not the caching allocator's:
-    the record is no tensor's and must not count in memory_allocated)."""
-    __slots__ = ("device", "host", "_ptr", "_keep")
+    the record is no tensor's and must not count in memory_allocated). On a real GPU it is read
+    and cleared on a stream of its own (non-blocking, nothing else queued on it), so a read
+    never waits for work the caller did not wait for: no extra synchronisation."""
+    __slots__ = ("device", "host", "_ptr", "_keep", "_stream")
 
     def __init__(self, device):
         self.device = device
@@ -104,13 +107,17 @@ class _RecordStorage:
         if cuda_mode() == "real":
             import cupy
             with cupy.cuda.Device(device.index):
-                self._keep = cupy.zeros(2, dtype=cupy.int64)      # kept for the process's life
+                self._stream = cupy.cuda.Stream(non_blocking=True)
+                with self._stream:
+                    self._keep = cupy.zeros(2, dtype=cupy.int64)      # kept for the process's life
+                self._stream.synchronize()                             # zeroed before any check runs
                 self._ptr = self._keep.data.ptr
             self.host = None
         else:
             raw = np.zeros(16 + 64, dtype=np.uint8)
             start = (-raw.ctypes.data) % 64
             self._keep = raw
+            self._stream = None
             self.host = raw[start:start + 16]
             self._ptr = raw.ctypes.data + start
 
@@ -122,16 +129,19 @@ class _RecordStorage:
             return self.host.view(np.int64).copy()
         import cupy
         with cupy.cuda.Device(self.device.index):
-            return cupy.asnumpy(self._keep)     # the caller waited for the device already
+            out = self._keep.get(stream=self._stream)
+            self._stream.synchronize()
+        return out
 
     def clear(self):
         if self.host is not None:
             self.host[:] = 0
-        else:
-            import cupy
-            with cupy.cuda.Device(self.device.index):
+            return
+        import cupy
+        with cupy.cuda.Device(self.device.index):
+            with self._stream:
                 self._keep.fill(0)
-                cupy.cuda.Device(self.device.index).synchronize()
+            self._stream.synchronize()
 
 
 class _Record:
