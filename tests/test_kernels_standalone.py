@@ -1160,6 +1160,8 @@ for idx in ("int32", "int64"):
     # the deferred check (runtime/device_errors.py): clamped copy or not, with and without ignore_index
     ti.check_deferred(T((5, 40), idx, True), T((5, 40), idx), T((2,), "int64"), -9, 9, 3)
     ti.check_deferred(T((5, 40), idx), None, T((2,), "int64"), 0, 9, 3, ignore=-100)
+    # every int argument 1 (Triton makes those constexprs): lu pivots' low, a one-element index, check id 1
+    ti.check_deferred(T((1,), idx), T((1,), idx), T((2,), "int64"), 1, 2, 1, ignore=1)
 # index_add & co. (issue 21.4): the sorted-segment kernel in each mode, strided operands, int32/int64 indices
 from tritensor.backends.triton import sort as tsort_of_index   # (the index's sort: a smaller network, as below)
 _SORT_GPU_FOR_INDEX = dict(tsort_of_index.GPU_SETTINGS)
