@@ -377,3 +377,13 @@ def test_ddp_tutorial_single_gpu_trains_on_cuda_0(workdir, monkeypatch, capsys):
     source, targets = next(iter(trainer.train_data))
     assert float(tt.nn.functional.cross_entropy(model(source.to(0)), targets.to(0))) == 0.0
     assert tt.equal(model.weight.detach().cpu(), initial.cpu())
+
+
+# --------------------------------------------------------------------------- does not run
+def test_mnist_hogwild_stops_at_torch_multiprocessing(workdir, monkeypatch):
+    # Hogwild trains one model from several processes through shared-memory tensors, which
+    # tritensor does not have: the program stops at its import with the reason, not later
+    with pytest.raises(NotImplementedError, match=r"^tritensor.multiprocessing is not implemented: tensors shared "
+                                                  r"between processes"):
+        run_program("mnist_hogwild/main.py", ["--epochs", "1"], monkeypatch)
+    assert "tritensor.multiprocessing" not in sys.modules
