@@ -64,7 +64,7 @@ def _emulated_blocks(request):
 
 
 @pytest.fixture(autouse=True)
-def _device_asserts(request, monkeypatch):
+def _device_asserts(request):
     """@pytest.mark.launch_blocking: the test runs as under CUDA_LAUNCH_BLOCKING=1, so a cuda
     bounds check raises the cpu's error at the call instead of a deferred device-side assert
     (runtime/device_errors.py). After every test a device-side assert left unread is dropped,
@@ -72,7 +72,7 @@ def _device_asserts(request, monkeypatch):
     from tritensor.runtime import device_errors, launch
     if request.node.get_closest_marker("launch_blocking") is not None:
         device_errors.deferred()                  # the launch mode is decided (read once) first
-        monkeypatch.setitem(launch._state, "blocking", True)
+        request.getfixturevalue("monkeypatch").setitem(launch._state, "blocking", True)
     yield
     if device_errors.DIRTY:
         try:
