@@ -1,8 +1,12 @@
 """tt.distributions: torch.distributions' probability distributions, transforms and KL
 divergences, written in tritensor ops (so each runs on cpu and cuda and differentiates).
 
-The modules follow torch's file by file (their classes, arguments, constraints, validation
-and error texts are torch's): a ``Distribution`` has ``batch_shape``/``event_shape``,
+The modules are a port of PyTorch's own source (torch/distributions, torch 2.13), file by file,
+with torch's tensor calls replaced by tritensor's: most of their lines are torch's. PyTorch's
+BSD-3-Clause licence and copyright notice, which that source carries, are in LICENSE_PYTORCH next
+to this file. (The project's rule is to read public code and write its own; this package predates
+the rule being applied to it, and rewriting it is an open follow-up.) Their classes, arguments,
+constraints, validation and error texts are torch's: a ``Distribution`` has ``batch_shape``/``event_shape``,
 ``sample``/``rsample`` (the reparameterised, differentiable draw where the family has one),
 ``log_prob``, ``cdf``/``icdf``, ``entropy``, ``mean``/``variance`` and ``expand``; parameters
 are checked against their ``constraints`` when ``validate_args`` is on (the default, as in
