@@ -1,9 +1,9 @@
 """Static facts of the sm_90 compile: what an engineer tuning Triton kernels reads off the cubin.
 
-The compile checks (tests/test_kernels_standalone.py, tests/test_optim.py) compile every kernel
-variant the suite asks for to an sm_90 cubin in subprocesses, with no GPU (a target-only driver).
-Each compiled kernel is handed to ``collect``; ``finish`` then reads, with the tools Triton ships
-(triton/backends/nvidia/bin):
+The compile checks (tests/test_kernels_standalone.py, tests/test_optim.py, tests/test_fusion.py)
+compile every kernel variant the suite asks for to an sm_90 cubin in subprocesses, with no GPU (a
+target-only driver: tests/sm90_compile.py, the subprocess's side). Each compiled kernel is handed
+to ``collect``; ``finish`` then reads, with the tools Triton ships (triton/backends/nvidia/bin):
 
 - ``cuobjdump --dump-resource-usage``: registers per thread (REG), the call stack (STACK) and
   local memory (LOCAL, bytes per thread: spills or local arrays), static shared memory;
@@ -334,11 +334,12 @@ def has_compiler():
     return None
 
 
-def run_compile(script, facts_path, cache_dir, env_extra=(), timeout=600):
-    """Run a compile script (its launches compiled, not run, with a target-only driver) in a fresh
-    process; the facts of its kernels go to ``facts_path``. TRITENSOR_COMPILE_PYTHON names another
-    interpreter (with tritensor installed) whose Triton compiles instead, e.g. a venv with
-    triton==3.6.0, the lowest the package accepts (the GPU machines' version)."""
+def run_compile(script, facts_path, cache_dir, env_extra=(), timeout=600, input=None):
+    """Run a compile script (its launches compiled, not run, with a target-only driver: see
+    tests/sm90_compile.py) in a fresh process, ``input`` on its stdin; the facts of its kernels go
+    to ``facts_path``. TRITENSOR_COMPILE_PYTHON names another interpreter (with tritensor
+    installed) whose Triton compiles instead, e.g. a venv with triton==3.6.0, the lowest the
+    package accepts (the GPU machines' version)."""
     import sys
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITENSOR_EMULATE_CUDA")}
     env["TRITON_CACHE_DIR"] = str(cache_dir)
@@ -347,7 +348,44 @@ def run_compile(script, facts_path, cache_dir, env_extra=(), timeout=600):
     env["TRITENSOR_COMPILE_FACTS"] = str(facts_path)
     env.update(env_extra)
     python = os.environ.get("TRITENSOR_COMPILE_PYTHON", sys.executable)
-    return subprocess.run([python, "-c", script], env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([python, "-c", script], env=env, capture_output=True, text=True, timeout=timeout,
+                          input=input)
+
+
+_COUNTS = re.compile(r"compiled (\d+) of (\d+) variants in (\d+) launches, part (\d+) of (\d+)")
+
+
+def compiled_counts(stdout):
+    """The counts line of a compile script (sm90_compile.finish): {"compiled", "variants",
+    "launches", "part", "parts"}, or None when it never printed it."""
+    found = _COUNTS.findall(stdout)
+    if not found:
+        return None
+    return dict(zip(("compiled", "variants", "launches", "part", "parts"), map(int, found[-1])))
+
+
+def check_compile(script, where, env_extra=(), input=None):
+    """Run a compile script (``run_compile``, its facts in the directory ``where``) and assert
+    what every compile check asserts: it ran to its end, compiled something, and the static facts
+    of its variants show none of ``problems``. Returns (the counts, the facts). Triton's cache of
+    the compile (IRs, PTX and cubins: ~0.3 MB a variant, ~50 MB a part) is removed afterwards."""
+    import shutil
+    os.makedirs(where, exist_ok=True)
+    facts_path = os.path.join(str(where), "facts.json")
+    cache = os.path.join(str(where), "triton_cache")
+    try:
+        done = run_compile(script, facts_path, cache, env_extra, input=input)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-4000:]
+    counts = compiled_counts(done.stdout)
+    assert counts is not None and counts["compiled"] > 0, done.stdout[-4000:]
+    with open(facts_path) as f:
+        facts = json.load(f)
+    assert len(facts) > 0
+    found = problems(facts)
+    assert not found, "\n".join(found)
+    return counts, facts
 
 
 # --------------------------------------------------------------------------- what the suite checks

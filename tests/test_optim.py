@@ -442,46 +442,18 @@ def test_one_launch_per_group_and_dtype(monkeypatch):
 
 
 _COMPILE_SCRIPT = r'''
-from triton.backends.compiler import GPUTarget
-from triton.runtime.driver import driver
-
-
-class TargetOnlyDriver:   # no GPU needed: compile for sm_90, launch nothing
-    def get_current_target(self):
-        return GPUTarget("cuda", 90, 32)
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-
-driver.set_active(TargetOnlyDriver())
 import os, sys
 sys.path.insert(0, os.environ["TRITENSOR_SM90_TESTS"])
-import sm90   # tests/sm90.py: each compiled variant's static facts (registers, spills, LDG width ...)
+import sm90_compile   # tests/sm90_compile.py: a target-only driver (sm_90, no GPU); the launches compiled
 import tritensor as tt
-from tritensor.backends import triton as tb
 from tritensor.backends.triton import optim as to
-from tritensor.runtime.launch import compile_meta
+from sm90_compile import LAST
 
-ptx = []
-
-
-def warmup(kernel, grid, *args, **meta):
-    compiled = kernel.warmup(*args, grid=grid, **compile_meta(meta))   # the options every launch compiles with
-    assert "cubin" in compiled.asm
-    ptx.append(compiled.asm["ptx"])
-    sm90.collect(compiled, sm90.launch_site())
+sm90_compile.install()
 
 
-def host_scratch(like, shape, dtype):
-    buffer = tb._HostBuffer(max(tb._prod(shape) * dtype.itemsize, 1))
-    return tb._View(shape, tb._contiguous_strides(shape), 0, buffer, dtype)
-
-
-tb._run, tb._scratch = warmup, host_scratch
+def ptx():
+    return LAST[0].asm["ptx"]
 
 
 class Shape(tuple):
@@ -512,7 +484,7 @@ to.sgd(f32, f32, f32, [True, False], lr=0.1, weight_decay=0.01, momentum=0.9, da
        maximize=True)
 to.adam(f32, f32, f32, f32, f32, [3, 4], lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1,
         amsgrad=True, maximize=True, decoupled_weight_decay=True)
-assert "ld.global.v4.b32" in ptx[-1] and "sqrt.rn.f32" in ptx[-1] and "div.rn.f32" in ptx[-1]
+assert "ld.global.v4.b32" in ptx() and "sqrt.rn.f32" in ptx() and "div.rn.f32" in ptx()
 b16 = ps("bfloat16", address=(1 << 20) + 2)     # misaligned: no vector hint
 to.adam(b16, b16, b16, b16, b16, [3, 4], lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1,
         amsgrad=False, maximize=False, decoupled_weight_decay=False)
@@ -523,18 +495,17 @@ f64 = ps("float64")
 to.rmsprop(f64, f64, f64, f64, f64, lr=0.1, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
            maximize=False)
 to.adagrad(f32, f32, f32, [1, 2], lr=0.1, weight_decay=0.1, lr_decay=0.01, eps=1e-10, maximize=True)
-assert "ld.global.v4.b32" in ptx[-1] and "sqrt.rn.f32" in ptx[-1] and "div.rn.f32" in ptx[-1]
+assert "ld.global.v4.b32" in ptx() and "sqrt.rn.f32" in ptx() and "div.rn.f32" in ptx()
 to.adagrad(b16, b16, b16, [1, 2], lr=0.1, weight_decay=0.0, lr_decay=0.0, eps=1e-10, maximize=False)
 # GradScaler's kernels (kernels/amp.py) share the table machinery
 from tritensor.backends.triton import amp as ta
 one = Param(1, tt.float32, 1 << 21)
 ta.unscale(f32, one, one)
-assert "ld.global.v4.b32" in ptx[-1]
+assert "ld.global.v4.b32" in ptx()
 ta.unscale(b16, one, one)
 ta.unscale(f64, one, one)
 ta.update_scale(one, Param(1, tt.int32, 1 << 22), one, 2.0, 0.5, 2000)
-sm90.finish()
-print("compiled", len(ptx))
+sm90_compile.finish()
 '''
 
 
@@ -545,17 +516,12 @@ def test_optimizer_kernels_compile_for_sm90(tmp_path):
     scale update) to sm_90 cubin in a fresh process, and check the aligned one loads 16-byte
     vectors with IEEE sqrt and division; no variant spills (their static facts, read off the cubin
     by tests/sm90.py)."""
-    import json
     import sm90
     reason = sm90.has_compiler()
     if reason:
         pytest.skip(reason)
-    done = sm90.run_compile(_COMPILE_SCRIPT, tmp_path / "facts.json", tmp_path)
-    assert done.returncode == 0, done.stderr[-4000:]
-    with open(tmp_path / "facts.json") as f:
-        found = sm90.problems(json.load(f))
-    assert not found, "\n".join(found)
-    assert "compiled 11" in done.stdout
+    counts, _ = sm90.check_compile(_COMPILE_SCRIPT, tmp_path)
+    assert (counts["compiled"], counts["launches"]) == (10, 11), counts     # two launches, one variant
 
 
 def test_empty_parameters_launch_nothing(device, monkeypatch):
