@@ -302,6 +302,45 @@ def test_index_put_accumulate_matches_sequential_adds(dtype, device):
     _same(x, a)                                           # index_put is out of place
 
 
+@pytest.mark.parametrize("case", ["rows", "middle_dim", "two_indices", "transposed", "many_repeats", "broadcast"])
+def test_index_put_accumulate_of_whole_rows_adds_in_index_order(case):
+    """The cpu reference adds whole rows a target at a time (backends/numpy_ref._accumulate_rows):
+    each element must still get its values in index order, rounded after every add, as a loop
+    over the indices does (float32 values of mixed magnitudes: any other order changes bits)."""
+    rng = np.random.default_rng(7)
+    shape, n = {"rows": ((9, 4, 3), 300), "middle_dim": ((3, 9, 5), 200), "two_indices": ((6, 5, 4), 150),
+                "transposed": ((9, 6), 120), "many_repeats": ((3, 4), 400), "broadcast": ((9, 4), 100)}[case]
+    base = (rng.standard_normal(shape) * 1e3).astype(np.float32)
+    x = tt.tensor(base.T.copy()).t() if case == "transposed" else tt.tensor(base)
+    if case == "middle_dim":        # x[:, idx]'s backward: a key with a basic dim before the index
+        idx = rng.integers(-9, 9, size=n)
+        vals = (rng.standard_normal((3, n, 5)) * 10.0 ** rng.integers(-3, 4, size=(3, n, 5))).astype(np.float32)
+        leaf = tt.tensor(base, requires_grad=True)
+        (leaf[:, tt.tensor(idx)] * tt.tensor(vals)).sum().backward()
+        expect = np.zeros_like(base)
+        for j, i in enumerate(idx):
+            expect[:, i] = (expect[:, i] + vals[:, j]).astype(np.float32)
+        np.testing.assert_array_equal(leaf.grad.numpy(), expect)
+        return
+    elif case == "two_indices":
+        i0, i1 = rng.integers(0, 6, size=n), rng.integers(0, 5, size=n)
+        key, loop = (tt.tensor(i0), tt.tensor(i1)), [(int(a), int(b)) for a, b in zip(i0, i1)]
+        vals = (rng.standard_normal((n, 4)) * 10.0 ** rng.integers(-3, 4, size=(n, 4))).astype(np.float32)
+        per = list(vals)
+    else:
+        idx = rng.integers(0, shape[0], size=n)
+        key, loop = (tt.tensor(idx),), [int(i) for i in idx]
+        row = shape[1:]
+        vals = (rng.standard_normal((1,) + row if case == "broadcast" else (n,) + row)
+                * 10.0 ** rng.integers(-3, 4, size=(1 if case == "broadcast" else n,) + row)).astype(np.float32)
+        per = [vals[0]] * n if case == "broadcast" else list(vals)
+    expect = base.copy()
+    for k, v in zip(loop, per):
+        expect[k] = (expect[k] + v).astype(np.float32)      # one rounded add per index, in order
+    out = x.index_put_(key, tt.tensor(vals), accumulate=True)
+    np.testing.assert_array_equal(out.numpy(), expect)
+
+
 def test_index_put_accumulate_is_deterministic(device):
     vals = tt.tensor(RNG.standard_normal(160) * 1e4, dtype=tt.float32, device=device)
     idx = _idx(RNG.integers(0, 3, size=160), device)

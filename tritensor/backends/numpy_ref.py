@@ -8,6 +8,7 @@ the output's memory.
 from __future__ import annotations
 
 import functools
+import math
 from itertools import repeat as _repeat
 from operator import mul as _mul
 
@@ -923,6 +924,10 @@ def index_put_into(dst, values, key, accumulate, acc_dtype):
     if view.size == 0:
         return dst
     pos = _written_positions(view.shape, key)
+    if accumulate and pos.size:
+        width = math.prod(view.shape[d] for d in key.out_axes(view.ndim)[1])    # the dims kept whole, last
+        if width > 1 and _accumulate_rows(view, pos, width, values, acc_dtype):
+            return dst
     vals = np.broadcast_to(values, pos.shape).reshape(-1)
     pos = pos.reshape(-1)
     if not pos.size:
@@ -937,6 +942,43 @@ def index_put_into(dst, values, key, accumulate, acc_dtype):
         last = _last_writers(pos)
         view[np.unravel_index(pos[last], view.shape)] = vals[last]
     return dst
+
+
+# _accumulate_rows adds a target row's repeats one pass per repeat: up to this many passes it beats
+# np.add.at's element-by-element loop (embedding backward, 700 rows of 200: 34 ms -> ~2 ms)
+_MAX_ROW_REPEATS = 64
+
+
+def _accumulate_rows(view, pos, width, values, acc_dtype):
+    """index_put's ``+=`` a row at a time: ``pos`` (the written positions) ends in the dims the key
+    keeps whole, ``width`` elements, so it is a row of positions per selection of the index arrays,
+    and rows with the same first position are the same target. Each target's rows are added in index order, exactly as element-wise (a stable
+    sort groups them; pass k adds every target's k-th row). Returns False, doing nothing, where a
+    target repeats more than _MAX_ROW_REPEATS times (np.add.at is then cheaper)."""
+    rows = pos.reshape(-1, width)
+    order = np.argsort(rows[:, 0], kind="stable")
+    starts = rows[order, 0]
+    new_target = np.empty(len(starts), dtype=bool)
+    new_target[0], new_target[1:] = True, starts[1:] != starts[:-1]
+    target = np.cumsum(new_target) - 1                # the sorted row's target
+    first = np.flatnonzero(new_target)
+    repeat = np.arange(len(starts)) - first[target]   # the row's place among its target's rows
+    passes = int(repeat.max()) + 1
+    if passes > _MAX_ROW_REPEATS:
+        return False
+    heads = starts[first]
+    if view.flags.c_contiguous and not (heads % width).any() and (rows[0] - rows[0, 0] == np.arange(width)).all():
+        table, where = view.reshape(-1, width), heads // width       # whole rows of a C-contiguous view
+    else:
+        table, where = view, np.unravel_index(rows[order[first]].reshape(-1), view.shape)
+    current = table[where]
+    acc = current.astype(acc_dtype).reshape(len(first), width)
+    vals = np.broadcast_to(values, pos.shape).reshape(-1, width)[order].astype(acc_dtype, copy=False)
+    for k in range(passes):
+        at = repeat == k
+        acc[target[at]] += vals[at]                   # distinct targets within a pass
+    table[where] = acc.reshape(current.shape)         # (rounded back to dst's dtype)
+    return True
 
 
 def gather(x, dim, index, **_):
