@@ -166,12 +166,20 @@ def test_compact_nonzero_and_masked_select_the_same_on_both():
         assert tuple(empty.shape) == (0, 2)
 
 
-def test_index_in_range_the_same_on_both():
+@pytest.mark.launch_blocking
+def test_check_index_the_same_on_both():
+    """The bounds check at the call (cuda as under CUDA_LAUNCH_BLOCKING=1): an index in range goes
+    on as it is, the first value out of range (row-major, a transposed view too) is the error's."""
+    from tritensor.runtime import device_errors
+    check = device_errors.check("index {index} is out of bounds", IndexError)
     for dev in (CPU, CUDA):
         b = backend_for(dev)
         idx = tt.tensor([[0, 4], [-5, 3]], device=dev)
-        assert b.index_in_range(idx, -5, 5) and not b.index_in_range(idx, -4, 5)
-        assert not b.index_in_range(idx.t(), 0, 5)
+        assert b.check_index(idx, -5, 5, check) is idx
+        with pytest.raises(IndexError, match="^index -5 is out of bounds$"):
+            b.check_index(idx, -4, 5, check)
+        with pytest.raises(IndexError, match="^index -5 is out of bounds$"):
+            b.check_index(idx.t(), 0, 5, check)
 
 
 def test_random_through_the_seam():

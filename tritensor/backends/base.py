@@ -30,8 +30,6 @@ compact(mask, shape, dtype, values=None)
     stream compaction over the elements of ``shape`` where ``mask`` (broadcast) is nonzero:
     their coordinates, an int64 (count, ndim) tensor (nonzero), or, with ``values``, the
     selected values as a 1-D tensor of ``dtype`` (masked_select).
-index_in_range(index, low, high)
-    whether every value of integer tensor ``index`` lies in [low, high).
 check_index(index, low, high, check, ignore=None, safe=True)
     torch's bounds check of integer tensor ``index`` against [low, high) (values equal to
     ``ignore`` pass; ``check``: a runtime.device_errors.Check, the message): returns the index
@@ -101,9 +99,6 @@ class Backend:
         return empty(shape, dtype, device)
 
     def compact(self, mask, shape, dtype, values=None):
-        raise NotImplementedError
-
-    def index_in_range(self, index, low, high):
         raise NotImplementedError
 
     def check_index(self, index, low, high, check, ignore=None, safe=True):

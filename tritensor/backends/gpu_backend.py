@@ -46,9 +46,6 @@ class TritonBackend(Backend):
         device = mask.device
         return ti.compacted(mask, tuple(shape), lambda s: empty(s, dtype, device), values=values)
 
-    def index_in_range(self, index, low, high):
-        return ti.count_out_of_range(index, low, high) == 0
-
     def check_index(self, index, low, high, check, ignore=None, safe=True):
         if index.numel() == 0:
             return index

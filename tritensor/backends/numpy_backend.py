@@ -59,10 +59,6 @@ class NumpyBackend(Backend):
             out._host_view()[...] = result
         return out
 
-    def index_in_range(self, index, low, high):
-        a = index._host_view()
-        return int(a.min()) >= low and int(a.max()) < high
-
     def check_index(self, index, low, high, check, ignore=None, safe=True):
         if index.numel():
             bad = first_out_of_range(index._host_view(), low, high, ignore)
