@@ -107,6 +107,18 @@ def test_aminmax_gradient_is_shared_among_ties_as_torch():
     assert to_numpy(x.grad).tolist() == [[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]]
 
 
+# --------------------------------------------------------------------------- cumsum's zeros
+def test_cumsum_of_negative_zeros_is_positive_zero_as_torchs(device):
+    """torch's running sum starts from +0.0: torch.cumsum([-0., -0., 1.]) is [0., 0., 1.] and
+    [-0., -1., 1.] gives [0., -1., 0.] (values and signs read from torch 2.13), forward and reversed."""
+    for values, want in (([-0.0, -0.0, 1.0], [0.0, 0.0, 1.0]), ([-0.0, -1.0, 1.0], [0.0, -1.0, 0.0])):
+        for dtype in (tt.float32, tt.float64):
+            out = to_numpy(tt.cumsum(tt.tensor(values, dtype=dtype, device=device), 0))
+            assert out.tolist() == want and not np.signbit(out[out == 0]).any()
+    back = to_numpy(tt.tensor([-0.0, -0.0], device=device).flip(0).cumsum(0).flip(0))
+    assert not np.signbit(back).any()
+
+
 # --------------------------------------------------------------------------- logcumsumexp
 def test_logcumsumexp_values_infinities_and_nan(device):
     _close(tt.logcumsumexp(tt.tensor([0.0, 1.0, -INF, INF, 2.0], device=device), 0),

@@ -717,8 +717,14 @@ def scan(op):
     def ref(x, dim, reverse=False, **_):
         a, ax = _row_axis(x, dim)
         if reverse:
-            return np.flip(fn(np.flip(a, ax), axis=ax), ax).reshape(x.shape)
-        return fn(a, axis=ax).reshape(x.shape)
+            out = np.flip(fn(np.flip(a, ax), axis=ax), ax).reshape(x.shape)
+        else:
+            out = fn(a, axis=ax).reshape(x.shape)
+        if op == "sum" and out.dtype.kind == "f":
+            # torch's running sum starts from +0 (as the scan kernel's identity): a leading -0.0
+            # stays -0.0 in NumPy's cumsum, +0.0 in torch's; adding +0.0 changes nothing else
+            out += 0.0
+        return out
     return ref
 
 
