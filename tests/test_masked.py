@@ -123,6 +123,31 @@ def test_float64_gradients_match_torch_on_cpu(op):
         _compare(grad if grad is not None else tt.zeros_like(x), case["grad"])
 
 
+def _same_zero_signs(got, want):
+    expected = np.array(want["values"], dtype=np.float64).reshape(want["shape"])
+    actual = to_numpy(got).astype(np.float64)
+    zeros = (expected == 0) & (actual == 0)
+    np.testing.assert_array_equal(np.signbit(actual[zeros]), np.signbit(expected[zeros]))
+
+
+@pytest.mark.parametrize("index", range(len(fixture()["special"])), ids=_ids(fixture()["special"]))
+def test_nan_infinities_and_signed_zeros_match_torch_with_gradients(index):
+    """Input with NaN, +-inf, -0.0 and +0.0, some masked out: torch's values (NaN where NaN, the
+    sign of each zero) and torch's float64 gradient of (out * w).sum() (NaN where NaN; the signs of
+    the gradient's zeros are not compared: masked.norm's backward gives -0.0 at an input of -0.0
+    where torch's gives +0.0)."""
+    case = fixture()["special"][index]
+    x, out = _call(case, "cpu", requires_grad="grad" in case)
+    _compare(out, case["out"])
+    if out.dtype.is_floating_point:
+        _same_zero_signs(out, case["out"])
+    if "grad" in case:
+        w = tt.tensor(np.linspace(-1.5, 2.0, out.numel()), dtype=out.dtype).reshape(out.shape)
+        (grad,) = tt.autograd.grad((out * w).sum(), x, allow_unused=True)
+        grad = grad if grad is not None else tt.zeros_like(x)
+        _compare(grad, case["grad"])
+
+
 @pytest.mark.parametrize("index", range(len(fixture()["cases"])), ids=_ids(fixture()["cases"]))
 def test_edge_cases_match_torch_on_cpu(index):
     _check(fixture()["cases"][index], "cpu")

@@ -224,15 +224,53 @@ def edge_cases():
     return out
 
 
+# NaN, +-inf and both zeros in the input, with a mask that keeps some of them out: each
+# differentiable op's value and float64 gradient there (op_db's samples are finite)
+SPECIAL = [[math.nan, 1.0, -0.0, 2.0], [math.inf, -math.inf, 0.0, -1.0], [-0.0, 0.0, -0.0, 3.0]]
+SPECIAL_MASK = [[True, True, True, False], [True, False, True, True], [True, True, True, True]]
+
+
+def special_value_cases():
+    x, m = T(SPECIAL, "float64"), T(SPECIAL_MASK, "bool")
+    calls = [(op, (1,)) for op in ("sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "median", "logsumexp",
+                                   "var", "std", "softmax", "log_softmax", "softmin", "cumsum", "cumprod")]
+    calls += [("norm", (2.0, 1)), ("norm", (math.inf, 1)), ("norm", (0, 1)), ("normalize", (2.0, 1))]
+    out = []
+    for op, args in calls:
+        for dim_args in (args, args[:-1] + (0,)):                 # along rows and along columns
+            class _Info:
+                pass
+            info = _Info()
+            info.op = getattr(torch.masked, op)
+            case = {"op": "masked." + op, "input": enc(x), "args": [enc(a) for a in dim_args],
+                    "kwargs": {"mask": enc(m)}}
+            run(info, x, dim_args, {"mask": m}, case, grad=op not in ("argmax", "argmin"))
+            out.append(case)
+    x2 = T([[math.nan, -math.inf, 1.0], [-0.0, math.inf, 2.0]], "float64")
+    for op_kwargs in ({"input_mask": T([[True, True, False], [True, True, True]], "bool")}, {}):
+        case = {"op": "masked.logaddexp", "input": enc(x2), "args": [enc(x2.flip(1))],
+                "kwargs": {k: enc(v) for k, v in op_kwargs.items()}}
+
+        class _Info:
+            pass
+        info = _Info()
+        info.op = torch.masked.logaddexp
+        run(info, x2, (x2.flip(1),), op_kwargs, case, grad=True)
+        out.append(case)
+    return out
+
+
 def main():
     warnings.simplefilter("ignore")
-    data = {"torch": torch.__version__, "samples": record_samples(), "cases": edge_cases()}
+    data = {"torch": torch.__version__, "samples": record_samples(), "cases": edge_cases(),
+            "special": special_value_cases()}
     raw = json.dumps(data, separators=(",", ":")).encode()
     buf = io.BytesIO()
     with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as f:
         f.write(raw)
     OUT.write_bytes(buf.getvalue())
-    print(f"{OUT}: {len(data['samples'])} samples, {len(data['cases'])} cases, {len(buf.getvalue())} bytes")
+    print(f"{OUT}: {len(data['samples'])} samples, {len(data['cases'])} cases, {len(data['special'])} special, "
+          f"{len(buf.getvalue())} bytes")
 
 
 if __name__ == "__main__":
